@@ -1,0 +1,37 @@
+# The two commands a newcomer needs: `make run` and `make test`. Everything else is a helper.
+.PHONY: all deps build test test-dev test-asan test-slow bench run clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	cmake --preset dev >/dev/null
+	cmake --build --preset dev
+
+# Every test: the debug build (warnings as errors) and the AddressSanitizer + UBSan build.
+test: deps test-dev test-asan
+
+test-dev: build
+	ctest --preset dev
+
+test-asan: deps
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan
+	ctest --preset asan
+
+# The long randomized suites (more seeds than the normal run).
+test-slow: build
+	ctest --preset dev-slow
+
+bench: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release
+	scripts/run-benchmarks.sh build/release
+
+run: build
+	@scripts/run.sh
+
+clean:
+	rm -rf build

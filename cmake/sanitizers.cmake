@@ -1,0 +1,5 @@
+set(ALLOT_SANITIZE "" CACHE STRING "Value for -fsanitize= (address,undefined | thread)")
+if(ALLOT_SANITIZE)
+  add_compile_options(-fsanitize=${ALLOT_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${ALLOT_SANITIZE})
+endif()

@@ -1,0 +1,57 @@
+#pragma once
+
+// Inputs of the engine. Each comes with the current time from the driver; the engine reads no
+// clock. Attempt events name the attempt so that a late report of an old attempt is ignored.
+
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "common/time.h"
+#include "model/config.h"
+#include "model/job.h"
+
+namespace allot::model {
+
+struct PutServiceEnvironment { ServiceEnvironmentConfig config; };
+struct DeleteServiceEnvironment { std::string name; };
+struct PutJobQueue { JobQueueConfig config; };
+struct DeleteJobQueue { std::string name; };
+struct PutQuotaShare { QuotaShareConfig config; };
+struct DeleteQuotaShare { std::string queue; std::string name; };
+
+struct SubmitJob { JobSpec spec; };
+struct UpdateJobPriority { JobId job = 0; std::int32_t priority = 0; };
+struct TerminateJob { JobId job = 0; std::string reason; };
+
+// The executor reports progress of attempt `attempt` (1-based) of `job`.
+struct AttemptStarting { JobId job = 0; int attempt = 0; };
+struct AttemptRunning { JobId job = 0; int attempt = 0; };
+struct CheckpointObserved { JobId job = 0; int attempt = 0; Timestamp at = 0; };
+
+enum class AttemptOutcome : std::uint8_t {
+  kSucceeded,  // every host exited 0
+  kFailed,     // a host failed; `reason` is the SageMaker-style status reason
+  kRequeue,    // the attempt ended through no fault of the job (capacity error, lost on restart):
+               // requeued without consuming retryStrategy attempts
+};
+
+// Every process of the attempt is gone; its capacity is free.
+struct AttemptEnded {
+  JobId job = 0;
+  int attempt = 0;
+  AttemptOutcome outcome = AttemptOutcome::kSucceeded;
+  std::string reason;
+};
+
+// Nothing happened but time passed: fire timeouts and jobStateTimeLimitActions.
+struct Tick {};
+
+using Event = std::variant<PutServiceEnvironment, DeleteServiceEnvironment, PutJobQueue,
+                           DeleteJobQueue, PutQuotaShare, DeleteQuotaShare, SubmitJob,
+                           UpdateJobPriority, TerminateJob, AttemptStarting, AttemptRunning,
+                           CheckpointObserved, AttemptEnded, Tick>;
+
+std::string EventToString(const Event& e);
+
+}  // namespace allot::model

@@ -1,0 +1,100 @@
+#pragma once
+
+// Why a job waits and why a job was preempted: machine-readable records, plus the AWS status
+// reason strings the wire shows.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/time.h"
+#include "model/job.h"
+
+namespace allot::model {
+
+// AWS status-reason codes (reference/aws-batch-quota-management.md section 3.6).
+inline constexpr std::string_view kReasonServiceEnvironmentMax =
+    "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE";
+inline constexpr std::string_view kReasonQuotaLimitExceeded =
+    "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED";
+inline constexpr std::string_view kReasonInsufficientCapacity =
+    "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY";
+inline constexpr std::string_view kPreemptionInProgress = "PREEMPTION_IN_PROGRESS: ";
+
+// A job that can never fit its queue.
+enum class Misconfiguration : std::uint8_t {
+  kNone,
+  kServiceEnvironmentMax,  // needs more of a unit than the service environment has
+  kShareLimit,             // RESERVE / LEND share: more than the share's limit
+  kShareAndBorrowLimit,    // LEND_AND_BORROW: more than limit + borrow cap
+  kBorrowableCapacity,     // more borrowing than all other lenders' configured limits
+};
+
+// The full AWS statusReason for a misconfiguration ("CODE - text"), empty for kNone.
+std::string MisconfigurationReason(Misconfiguration m);
+
+enum class PreemptionRule : std::uint8_t {
+  kReclaim,       // cross-share: a share at or below its limit takes back lent capacity
+  kInShare,       // a higher-priority job of the same share
+  kLimitLowered,  // the victim's share is over a limit an admin lowered
+};
+
+std::string_view ToString(PreemptionRule r);
+// The statusReason of a preempted attempt, e.g. "Cross-share preemption triggered to reclaim
+// borrowed capacity" (AWS's wording for reclaim).
+std::string PreemptionReason(PreemptionRule r);
+
+// The ordering key that put this victim where it was in the victim order.
+struct VictimKey {
+  std::int32_t priority = 0;
+  std::int64_t work_lost = 0;  // instance-milliseconds since the last checkpoint
+  Timestamp started_at = 0;    // start of the preempted attempt
+  JobId id = 0;
+};
+
+struct VictimRecord {
+  JobId victim = 0;
+  std::string share;
+  PreemptionRule rule = PreemptionRule::kReclaim;
+  VictimKey key;
+};
+
+// Which rule keeps a waiting job waiting (Engine::Explain).
+enum class WaitRule : std::uint8_t {
+  kNotWaiting,           // the job is not RUNNABLE
+  kMisconfigured,        // it can never fit; see `misconfiguration`
+  kNominated,            // it preempted; waiting for its victims to stop
+  kShareLimit,           // its share's own limit is used up (in-share preemption off or no victim)
+  kBorrowLimit,          // LEND_AND_BORROW share at its borrow cap
+  kNoLendableCapacity,   // nothing idle to borrow (or its share cannot borrow)
+  kPoolFull,             // the service environment's capacity is in use
+  kReservedForPreemptor, // capacity is reserved for a nominated preemptor
+  kCapacityStopping,     // the capacity it needs is held by jobs that are stopping
+  kServiceEnvironmentDisabled,
+  kFitsNextPass,         // nothing blocks it: the next pass dispatches it
+};
+
+std::string_view ToString(WaitRule r);
+
+struct Holder {
+  std::string share;
+  std::int64_t held = 0;
+  std::int64_t borrowed = 0;
+};
+
+struct WaitReason {
+  WaitRule rule = WaitRule::kNotWaiting;
+  Misconfiguration misconfiguration = Misconfiguration::kNone;
+  std::string unit;             // the first unit that blocks it
+  std::int64_t needed = 0;      // what the job needs of `unit`
+  std::int64_t available = 0;   // what is available to it under `rule`
+  std::int64_t missing = 0;     // needed - available
+  std::vector<Holder> holders;  // who holds `unit`, by share, most first
+  std::vector<JobId> waiting_for;  // nominated: the victims still stopping
+  std::int64_t position_in_share = 0;  // 0 = front of its share
+  std::int64_t position_in_queue = 0;  // 0 = front of the queue
+  std::string message;          // the same, as one English sentence
+};
+
+}  // namespace allot::model
