@@ -1,0 +1,296 @@
+#include "common/glob.h"
+#include "engine/accounting.h"
+#include "engine/handlers.h"
+#include "engine/job_index.h"
+#include "engine/lifecycle.h"
+
+namespace allot::engine::internal {
+
+namespace {
+
+using model::JobStatus;
+
+constexpr std::int32_t kMaxPriority = 9999;
+
+std::string Id(JobId id) { return std::to_string(id); }
+
+Status CheckPriority(std::int32_t p) {
+  if (p < 0 || p > kMaxPriority) {
+    return InvalidArgument("schedulingPriority must be between 0 and 9999, got " +
+                           std::to_string(p));
+  }
+  return Status::Ok();
+}
+
+Status CheckRetry(const model::RetryStrategy& r) {
+  if (r.attempts < 1 || r.attempts > 10) {
+    return InvalidArgument("retryStrategy.attempts must be between 1 and 10, got " +
+                           std::to_string(r.attempts));
+  }
+  if (r.evaluate_on_exit.size() > 5) {
+    return InvalidArgument("retryStrategy.evaluateOnExit allows at most 5 entries, got " +
+                           std::to_string(r.evaluate_on_exit.size()));
+  }
+  for (const model::EvaluateOnExit& e : r.evaluate_on_exit) {
+    if (e.on_status_reason.size() > 512) {
+      return InvalidArgument("evaluateOnExit.onStatusReason allows at most 512 characters");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckSubmission(const EngineState& st, const model::JobSpec& spec) {
+  if (st.FindJob(spec.id) != nullptr) return AlreadyExists("job " + Id(spec.id) + " exists");
+  auto qit = st.queue_index.find(spec.queue);
+  if (qit == st.queue_index.end()) return NotFound("job queue " + spec.queue + " does not exist");
+  const QueueState& q = *st.queues[qit->second];
+  if (q.deleting || q.config.state != model::State::kEnabled) {
+    return FailedPrecondition("job queue " + spec.queue + " is not ENABLED");
+  }
+  auto sit = q.share_index.find(spec.share);
+  if (sit == q.share_index.end() || q.shares[sit->second]->deleting) {
+    return NotFound("quota share " + spec.share + " does not exist in job queue " + spec.queue);
+  }
+  if (q.shares[sit->second]->config.state != model::State::kEnabled) {
+    return FailedPrecondition("quota share " + spec.share +
+                              " is DISABLED and accepts no new jobs");
+  }
+  ALLOT_RETURN_IF_ERROR(CheckPriority(spec.priority));
+  ALLOT_RETURN_IF_ERROR(CheckRetry(spec.retry));
+  if (spec.preemption_retries && *spec.preemption_retries < 0) {
+    return InvalidArgument("preemptionRetriesBeforeTermination must be at least 0, got " +
+                           std::to_string(*spec.preemption_retries));
+  }
+  if (spec.attempt_timeout_seconds && *spec.attempt_timeout_seconds < 1) {
+    return InvalidArgument("attemptDurationSeconds must be at least 1, got " +
+                           std::to_string(*spec.attempt_timeout_seconds));
+  }
+  return model::NormalizeDemand(spec.demand).status();
+}
+
+std::uint32_t InternRetry(EngineState& st, const model::RetryStrategy& r) {
+  std::string key = std::to_string(r.attempts);
+  for (const model::EvaluateOnExit& e : r.evaluate_on_exit) {
+    key += '\n' + std::to_string(static_cast<int>(e.action)) + e.on_status_reason;
+  }
+  auto [it, fresh] =
+      st.retry_index.try_emplace(key, static_cast<std::uint32_t>(st.retry_policies.size()));
+  if (fresh) st.retry_policies.push_back(r);
+  return it->second;
+}
+
+// The job's current attempt, if `attempt` names it and it is dispatched.
+Job* CurrentAttempt(EngineState& st, JobId id, int attempt) {
+  Job* job = st.FindJob(id);
+  if (job == nullptr || job->attempt != attempt || !model::IsDispatched(job->status)) {
+    return nullptr;
+  }
+  return job;
+}
+
+bool ShouldRetry(const EngineState& st, const Job& job, const std::string& reason) {
+  const model::RetryStrategy& r = st.retry_policies[job.retry];
+  if (job.failed_attempts >= r.attempts) return false;
+  for (const model::EvaluateOnExit& e : r.evaluate_on_exit) {
+    if (GlobMatch(e.on_status_reason, reason)) return e.action == model::RetryAction::kRetry;
+  }
+  return true;  // as in AWS Batch: no matching rule means retry
+}
+
+void EndPreempted(EngineState& st, Job& job) {
+  ++job.preemptions;
+  const std::string reason = model::PreemptionReason(job.stop_rule);
+  st.out->push_back(model::PreemptedAttempt{job.id, job.attempt, job.stop_rule, job.work_lost,
+                                            job.preemptions, reason});
+  if (job.preemption_retries >= 0 && job.preemptions > job.preemption_retries) {
+    FinishJob(st, job, JobStatus::kFailed,
+              "Preemption retries exhausted (preemptionRetriesBeforeTermination=" +
+                  std::to_string(job.preemption_retries) + "): " + reason);
+    return;
+  }
+  MakeRunnable(st, job, reason);
+}
+
+void EndStopped(EngineState& st, Job& job, const model::AttemptEnded& e) {
+  if (e.outcome == model::AttemptOutcome::kSucceeded) {
+    FinishJob(st, job, JobStatus::kSucceeded, e.reason);
+    return;
+  }
+  switch (job.stop_kind) {
+    case model::StopKind::kPreemption:
+      EndPreempted(st, job);
+      return;
+    case model::StopKind::kTermination:
+      FinishJob(st, job, JobStatus::kFailed, st.final_reasons[job.id]);
+      return;
+    case model::StopKind::kTimeout:
+      FinishJob(st, job, JobStatus::kFailed, st.final_reasons[job.id]);
+      return;
+  }
+}
+
+void EndRunning(EngineState& st, Job& job, const model::AttemptEnded& e) {
+  switch (e.outcome) {
+    case model::AttemptOutcome::kSucceeded:
+      FinishJob(st, job, JobStatus::kSucceeded, e.reason);
+      return;
+    case model::AttemptOutcome::kRequeue:
+      MakeRunnable(st, job, e.reason);
+      return;
+    case model::AttemptOutcome::kFailed:
+      ++job.failed_attempts;
+      if (ShouldRetry(st, job, e.reason)) {
+        MakeRunnable(st, job, e.reason);
+      } else {
+        FinishJob(st, job, JobStatus::kFailed, e.reason);
+      }
+      return;
+  }
+}
+
+}  // namespace
+
+Status Handle(EngineState& st, const model::SubmitJob& e) {
+  ALLOT_RETURN_IF_ERROR(CheckSubmission(st, e.spec));
+  const model::JobSpec& spec = e.spec;
+  const std::uint32_t qi = st.queue_index.find(spec.queue)->second;
+  QueueState& q = *st.queues[qi];
+  Job job;
+  job.id = spec.id;
+  job.queue = qi;
+  job.share = q.share_index.find(spec.share)->second;
+  job.shape = InternShape(q, model::NormalizeDemand(spec.demand).value());
+  job.retry = InternRetry(st, spec.retry);
+  job.priority = spec.priority;
+  job.preemption_retries = spec.preemption_retries.value_or(-1);
+  job.created_at = spec.created_at;
+  job.timeout = spec.attempt_timeout_seconds ? Seconds(*spec.attempt_timeout_seconds) : 0;
+  Job& stored = st.jobs.emplace(job.id, std::move(job)).first->second;
+  ++q.live_jobs;
+  ++st.ShareOf(stored).live_jobs;
+  MakeRunnable(st, stored, "");
+  st.dirty.insert(qi);
+  return Status::Ok();
+}
+
+Status Handle(EngineState& st, const model::UpdateJobPriority& e) {
+  Job* job = st.FindJob(e.job);
+  if (job == nullptr) return NotFound("job " + Id(e.job) + " is not live");
+  ALLOT_RETURN_IF_ERROR(CheckPriority(e.priority));
+  const bool waiting = job->status == JobStatus::kRunnable && !job->nominated;
+  const bool candidate = model::IsDispatched(job->status) && !job->stopping;
+  if (waiting) RemoveWaiting(st, *job);
+  if (candidate) RemoveCandidate(st, *job);
+  job->priority = e.priority;
+  if (waiting) AddWaiting(st, *job);
+  if (candidate) AddCandidate(st, *job);
+  st.dirty.insert(job->queue);
+  return Status::Ok();
+}
+
+Status Handle(EngineState& st, const model::TerminateJob& e) {
+  Job* job = st.FindJob(e.job);
+  if (job == nullptr) return NotFound("job " + Id(e.job) + " is not live");
+  const std::uint32_t queue = job->queue;
+  TerminateLiveJob(st, *job, e.reason.empty() ? "Terminated by user" : e.reason);
+  st.dirty.insert(queue);
+  CollectDeleted(st, queue);
+  return Status::Ok();
+}
+
+Status Handle(EngineState& st, const model::AttemptStarting& e) {
+  Job* job = CurrentAttempt(st, e.job, e.attempt);
+  if (job != nullptr && job->status == JobStatus::kScheduled) {
+    SetStatus(st, *job, JobStatus::kStarting, job->status_reason);
+  }
+  return Status::Ok();
+}
+
+Status Handle(EngineState& st, const model::AttemptRunning& e) {
+  Job* job = CurrentAttempt(st, e.job, e.attempt);
+  if (job == nullptr || job->status == JobStatus::kRunning) return Status::Ok();
+  SetStatus(st, *job, JobStatus::kRunning, job->status_reason);
+  job->running_since = st.now;
+  if (job->timeout > 0) {
+    st.deadlines.insert({st.now + job->timeout, job->id, DeadlineKind::kAttemptTimeout});
+  }
+  return Status::Ok();
+}
+
+Status Handle(EngineState& st, const model::CheckpointObserved& e) {
+  Job* job = CurrentAttempt(st, e.job, e.attempt);
+  if (job == nullptr || e.at <= job->last_checkpoint) return Status::Ok();
+  const bool candidate = !job->stopping;
+  if (candidate) RemoveCandidate(st, *job);
+  job->last_checkpoint = e.at;
+  if (candidate) AddCandidate(st, *job);
+  return Status::Ok();
+}
+
+Status Handle(EngineState& st, const model::AttemptEnded& e) {
+  Job* job = CurrentAttempt(st, e.job, e.attempt);
+  if (job == nullptr) return Status::Ok();
+  QueueState& q = st.QueueOf(*job);
+  const Shape& shape = st.ShapeOf(*job);
+  AddUsage(q, kActual, job->share, shape, -1);
+  --st.ShareOf(*job).dispatched_jobs;
+  const std::uint32_t queue = job->queue;
+  st.dirty.insert(queue);
+  if (job->stopping) {
+    job->stopping = false;
+    --q.stopping_jobs;
+    EndStopped(st, *job, e);
+  } else {
+    RemoveCandidate(st, *job);
+    AddUsage(q, kProjected, job->share, shape, -1);
+    EndRunning(st, *job, e);
+  }
+  CollectDeleted(st, queue);
+  return Status::Ok();
+}
+
+Status Handle(EngineState&, const model::Tick&) { return Status::Ok(); }
+
+namespace {
+
+void FireTimeout(EngineState& st, const Deadline& d) {
+  Job* job = st.FindJob(d.job);
+  if (job == nullptr || !model::IsDispatched(job->status) || job->stopping ||
+      job->running_since == 0 || job->running_since + job->timeout != d.at) {
+    return;
+  }
+  BeginStop(st, *job, model::StopKind::kTimeout, "Job attempt duration exceeded timeout", false);
+  st.dirty.insert(job->queue);
+}
+
+void FireTimeLimit(EngineState& st, const Deadline& d) {
+  Job* job = st.FindJob(d.job);
+  if (job == nullptr || job->status != JobStatus::kRunnable || job->nominated) return;
+  for (const model::JobStateTimeLimitAction& a : st.QueueOf(*job).config.time_limit_actions) {
+    if (job->status_reason.rfind(a.reason, 0) != 0) continue;
+    if (job->reason_since + Seconds(a.max_time_seconds) > st.now) continue;
+    const std::uint32_t queue = job->queue;
+    RemoveWaiting(st, *job);
+    FinishJob(st, *job, JobStatus::kFailed,
+              "Terminated by JobStateTimeLimit action due to reason: " + a.reason);
+    st.dirty.insert(queue);
+    CollectDeleted(st, queue);
+    return;
+  }
+}
+
+}  // namespace
+
+void FireDeadlines(EngineState& st) {
+  while (!st.deadlines.empty() && st.deadlines.begin()->at <= st.now) {
+    const Deadline d = *st.deadlines.begin();
+    st.deadlines.erase(st.deadlines.begin());
+    if (d.kind == DeadlineKind::kAttemptTimeout) {
+      FireTimeout(st, d);
+    } else {
+      FireTimeLimit(st, d);
+    }
+  }
+}
+
+}  // namespace allot::engine::internal

@@ -1,0 +1,70 @@
+#include "engine/job_index.h"
+
+#include "common/check.h"
+
+namespace allot::engine::internal {
+
+namespace {
+
+WaitKey WaitKeyOf(const Job& j) { return {j.priority, j.created_at, j.id}; }
+RunKey RunKeyOf(const Job& j) { return {j.priority, j.WorkReference(), j.attempt_started, j.id}; }
+
+void AddWaitingDemand(ShareState& s, const Shape& shape, std::int64_t sign) {
+  for (const auto& [u, n] : shape.parts) s.waiting_demand[u] += sign * n;
+}
+
+}  // namespace
+
+void AddWaiting(EngineState& st, const Job& job) {
+  ShareState& s = st.ShareOf(job);
+  bool inserted = false;
+  if (job.misconfig != model::Misconfiguration::kNone) {
+    inserted = s.misconfigured.insert(WaitKeyOf(job)).second;
+  } else {
+    inserted = s.waiting[job.shape].insert(WaitKeyOf(job)).second;
+  }
+  ALLOT_CHECK(inserted);
+  ++s.waiting_jobs;
+  AddWaitingDemand(s, st.ShapeOf(job), +1);
+}
+
+void RemoveWaiting(EngineState& st, const Job& job) {
+  ShareState& s = st.ShareOf(job);
+  std::size_t erased = 0;
+  if (job.misconfig != model::Misconfiguration::kNone) {
+    erased = s.misconfigured.erase(WaitKeyOf(job));
+  } else {
+    auto it = s.waiting.find(job.shape);
+    ALLOT_CHECK(it != s.waiting.end());
+    erased = it->second.erase(WaitKeyOf(job));
+    if (it->second.empty()) s.waiting.erase(it);
+  }
+  ALLOT_CHECK(erased == 1);
+  --s.waiting_jobs;
+  AddWaitingDemand(s, st.ShapeOf(job), -1);
+}
+
+void AddCandidate(EngineState& st, const Job& job) {
+  ShareState& s = st.ShareOf(job);
+  const Shape& shape = st.ShapeOf(job);
+  ALLOT_CHECK(s.running[shape.instances].insert(RunKeyOf(job)).second);
+  auto [it, fresh] = s.held_by_priority.try_emplace(job.priority);
+  if (fresh) it->second.assign(s.limit.size(), 0);
+  for (const auto& [u, n] : shape.parts) it->second[u] += n;
+}
+
+void RemoveCandidate(EngineState& st, const Job& job) {
+  ShareState& s = st.ShareOf(job);
+  const Shape& shape = st.ShapeOf(job);
+  auto cls = s.running.find(shape.instances);
+  ALLOT_CHECK(cls != s.running.end() && cls->second.erase(RunKeyOf(job)) == 1);
+  if (cls->second.empty()) s.running.erase(cls);
+  auto it = s.held_by_priority.find(job.priority);
+  ALLOT_CHECK(it != s.held_by_priority.end());
+  bool empty = true;
+  for (const auto& [u, n] : shape.parts) it->second[u] -= n;
+  for (std::int64_t v : it->second) empty = empty && v == 0;
+  if (empty) s.held_by_priority.erase(it);
+}
+
+}  // namespace allot::engine::internal

@@ -1,0 +1,18 @@
+#pragma once
+
+// The two per-share indexes: waiting jobs by shape in waiting order, and victim candidates
+// (dispatched, not stopping) by instance count in victim order.
+
+#include "engine/state.h"
+
+namespace allot::engine::internal {
+
+// REQUIRES: the job is RUNNABLE and in no index. Misconfigured jobs go to their own set.
+void AddWaiting(EngineState& st, const Job& job);
+void RemoveWaiting(EngineState& st, const Job& job);
+
+// REQUIRES: the job is dispatched, not stopping, and not yet a candidate.
+void AddCandidate(EngineState& st, const Job& job);
+void RemoveCandidate(EngineState& st, const Job& job);
+
+}  // namespace allot::engine::internal

@@ -1,0 +1,264 @@
+#include "engine/pass.h"
+
+#include <algorithm>
+
+#include "engine/accounting.h"
+#include "engine/job_index.h"
+#include "engine/lifecycle.h"
+#include "engine/victims.h"
+
+namespace allot::engine::internal {
+
+namespace {
+
+using model::DispatchMode;
+
+// max_u U'/L as a fraction; a unit used beyond a zero limit is infinitely full.
+struct Fullness {
+  std::int64_t num = 0;
+  std::int64_t den = 1;
+};
+
+Fullness FullnessOf(const ShareState& s) {
+  Fullness worst{0, 1};
+  for (std::size_t u = 0; u < s.limit.size(); ++u) {
+    const std::int64_t used = s.used[kProjected][u];
+    const std::int64_t limit = s.limit[u];
+    if (used == 0) continue;
+    const Fullness f = limit == 0 ? Fullness{1, 0} : Fullness{used, limit};
+    // f > worst  <=>  f.num * worst.den > worst.num * f.den (den 0 = infinite).
+    if (f.num * worst.den > worst.num * f.den) worst = f;
+  }
+  return worst;
+}
+
+// Shares with schedulable waiting jobs, most starved first, ties by name.
+std::vector<std::uint32_t> StarvedOrder(const QueueState& q) {
+  struct Entry {
+    Fullness f;
+    const std::string* name;
+    std::uint32_t index;
+  };
+  std::vector<Entry> entries;
+  for (std::uint32_t i = 0; i < q.shares.size(); ++i) {
+    const ShareState* s = q.shares[i].get();
+    if (s && !s->deleting && !s->waiting.empty()) {
+      entries.push_back({FullnessOf(*s), &s->config.name, i});
+    }
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    const std::int64_t l = a.f.num * b.f.den;
+    const std::int64_t r = b.f.num * a.f.den;
+    if (l != r) return l < r;
+    return *a.name < *b.name;
+  });
+  std::vector<std::uint32_t> order;
+  order.reserve(entries.size());
+  for (const Entry& e : entries) order.push_back(e.index);
+  return order;
+}
+
+// The best waiting job of share `i` (first in waiting order among the heads of its shape sets)
+// for which `accept(shape)` holds.
+template <typename Accept>
+Job* BestHead(EngineState& st, QueueState& q, std::uint32_t i, Accept accept) {
+  const WaitKey* best = nullptr;
+  WaitOrder before;
+  for (const auto& [shape, set] : q.shares[i]->waiting) {
+    const WaitKey& head = *set.begin();
+    if (best != nullptr && !before(head, *best)) continue;
+    if (accept(q.shapes[shape])) best = &head;
+  }
+  return best == nullptr ? nullptr : st.FindJob(best->id);
+}
+
+// Heads of share `i`'s shape sets in waiting order.
+std::vector<Job*> HeadsInOrder(EngineState& st, QueueState& q, std::uint32_t i) {
+  std::vector<WaitKey> heads;
+  for (const auto& [shape, set] : q.shares[i]->waiting) heads.push_back(*set.begin());
+  std::sort(heads.begin(), heads.end(), WaitOrder());
+  std::vector<Job*> jobs;
+  for (const WaitKey& k : heads) jobs.push_back(st.FindJob(k.id));
+  return jobs;
+}
+
+void Dispatch(EngineState& st, Job& job, DispatchMode mode) {
+  RemoveWaiting(st, job);
+  DispatchJob(st, job, mode, /*projected_held=*/false);
+}
+
+// Step 0.
+bool DispatchNominees(EngineState& st, QueueState& q) {
+  for (const auto& [seq, id] : q.nominees) {
+    Job& job = *st.FindJob(id);
+    if (Fits(q, kActual, job.share, st.ShapeOf(job), FitMode::kWithinQuota)) {
+      q.nominees.erase(seq);
+      st.nominee_victims.erase(job.id);
+      DispatchJob(st, job, DispatchMode::kPreemptor, /*projected_held=*/true);
+      return true;
+    }
+  }
+  return false;
+}
+
+// Step 1.
+bool WithinQuotaStep(EngineState& st, QueueState& q, const std::vector<std::uint32_t>& order) {
+  for (std::uint32_t i : order) {
+    Job* job = BestHead(st, q, i, [&](const Shape& shape) {
+      return FitsNow(q, i, shape, FitMode::kWithinQuota);
+    });
+    if (job != nullptr) {
+      Dispatch(st, *job, DispatchMode::kWithinQuota);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Nominate(EngineState& st, QueueState& q, Job& preemptor,
+              const std::vector<VictimChoice>& victims) {
+  RemoveWaiting(st, preemptor);
+  AddUsage(q, kProjected, preemptor.share, st.ShapeOf(preemptor), +1);
+  preemptor.nominated = true;
+  preemptor.nomination = st.next_nomination++;
+  q.nominees.emplace(preemptor.nomination, preemptor.id);
+  model::Preemption record{preemptor.id, {}};
+  std::vector<model::JobId>& waiting_for = st.nominee_victims[preemptor.id];
+  for (const VictimChoice& v : victims) {
+    record.victims.push_back({v.job->id, q.shares[v.job->share]->config.name, v.rule, v.key});
+    waiting_for.push_back(v.job->id);
+  }
+  st.out->push_back(std::move(record));
+  for (const VictimChoice& v : victims) {
+    RemoveCandidate(st, *v.job);
+    v.job->stop_rule = v.rule;
+    v.job->work_lost = v.key.work_lost;
+    BeginStop(st, *v.job, model::StopKind::kPreemption, model::PreemptionReason(v.rule),
+              /*already_removed=*/true);
+  }
+}
+
+bool TryPreempt(EngineState& st, QueueState& q, Job& job, bool in_share) {
+  std::vector<VictimChoice> victims;
+  if (!ChooseVictims(st, q, job, in_share, &victims)) return false;
+  Nominate(st, q, job, victims);
+  return true;
+}
+
+// Quick necessary condition for reclaim: every blocked unit has borrowed capacity elsewhere.
+bool ReclaimPossible(const QueueState& q, std::uint32_t i, const Shape& shape) {
+  for (const auto& [u, n] : shape.parts) {
+    if (UnitFits(q, kProjected, i, u, n, FitMode::kWithinQuota)) continue;
+    if (q.agg[kProjected].sum_b[u] - Borrowed(*q.shares[i], kProjected, u) <= 0) return false;
+  }
+  return true;
+}
+
+// Step 2.
+bool ReclaimStep(EngineState& st, QueueState& q, const std::vector<std::uint32_t>& order) {
+  for (std::uint32_t i : order) {
+    for (Job* job : HeadsInOrder(st, q, i)) {
+      const Shape& shape = st.ShapeOf(*job);
+      if (!WithinQuota(q, i, shape) || Fits(q, kProjected, i, shape, FitMode::kWithinQuota)) {
+        continue;
+      }
+      if (ReclaimPossible(q, i, shape) && TryPreempt(st, q, *job, /*in_share=*/false)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Step 3.
+bool BorrowStep(EngineState& st, QueueState& q, const std::vector<std::uint32_t>& order) {
+  Job* first = nullptr;
+  for (std::uint32_t i : order) {
+    if (!q.shares[i]->borrows()) continue;
+    Job* job = BestHead(st, q, i, [&](const Shape& shape) {
+      return FitsNow(q, i, shape, FitMode::kBorrow);
+    });
+    if (job == nullptr) continue;
+    if (first == nullptr || job->created_at < first->created_at ||
+        (job->created_at == first->created_at && job->id < first->id)) {
+      first = job;
+    }
+  }
+  if (first == nullptr) return false;
+  Dispatch(st, *first, DispatchMode::kBorrowed);
+  return true;
+}
+
+// Quick necessary condition for in-share preemption: lower-priority jobs of the share hold
+// enough to bring it within quota.
+bool InShareFeasible(const ShareState& s, const Job& job, const Shape& shape) {
+  if (s.held_by_priority.empty() || s.held_by_priority.begin()->first >= job.priority) {
+    return false;
+  }
+  for (const auto& [u, n] : shape.parts) {
+    std::int64_t lower = 0;
+    for (const auto& [prio, held] : s.held_by_priority) {
+      if (prio >= job.priority) break;
+      lower += held[u];
+    }
+    if (s.used[kProjected][u] - lower + n > s.limit[u]) return false;
+  }
+  return true;
+}
+
+// Step 4.
+bool InShareStep(EngineState& st, QueueState& q, const std::vector<std::uint32_t>& order) {
+  for (std::uint32_t i : order) {
+    const ShareState& s = *q.shares[i];
+    if (!s.config.in_share_preemption) continue;
+    for (Job* job : HeadsInOrder(st, q, i)) {
+      const Shape& shape = st.ShapeOf(*job);
+      if (Fits(q, kProjected, i, shape, FitMode::kWithinQuota)) continue;  // waits for stops
+      if (s.borrows() && Fits(q, kProjected, i, shape, FitMode::kBorrow)) continue;
+      if (InShareFeasible(s, *job, shape) && TryPreempt(st, q, *job, /*in_share=*/true)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// A nominee that cannot start although nothing in its queue is stopping would wait forever.
+bool ReleaseStuckNominee(EngineState& st, QueueState& q) {
+  if (q.nominees.empty() || q.stopping_jobs > 0) return false;
+  Job& job = *st.FindJob(q.nominees.begin()->second);
+  Denominate(st, job);
+  return true;
+}
+
+bool Step(EngineState& st, QueueState& q) {
+  if (DispatchNominees(st, q)) return true;
+  const std::vector<std::uint32_t> order = StarvedOrder(q);
+  return WithinQuotaStep(st, q, order) || ReclaimStep(st, q, order) ||
+         BorrowStep(st, q, order) || InShareStep(st, q, order) || ReleaseStuckNominee(st, q);
+}
+
+}  // namespace
+
+void RunPass(EngineState& st, QueueState& q) {
+  if (!q.env_enabled) return;
+  while (Step(st, q)) {
+  }
+}
+
+void RevalidateNominees(EngineState& st, QueueState& q) {
+  std::vector<model::JobId> ids;
+  for (const auto& [seq, id] : q.nominees) ids.push_back(id);
+  for (model::JobId id : ids) {
+    Job& job = *st.FindJob(id);
+    const Shape& shape = st.ShapeOf(job);
+    AddUsage(q, kProjected, job.share, shape, -1);
+    const bool fits = job.misconfig == model::Misconfiguration::kNone &&
+                      CheckMisconfiguration(q, job) == model::Misconfiguration::kNone &&
+                      Fits(q, kProjected, job.share, shape, FitMode::kWithinQuota);
+    AddUsage(q, kProjected, job.share, shape, +1);
+    if (!fits) Denominate(st, job);
+  }
+}
+
+}  // namespace allot::engine::internal

@@ -1,0 +1,188 @@
+#pragma once
+
+// The engine's internal state. Per queue, units are interned to small indexes and every per-unit
+// figure is a dense vector over them; job needs are interned as shapes so that waiting jobs of
+// the same need share one ordered set.
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/time.h"
+#include "model/config.h"
+#include "model/decision.h"
+#include "model/job.h"
+#include "model/reason.h"
+
+namespace allot::engine::internal {
+
+using model::JobId;
+
+constexpr std::int64_t kInfinite = std::numeric_limits<std::int64_t>::max() / 4;
+
+// The two views of usage (docs/design/engine.md, Accounting).
+enum View : int { kActual = 0, kProjected = 1 };
+
+struct Shape {
+  std::vector<std::pair<std::uint32_t, std::int64_t>> parts;  // (unit index, count), by unit
+  std::int64_t instances = 0;
+};
+
+// Waiting order inside a share: priority descending, creation ascending, id ascending.
+struct WaitKey {
+  std::int32_t priority = 0;
+  Timestamp created_at = 0;
+  JobId id = 0;
+};
+struct WaitOrder {
+  bool operator()(const WaitKey& a, const WaitKey& b) const {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.created_at != b.created_at) return a.created_at < b.created_at;
+    return a.id < b.id;
+  }
+};
+using WaitSet = std::set<WaitKey, WaitOrder>;
+
+// Victim order inside one instance-count class: priority ascending, then the newest work
+// reference (max of attempt start and last checkpoint) first, i.e. least work lost, then most
+// recently started, then id. Across classes the cursors are merged on the exact key.
+struct RunKey {
+  std::int32_t priority = 0;
+  Timestamp reference = 0;
+  Timestamp started_at = 0;
+  JobId id = 0;
+};
+struct RunOrder {
+  bool operator()(const RunKey& a, const RunKey& b) const {
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.reference != b.reference) return a.reference > b.reference;
+    if (a.started_at != b.started_at) return a.started_at > b.started_at;
+    return a.id < b.id;
+  }
+};
+using RunSet = std::set<RunKey, RunOrder>;
+
+struct ShareState {
+  model::QuotaShareConfig config;
+  bool deleting = false;
+  std::vector<std::int64_t> limit;       // L[s,u]
+  std::vector<std::int64_t> borrow_cap;  // C[s,u]
+  std::vector<std::int64_t> used[2];     // U[s,u] per view
+  std::vector<std::int64_t> waiting_demand;
+  std::map<std::uint32_t, WaitSet> waiting;  // schedulable waiting jobs by shape
+  WaitSet misconfigured;                     // waiting jobs that can never fit
+  std::int64_t waiting_jobs = 0;             // both of the above
+  std::int64_t dispatched_jobs = 0;
+  std::int64_t live_jobs = 0;                // waiting, nominated or dispatched
+  std::map<std::int64_t, RunSet> running;    // victim candidates by instance count
+  // Held capacity of victim candidates by priority, for a quick in-share feasibility test.
+  std::map<std::int32_t, std::vector<std::int64_t>> held_by_priority;
+
+  bool lends() const { return config.strategy != model::SharingStrategy::kReserve; }
+  bool borrows() const { return config.strategy == model::SharingStrategy::kLendAndBorrow; }
+};
+
+// Queue-wide sums over shares, per unit and view.
+struct Aggregates {
+  std::vector<std::int64_t> held;   // sum_s U
+  std::vector<std::int64_t> sum_b;  // sum_s B
+  std::vector<std::int64_t> sum_i;  // sum_s I
+};
+
+struct QueueState {
+  model::JobQueueConfig config;
+  bool deleting = false;
+  bool env_enabled = true;
+  std::vector<std::string> units;
+  std::map<std::string, std::uint32_t, std::less<>> unit_index;
+  std::vector<std::int64_t> pool;  // P[u]
+  Aggregates agg[2];
+  std::vector<std::unique_ptr<ShareState>> shares;  // nullptr once a deleted share is empty
+  std::map<std::string, std::uint32_t, std::less<>> share_index;
+  std::vector<Shape> shapes;
+  std::map<std::vector<std::pair<std::uint32_t, std::int64_t>>, std::uint32_t> shape_index;
+  std::map<std::uint64_t, JobId> nominees;  // by nomination sequence
+  std::int64_t live_jobs = 0;
+  std::int64_t stopping_jobs = 0;
+};
+
+struct Job {
+  JobId id = 0;
+  std::uint32_t queue = 0;
+  std::uint32_t share = 0;
+  std::uint32_t shape = 0;
+  std::uint32_t retry = 0;  // index into EngineState::retry_policies
+  std::int32_t priority = 0;
+  std::int32_t preemption_retries = -1;  // -1 = unlimited
+  Timestamp created_at = 0;
+  Duration timeout = 0;  // 0 = none
+  model::JobStatus status = model::JobStatus::kSubmitted;
+  model::Misconfiguration misconfig = model::Misconfiguration::kNone;
+  bool stopping = false;
+  bool nominated = false;
+  model::StopKind stop_kind = model::StopKind::kTermination;
+  model::PreemptionRule stop_rule = model::PreemptionRule::kReclaim;
+  std::int32_t failed_attempts = 0;
+  std::int32_t preemptions = 0;
+  std::int32_t attempt = 0;
+  std::uint64_t nomination = 0;
+  Timestamp attempt_started = 0;
+  Timestamp running_since = 0;
+  Timestamp last_checkpoint = 0;
+  Timestamp reason_since = 0;
+  std::int64_t work_lost = 0;  // at the moment it was chosen as a victim
+  std::string status_reason;
+
+  Timestamp WorkReference() const {
+    return last_checkpoint > attempt_started ? last_checkpoint : attempt_started;
+  }
+};
+
+enum class DeadlineKind : std::uint8_t { kAttemptTimeout, kTimeLimitAction };
+
+struct Deadline {
+  Timestamp at = 0;
+  JobId job = 0;
+  DeadlineKind kind = DeadlineKind::kAttemptTimeout;
+  bool operator<(const Deadline& o) const {
+    if (at != o.at) return at < o.at;
+    if (job != o.job) return job < o.job;
+    return kind < o.kind;
+  }
+};
+
+struct EngineState {
+  Timestamp now = 0;
+  std::map<std::string, model::ServiceEnvironmentConfig, std::less<>> envs;
+  std::vector<std::unique_ptr<QueueState>> queues;  // nullptr once a deleted queue is empty
+  std::map<std::string, std::uint32_t, std::less<>> queue_index;
+  std::unordered_map<JobId, Job> jobs;  // looked up only, never iterated into output
+  std::vector<model::RetryStrategy> retry_policies;
+  std::map<std::string, std::uint32_t> retry_index;
+  std::set<Deadline> deadlines;
+  std::unordered_map<JobId, std::string> final_reasons;  // for jobs stopping to terminate
+  std::unordered_map<JobId, std::vector<JobId>> nominee_victims;
+  std::uint64_t next_nomination = 1;
+  std::set<std::uint32_t> dirty;  // queues whose pass must run
+  model::Decisions* out = nullptr;  // where the current Apply writes
+
+  Job* FindJob(JobId id) {
+    auto it = jobs.find(id);
+    return it == jobs.end() ? nullptr : &it->second;
+  }
+  const Job* FindJob(JobId id) const {
+    auto it = jobs.find(id);
+    return it == jobs.end() ? nullptr : &it->second;
+  }
+  QueueState& QueueOf(const Job& j) { return *queues[j.queue]; }
+  ShareState& ShareOf(const Job& j) { return *queues[j.queue]->shares[j.share]; }
+  const Shape& ShapeOf(const Job& j) const { return queues[j.queue]->shapes[j.shape]; }
+};
+
+}  // namespace allot::engine::internal

@@ -1,0 +1,202 @@
+#include "engine/victims.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "engine/accounting.h"
+
+namespace allot::engine::internal {
+
+namespace {
+
+using model::PreemptionRule;
+
+// One instance-count class of one share's candidates, walked in victim order.
+struct Cursor {
+  std::uint32_t share = 0;
+  std::int64_t instances = 0;
+  RunSet::const_iterator it;
+  RunSet::const_iterator end;
+};
+
+// Lazily merges cursors on the exact victim key: priority, work lost now, newest start, id.
+class CandidateStream {
+ public:
+  CandidateStream(Timestamp now, std::int32_t below_priority)
+      : now_(now), below_priority_(below_priority) {}
+
+  void AddShare(const ShareState& s, std::uint32_t share) {
+    for (const auto& [instances, set] : s.running) {
+      if (!set.empty()) cursors_.push_back({share, instances, set.begin(), set.end()});
+    }
+  }
+
+  // The next candidate in victim order, or false when none is left.
+  bool Next(std::uint32_t* share, const RunKey** key) {
+    Cursor* best = nullptr;
+    for (Cursor& c : cursors_) {
+      if (c.it == c.end || c.it->priority >= below_priority_) continue;
+      if (best == nullptr || Less(c, *best)) best = &c;
+    }
+    if (best == nullptr) return false;
+    *share = best->share;
+    *key = &*best->it;
+    ++best->it;
+    return true;
+  }
+
+  std::int64_t Lost(std::int64_t instances, const RunKey& k) const {
+    return instances * std::max<std::int64_t>(0, now_ - k.reference);
+  }
+
+ private:
+  bool Less(const Cursor& a, const Cursor& b) const {
+    const RunKey& x = *a.it;
+    const RunKey& y = *b.it;
+    return std::make_tuple(x.priority, Lost(a.instances, x), -x.started_at, x.id) <
+           std::make_tuple(y.priority, Lost(b.instances, y), -y.started_at, y.id);
+  }
+
+  Timestamp now_;
+  std::int32_t below_priority_;
+  std::vector<Cursor> cursors_;
+};
+
+class Search {
+ public:
+  Search(EngineState& st, QueueState& q, const Job& preemptor)
+      : st_(st), q_(q), p_(preemptor), shape_(q.shapes[preemptor.shape]) {}
+
+  bool Run(bool in_share, std::vector<VictimChoice>* out) {
+    if (in_share) TakeInShare(/*for_quota=*/true);
+    if (WithinQuota(q_, p_.share, shape_)) {
+      TakeReclaim();
+      if (in_share) TakeInShare(/*for_quota=*/false);
+    }
+    if (!Fits(q_, kProjected, p_.share, shape_, FitMode::kWithinQuota)) {
+      for (const VictimChoice& v : taken_) Restore(v);
+      return false;
+    }
+    FillBack();
+    *out = std::move(taken_);
+    return true;
+  }
+
+ private:
+  const Shape& ShapeOfJob(const Job& j) const { return q_.shapes[j.shape]; }
+
+  // Whether the preemptor is still blocked on a unit the candidate holds.
+  bool Useful(const Shape& victim, bool for_quota) const {
+    const ShareState& s = *q_.shares[p_.share];
+    for (const auto& [u, n] : shape_.parts) {
+      const bool blocked = for_quota ? s.used[kProjected][u] + n > s.limit[u]
+                                     : !UnitFits(q_, kProjected, p_.share, u, n,
+                                                 FitMode::kWithinQuota);
+      if (!blocked) continue;
+      for (const auto& [vu, vn] : victim.parts) {
+        if (vu == u) return true;
+      }
+    }
+    return false;
+  }
+
+  // Removing the victim leaves its share at or above its own limit on every unit it holds.
+  bool AboveLimitAfter(const ShareState& s, const Shape& victim) const {
+    for (const auto& [u, n] : victim.parts) {
+      if (s.used[kProjected][u] - n < s.limit[u]) return false;
+    }
+    return true;
+  }
+
+  PreemptionRule ReclaimRule(const ShareState& s, const Shape& victim) const {
+    if (!s.borrows()) return PreemptionRule::kLimitLowered;
+    for (const auto& [u, n] : victim.parts) {
+      if (Borrowed(s, kProjected, u) > s.borrow_cap[u]) return PreemptionRule::kLimitLowered;
+    }
+    return PreemptionRule::kReclaim;
+  }
+
+  bool AlreadyTaken(model::JobId id) const {
+    return std::any_of(taken_.begin(), taken_.end(),
+                       [id](const VictimChoice& v) { return v.job->id == id; });
+  }
+
+  void Take(Job& job, PreemptionRule rule, std::int64_t lost) {
+    taken_.push_back({&job, rule, {job.priority, lost, job.attempt_started, job.id}});
+    AddUsage(q_, kProjected, job.share, ShapeOfJob(job), -1);
+  }
+
+  void Restore(const VictimChoice& v) {
+    AddUsage(q_, kProjected, v.job->share, ShapeOfJob(*v.job), +1);
+  }
+
+  void TakeInShare(bool for_quota) {
+    CandidateStream stream(st_.now, p_.priority);
+    stream.AddShare(*q_.shares[p_.share], p_.share);
+    std::uint32_t share = 0;
+    const RunKey* key = nullptr;
+    while (!Done(for_quota) && stream.Next(&share, &key)) {
+      if (AlreadyTaken(key->id)) continue;
+      Job& job = *st_.FindJob(key->id);
+      const Shape& victim = ShapeOfJob(job);
+      if (!Useful(victim, for_quota)) continue;
+      Take(job, PreemptionRule::kInShare, stream.Lost(victim.instances, *key));
+    }
+  }
+
+  void TakeReclaim() {
+    CandidateStream stream(st_.now, std::numeric_limits<std::int32_t>::max());
+    for (std::uint32_t t = 0; t < q_.shares.size(); ++t) {
+      const ShareState* s = q_.shares[t].get();
+      if (t != p_.share && s != nullptr && BorrowsNeededUnit(*s)) stream.AddShare(*s, t);
+    }
+    std::uint32_t share = 0;
+    const RunKey* key = nullptr;
+    while (!Done(false) && stream.Next(&share, &key)) {
+      Job& job = *st_.FindJob(key->id);
+      const Shape& victim = ShapeOfJob(job);
+      const ShareState& s = *q_.shares[share];
+      if (!Useful(victim, false) || !AboveLimitAfter(s, victim)) continue;
+      Take(job, ReclaimRule(s, victim), stream.Lost(victim.instances, *key));
+    }
+  }
+
+  bool BorrowsNeededUnit(const ShareState& s) const {
+    for (const auto& [u, n] : shape_.parts) {
+      if (Borrowed(s, kProjected, u) > 0) return true;
+    }
+    return false;
+  }
+
+  bool Done(bool for_quota) const {
+    return for_quota ? WithinQuota(q_, p_.share, shape_)
+                     : Fits(q_, kProjected, p_.share, shape_, FitMode::kWithinQuota);
+  }
+
+  // Puts victims back, newest choice first, wherever the preemptor still fits without them.
+  void FillBack() {
+    for (std::size_t i = taken_.size(); i-- > 0;) {
+      Restore(taken_[i]);
+      if (Fits(q_, kProjected, p_.share, shape_, FitMode::kWithinQuota)) {
+        taken_.erase(taken_.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        AddUsage(q_, kProjected, taken_[i].job->share, ShapeOfJob(*taken_[i].job), -1);
+      }
+    }
+  }
+
+  EngineState& st_;
+  QueueState& q_;
+  const Job& p_;
+  const Shape& shape_;
+  std::vector<VictimChoice> taken_;
+};
+
+}  // namespace
+
+bool ChooseVictims(EngineState& st, QueueState& q, const Job& preemptor, bool in_share,
+                   std::vector<VictimChoice>* out) {
+  return Search(st, q, preemptor).Run(in_share, out);
+}
+
+}  // namespace allot::engine::internal

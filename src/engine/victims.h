@@ -1,0 +1,25 @@
+#pragma once
+
+// Victim choice for reclaim and in-share preemption (docs/design/engine.md, Victims).
+
+#include <vector>
+
+#include "engine/state.h"
+
+namespace allot::engine::internal {
+
+struct VictimChoice {
+  Job* job = nullptr;
+  model::PreemptionRule rule = model::PreemptionRule::kReclaim;
+  model::VictimKey key;
+};
+
+// Tries to make `preemptor` fit its share's quota and the pool in the projected view by taking
+// victims: from other shares' capacity above their limits (reclaim), and with `in_share` also
+// from its own share's strictly lower-priority jobs. On success returns true with a minimal set
+// in `out`, already removed from the projected view (the caller commits them). On failure the
+// projected view is as before.
+bool ChooseVictims(EngineState& st, QueueState& q, const Job& preemptor, bool in_share,
+                   std::vector<VictimChoice>* out);
+
+}  // namespace allot::engine::internal
