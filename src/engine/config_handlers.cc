@@ -83,6 +83,8 @@ void ReconcileQueue(EngineState& st, std::uint32_t queue) {
     if (s) ApplyShareLimits(q, *s);
   }
   RecomputeAggregates(q);
+  std::uint32_t rank = 0;
+  for (const auto& [name, i] : q.share_index) q.shares[i]->name_rank = rank++;
   std::vector<JobId> waiting;
   for (const auto& s : q.shares) {
     if (!s) continue;

@@ -79,9 +79,10 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Applies one event at time `now` and appends the resulting decisions to `out`. An invalid
-  // event (unknown job, bad value) returns a non-OK status and changes nothing it names; timers
-  // due by `now` fire either way. `now` never goes backwards: an earlier time counts as the
-  // latest seen.
+  // event (unknown queue or share, a bad value, a priority change or termination of a job that
+  // is not live) returns a non-OK status and changes nothing it names. Executor reports for a job
+  // or attempt that is not current are ignored with OK: they may simply be late. Timers due by
+  // `now` fire either way. `now` never goes backwards: an earlier time counts as the latest seen.
   Status Apply(const model::Event& event, Timestamp now, model::Decisions* out);
 
   // The earliest time at which a Tick would change something (a timeout or a

@@ -32,25 +32,44 @@ Fullness FullnessOf(const ShareState& s) {
   return worst;
 }
 
-// Shares with schedulable waiting jobs, most starved first, ties by name.
-std::vector<std::uint32_t> StarvedOrder(const QueueState& q) {
+// Whether share `i` has room under its own limit on some unit (projected): without it no job
+// of the share can be within quota, so steps 1 and 2 can pass it by without looking at jobs.
+bool HasQuotaRoom(const ShareState& s) {
+  for (std::size_t u = 0; u < s.limit.size(); ++u) {
+    if (s.used[kProjected][u] < s.limit[u]) return true;
+  }
+  return false;
+}
+
+// Whether the pool has a free instance of some unit in both views: without one nothing can be
+// dispatched without preemption, so steps 1 and 3 have nothing to do.
+bool PoolHasRoom(const QueueState& q) {
+  for (std::size_t u = 0; u < q.units.size(); ++u) {
+    if (q.agg[kActual].held[u] < q.pool[u] && q.agg[kProjected].held[u] < q.pool[u]) return true;
+  }
+  return false;
+}
+
+// Shares with schedulable waiting jobs that pass `filter`, most starved first, ties by name.
+template <typename Filter>
+std::vector<std::uint32_t> StarvedOrder(const QueueState& q, Filter filter) {
   struct Entry {
     Fullness f;
-    const std::string* name;
+    std::uint32_t rank;
     std::uint32_t index;
   };
   std::vector<Entry> entries;
   for (std::uint32_t i = 0; i < q.shares.size(); ++i) {
     const ShareState* s = q.shares[i].get();
-    if (s && !s->deleting && !s->waiting.empty()) {
-      entries.push_back({FullnessOf(*s), &s->config.name, i});
+    if (s && !s->deleting && !s->waiting.empty() && filter(*s)) {
+      entries.push_back({FullnessOf(*s), s->name_rank, i});
     }
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     const std::int64_t l = a.f.num * b.f.den;
     const std::int64_t r = b.f.num * a.f.den;
     if (l != r) return l < r;
-    return *a.name < *b.name;
+    return a.rank < b.rank;
   });
   std::vector<std::uint32_t> order;
   order.reserve(entries.size());
@@ -72,10 +91,13 @@ Job* BestHead(EngineState& st, QueueState& q, std::uint32_t i, Accept accept) {
   return best == nullptr ? nullptr : st.FindJob(best->id);
 }
 
-// Heads of share `i`'s shape sets in waiting order.
-std::vector<Job*> HeadsInOrder(EngineState& st, QueueState& q, std::uint32_t i) {
+// Heads of share `i`'s shape sets for which `accept(shape)` holds, in waiting order.
+template <typename Accept>
+std::vector<Job*> HeadsInOrder(EngineState& st, QueueState& q, std::uint32_t i, Accept accept) {
   std::vector<WaitKey> heads;
-  for (const auto& [shape, set] : q.shares[i]->waiting) heads.push_back(*set.begin());
+  for (const auto& [shape, set] : q.shares[i]->waiting) {
+    if (accept(q.shapes[shape])) heads.push_back(*set.begin());
+  }
   std::sort(heads.begin(), heads.end(), WaitOrder());
   std::vector<Job*> jobs;
   for (const WaitKey& k : heads) jobs.push_back(st.FindJob(k.id));
@@ -103,6 +125,7 @@ bool DispatchNominees(EngineState& st, QueueState& q) {
 
 // Step 1.
 bool WithinQuotaStep(EngineState& st, QueueState& q, const std::vector<std::uint32_t>& order) {
+  if (!PoolHasRoom(q)) return false;
   for (std::uint32_t i : order) {
     Job* job = BestHead(st, q, i, [&](const Shape& shape) {
       return FitsNow(q, i, shape, FitMode::kWithinQuota);
@@ -157,24 +180,24 @@ bool ReclaimPossible(const QueueState& q, std::uint32_t i, const Shape& shape) {
 // Step 2.
 bool ReclaimStep(EngineState& st, QueueState& q, const std::vector<std::uint32_t>& order) {
   for (std::uint32_t i : order) {
-    for (Job* job : HeadsInOrder(st, q, i)) {
-      const Shape& shape = st.ShapeOf(*job);
-      if (!WithinQuota(q, i, shape) || Fits(q, kProjected, i, shape, FitMode::kWithinQuota)) {
-        continue;
-      }
-      if (ReclaimPossible(q, i, shape) && TryPreempt(st, q, *job, /*in_share=*/false)) {
-        return true;
-      }
+    for (Job* job : HeadsInOrder(st, q, i, [&](const Shape& shape) {
+           return WithinQuota(q, i, shape) &&
+                  !Fits(q, kProjected, i, shape, FitMode::kWithinQuota) &&
+                  ReclaimPossible(q, i, shape);
+         })) {
+      if (TryPreempt(st, q, *job, /*in_share=*/false)) return true;
     }
   }
   return false;
 }
 
 // Step 3.
-bool BorrowStep(EngineState& st, QueueState& q, const std::vector<std::uint32_t>& order) {
+bool BorrowStep(EngineState& st, QueueState& q) {
+  if (!PoolHasRoom(q)) return false;
   Job* first = nullptr;
-  for (std::uint32_t i : order) {
-    if (!q.shares[i]->borrows()) continue;
+  for (std::uint32_t i = 0; i < q.shares.size(); ++i) {
+    const ShareState* s = q.shares[i].get();
+    if (!s || s->deleting || !s->borrows() || s->waiting.empty()) continue;
     Job* job = BestHead(st, q, i, [&](const Shape& shape) {
       return FitsNow(q, i, shape, FitMode::kBorrow);
     });
@@ -207,15 +230,18 @@ bool InShareFeasible(const ShareState& s, const Job& job, const Shape& shape) {
 }
 
 // Step 4.
-bool InShareStep(EngineState& st, QueueState& q, const std::vector<std::uint32_t>& order) {
+bool InShareStep(EngineState& st, QueueState& q) {
+  const auto order = StarvedOrder(q, [](const ShareState& s) {
+    return s.config.in_share_preemption && !s.held_by_priority.empty();
+  });
   for (std::uint32_t i : order) {
     const ShareState& s = *q.shares[i];
-    if (!s.config.in_share_preemption) continue;
-    for (Job* job : HeadsInOrder(st, q, i)) {
-      const Shape& shape = st.ShapeOf(*job);
-      if (Fits(q, kProjected, i, shape, FitMode::kWithinQuota)) continue;  // waits for stops
-      if (s.borrows() && Fits(q, kProjected, i, shape, FitMode::kBorrow)) continue;
-      if (InShareFeasible(s, *job, shape) && TryPreempt(st, q, *job, /*in_share=*/true)) {
+    for (Job* job : HeadsInOrder(st, q, i, [&](const Shape& shape) {
+           // A job that fits the projected view only waits for stopping jobs to go.
+           return !Fits(q, kProjected, i, shape, FitMode::kWithinQuota) &&
+                  !(s.borrows() && Fits(q, kProjected, i, shape, FitMode::kBorrow));
+         })) {
+      if (InShareFeasible(s, *job, st.ShapeOf(*job)) && TryPreempt(st, q, *job, true)) {
         return true;
       }
     }
@@ -233,9 +259,10 @@ bool ReleaseStuckNominee(EngineState& st, QueueState& q) {
 
 bool Step(EngineState& st, QueueState& q) {
   if (DispatchNominees(st, q)) return true;
-  const std::vector<std::uint32_t> order = StarvedOrder(q);
-  return WithinQuotaStep(st, q, order) || ReclaimStep(st, q, order) ||
-         BorrowStep(st, q, order) || InShareStep(st, q, order) || ReleaseStuckNominee(st, q);
+  // Steps 1 and 2 only concern shares with room under their own limit.
+  const auto order = StarvedOrder(q, HasQuotaRoom);
+  return WithinQuotaStep(st, q, order) || ReclaimStep(st, q, order) || BorrowStep(st, q) ||
+         InShareStep(st, q) || ReleaseStuckNominee(st, q);
 }
 
 }  // namespace

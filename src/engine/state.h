@@ -71,6 +71,7 @@ using RunSet = std::set<RunKey, RunOrder>;
 struct ShareState {
   model::QuotaShareConfig config;
   bool deleting = false;
+  std::uint32_t name_rank = 0;  // position of the name among the queue's shares
   std::vector<std::int64_t> limit;       // L[s,u]
   std::vector<std::int64_t> borrow_cap;  // C[s,u]
   std::vector<std::int64_t> used[2];     // U[s,u] per view

@@ -1,0 +1,412 @@
+// Lifecycle rules of docs/design/engine.md: statuses, stops, retries, timeouts and
+// preemptionRetriesBeforeTermination.
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/support/builders.h"
+#include "model/decision.h"
+#include "model/event.h"
+#include "model/reason.h"
+
+namespace allot::engine {
+namespace {
+
+using namespace model;  // NOLINT(build/namespaces)
+using ::allot::testing::Environment;
+using ::allot::testing::Job;
+using ::allot::testing::Lines;
+using ::allot::testing::MustApply;
+using ::allot::testing::Only;
+using ::allot::testing::Queue;
+using ::allot::testing::Share;
+
+constexpr char kG5[] = "ml.g5.xlarge";
+
+// One event of a scenario and, when `check`, the exact decision lines it must produce.
+struct Step {
+  Event event;
+  Timestamp now = 0;
+  std::vector<std::string> expected;
+  bool check = true;
+};
+
+// A step whose decisions another test asserts.
+[[maybe_unused]]
+Step Given(Event event, Timestamp now) { return {std::move(event), now, {}, false}; }
+
+[[maybe_unused]]
+void Play(Engine& engine, const std::vector<Step>& steps) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    SCOPED_TRACE(::testing::Message() << "step " << i << " at " << s.now << ": "
+                                      << EventToString(s.event));
+    const std::vector<std::string> got = Lines(MustApply(engine, s.event, s.now));
+    if (s.check) {
+      EXPECT_EQ(got, s.expected);
+    }
+  }
+}
+
+[[maybe_unused]]
+Event Env(std::int64_t pool, State state = State::kEnabled) {
+  return Environment("se", {{kG5, pool}}, state);
+}
+[[maybe_unused]]
+Event Q() { return Queue("q", "se"); }
+
+[[maybe_unused]]
+Event Reserve(const std::string& name, std::int64_t limit, bool in_share = false) {
+  return Share({.name = name, .limits = {{kG5, limit}}, .strategy = SharingStrategy::kReserve,
+                .in_share_preemption = in_share});
+}
+[[maybe_unused]]
+Event Lend(const std::string& name, std::int64_t limit, bool in_share = false) {
+  return Share({.name = name, .limits = {{kG5, limit}}, .strategy = SharingStrategy::kLend,
+                .in_share_preemption = in_share});
+}
+[[maybe_unused]]
+Event LendBorrow(const std::string& name, std::int64_t limit, std::int64_t borrow = -1,
+                 bool in_share = false) {
+  return Share({.name = name, .limits = {{kG5, limit}},
+                .strategy = SharingStrategy::kLendAndBorrow, .borrow_limit = borrow,
+                .in_share_preemption = in_share});
+}
+
+// A job of `share` in queue "q" needing `n` x ml.g5.xlarge, created at `now`.
+[[maybe_unused]]
+Event J(JobId id, const std::string& share, std::int32_t priority, std::int64_t n,
+        Timestamp now) {
+  return Job({.id = id, .share = share, .priority = priority, .need = {{kG5, n}}}, now);
+}
+
+[[maybe_unused]]
+Event Starting(JobId id, int attempt = 1) { return AttemptStarting{id, attempt}; }
+[[maybe_unused]]
+Event Running(JobId id, int attempt = 1) { return AttemptRunning{id, attempt}; }
+[[maybe_unused]]
+Event Ended(JobId id, int attempt = 1, AttemptOutcome outcome = AttemptOutcome::kSucceeded,
+            std::string reason = "") {
+  return AttemptEnded{id, attempt, outcome, std::move(reason)};
+}
+
+[[maybe_unused]]
+std::string Id(JobId id) { return std::to_string(id); }
+
+// The lines of a job's submission when it is dispatched at once / waits.
+[[maybe_unused]]
+std::vector<std::string> Dispatched(JobId id, const std::string& mode) {
+  return {"status " + Id(id) + " SUBMITTED->RUNNABLE",
+          "status " + Id(id) + " RUNNABLE->SCHEDULED", "dispatch " + Id(id) + " attempt=1 " + mode};
+}
+[[maybe_unused]]
+std::vector<std::string> Waits(JobId id) {
+  return {"status " + Id(id) + " SUBMITTED->RUNNABLE"};
+}
+
+// The two lines that stop a preemption victim in status `status`.
+[[maybe_unused]]
+std::string StopLine(JobId id, int attempt, PreemptionRule rule) {
+  return "stop " + Id(id) + " attempt=" + std::to_string(attempt) + " PREEMPTION \"" +
+         PreemptionReason(rule) + "\"";
+}
+[[maybe_unused]]
+std::string InProgress(JobId id, const std::string& status, PreemptionRule rule) {
+  return "status " + Id(id) + " " + status + "->" + status + " \"" +
+         std::string(kPreemptionInProgress) + PreemptionReason(rule) + "\"";
+}
+
+// The requeue of a preempted job: RUNNABLE with the preemption's reason.
+[[maybe_unused]]
+std::string Requeued(JobId id, const std::string& status, PreemptionRule rule) {
+  return "status " + Id(id) + " " + status + "->RUNNABLE \"" + PreemptionReason(rule) + "\"";
+}
+
+[[maybe_unused]]
+std::vector<std::string> Cat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+
+constexpr PreemptionRule kInShare = PreemptionRule::kInShare;
+constexpr char kTimeoutReason[] = "Job attempt duration exceeded timeout";
+
+std::string Redispatched(JobId id, int attempt) {
+  return "dispatch " + Id(id) + " attempt=" + std::to_string(attempt) + " WITHIN_QUOTA";
+}
+
+// One share A (limit 2) in a pool of 2.
+std::vector<Step> OneShare() {
+  return {Given(Env(2), 0), Given(Q(), 0), Given(Reserve("A", 2), 0)};
+}
+
+TEST(Lifecycle, SubmittedRunnableScheduledStartingRunningThenTheOutcome) {
+  struct Case {
+    AttemptOutcome outcome;
+    std::string reason;
+    std::vector<std::string> ended;
+    bool live;
+  };
+  const Case cases[] = {
+      {AttemptOutcome::kSucceeded, "Received status from SageMaker: Training job completed",
+       {"status 1 RUNNING->SUCCEEDED \"Received status from SageMaker: Training job completed\""},
+       false},
+      {AttemptOutcome::kFailed, "Received status from SageMaker: AlgorithmError: boom",
+       {"status 1 RUNNING->FAILED \"Received status from SageMaker: AlgorithmError: boom\""},
+       false},
+      {AttemptOutcome::kRequeue, "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY - no capacity",
+       {"status 1 RUNNING->RUNNABLE \"CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY - no capacity\"",
+        "status 1 RUNNABLE->SCHEDULED", Redispatched(1, 2)},
+       true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.reason);
+    Engine e;
+    Play(e, OneShare());
+    Play(e, {{J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")}});
+    EXPECT_EQ(e.GetJob(1)->status, JobStatus::kScheduled);
+    EXPECT_EQ(e.GetJob(1)->attempt, 1);
+    Play(e, {{Starting(1), 2000, {"status 1 SCHEDULED->STARTING"}}});
+    EXPECT_EQ(e.GetJob(1)->status, JobStatus::kStarting);
+    Play(e, {{Running(1), 3000, {"status 1 STARTING->RUNNING"}}});
+    EXPECT_EQ(e.GetJob(1)->status, JobStatus::kRunning);
+    Play(e, {{Ended(1, 1, c.outcome, c.reason), 4000, c.ended}});
+    EXPECT_EQ(e.GetJob(1).has_value(), c.live);
+    EXPECT_EQ(e.LiveJobs(), c.live ? 1u : 0u);
+    if (c.live) {
+      EXPECT_EQ(e.GetJob(1)->attempt, 2);
+      EXPECT_EQ(e.GetJob(1)->failed_attempts, 0);
+    }
+  }
+}
+
+TEST(Lifecycle, ReportsForAnotherAttemptAreIgnored) {
+  // Attempt 1 was requeued; attempt 2 is SCHEDULED. Reports naming attempts 1 or 3 are OK and
+  // change nothing.
+  const Event stale[] = {Starting(1, 1), Running(1, 1), CheckpointObserved{1, 1, 2500},
+                         Ended(1, 1, AttemptOutcome::kFailed, "late"), Starting(1, 3),
+                         Ended(1, 3)};
+  for (const Event& ev : stale) {
+    SCOPED_TRACE(EventToString(ev));
+    Engine e;
+    Play(e, OneShare());
+    Play(e, {{J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+             {Ended(1, 1, AttemptOutcome::kRequeue, "lost"), 2000,
+              {"status 1 SCHEDULED->RUNNABLE \"lost\"", "status 1 RUNNABLE->SCHEDULED",
+               Redispatched(1, 2)}},
+             {ev, 3000, {}}});
+    const std::optional<JobView> j = e.GetJob(1);
+    ASSERT_TRUE(j.has_value());
+    EXPECT_EQ(j->status, JobStatus::kScheduled);
+    EXPECT_EQ(j->attempt, 2);
+    EXPECT_EQ(j->last_checkpoint, 0);
+  }
+}
+
+TEST(RetryStrategy, AttemptsAndFirstMatchingEvaluateOnExitRule) {
+  const std::string internal = "Received status from SageMaker: InternalServerError: try again";
+  const std::string algorithm = "Received status from SageMaker: AlgorithmError: exit 1";
+  using Rules = std::vector<EvaluateOnExit>;
+  struct Case {
+    std::string name;
+    int attempts;
+    Rules rules;
+    std::string reason;
+    bool retried;
+  };
+  const Case cases[] = {
+      {"one attempt, no rule", 1, {}, algorithm, false},
+      {"two attempts, no rule: retry", 2, {}, algorithm, true},
+      {"EXIT on *", 2, {{RetryAction::kExit, "*"}}, algorithm, false},
+      {"SDK default, internal error: retry", 2,
+       {{RetryAction::kRetry, "Received status from SageMaker: InternalServerError*"},
+        {RetryAction::kExit, "*"}},
+       internal, true},
+      {"SDK default, algorithm error: exit", 2,
+       {{RetryAction::kRetry, "Received status from SageMaker: InternalServerError*"},
+        {RetryAction::kExit, "*"}},
+       algorithm, false},
+      {"no rule matches: retry", 2, {{RetryAction::kExit, "*CapacityError*"}}, algorithm, true},
+      {"the first match wins", 2,
+       {{RetryAction::kExit, "*AlgorithmError*"}, {RetryAction::kRetry, "*"}}, algorithm, false},
+      {"RETRY cannot exceed attempts", 1, {{RetryAction::kRetry, "*"}}, algorithm, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Engine e;
+    Play(e, OneShare());
+    Play(e, {{Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .attempts = c.attempts,
+                   .evaluate_on_exit = c.rules},
+                  1000),
+              1000, Dispatched(1, "WITHIN_QUOTA")}});
+    const std::vector<std::string> expected =
+        c.retried ? std::vector<std::string>{"status 1 SCHEDULED->RUNNABLE \"" + c.reason + "\"",
+                                             "status 1 RUNNABLE->SCHEDULED", Redispatched(1, 2)}
+                  : std::vector<std::string>{"status 1 SCHEDULED->FAILED \"" + c.reason + "\""};
+    Play(e, {{Ended(1, 1, AttemptOutcome::kFailed, c.reason), 2000, expected}});
+    if (c.retried) {
+      EXPECT_EQ(e.GetJob(1)->failed_attempts, 1);
+    }
+  }
+}
+
+TEST(RetryStrategy, AttemptsCountsEveryFailedAttemptButNoRequeue) {
+  // attempts = 3: failures, interleaved with free requeues, until the third failure.
+  Engine e;
+  Play(e, OneShare());
+  Play(e, {
+      {Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .attempts = 3}, 1000), 1000,
+       Dispatched(1, "WITHIN_QUOTA")},
+      {Ended(1, 1, AttemptOutcome::kFailed, "f1"), 2000,
+       {"status 1 SCHEDULED->RUNNABLE \"f1\"", "status 1 RUNNABLE->SCHEDULED",
+        Redispatched(1, 2)}},
+      {Ended(1, 2, AttemptOutcome::kRequeue, "r"), 3000,
+       {"status 1 SCHEDULED->RUNNABLE \"r\"", "status 1 RUNNABLE->SCHEDULED",
+        Redispatched(1, 3)}},
+      {Ended(1, 3, AttemptOutcome::kFailed, "f2"), 4000,
+       {"status 1 SCHEDULED->RUNNABLE \"f2\"", "status 1 RUNNABLE->SCHEDULED",
+        Redispatched(1, 4)}},
+      {Ended(1, 4, AttemptOutcome::kFailed, "f3"), 5000, {"status 1 SCHEDULED->FAILED \"f3\""}},
+  });
+  EXPECT_EQ(e.LiveJobs(), 0u);
+}
+
+TEST(Stop, TerminationFailsWaitingJobsAtOnceAndDispatchedOnesWhenGone) {
+  struct Case {
+    std::string name;
+    JobId target;  // 1 is dispatched, 2 waits
+    std::vector<std::string> on_terminate;
+    AttemptOutcome outcome;
+    std::vector<std::string> on_end;
+  };
+  const Case cases[] = {
+      {"waiting: FAILED at once", 2, {"status 2 RUNNABLE->FAILED \"user\""},
+       AttemptOutcome::kSucceeded, {"status 1 RUNNING->SUCCEEDED"}},
+      {"dispatched: stopped, FAILED when its processes are gone", 1,
+       {"stop 1 attempt=1 TERMINATION \"user\""}, AttemptOutcome::kFailed,
+       {"status 1 RUNNING->FAILED \"user\"", "status 2 RUNNABLE->SCHEDULED",
+        "dispatch 2 attempt=1 WITHIN_QUOTA"}},
+      {"dispatched, but the attempt reports success", 1,
+       {"stop 1 attempt=1 TERMINATION \"user\""}, AttemptOutcome::kSucceeded,
+       {"status 1 RUNNING->SUCCEEDED", "status 2 RUNNABLE->SCHEDULED",
+        "dispatch 2 attempt=1 WITHIN_QUOTA"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Engine e;
+    Play(e, {Given(Env(1), 0), Given(Q(), 0), Given(Reserve("A", 1), 0),
+             {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+             {Starting(1), 1000, {"status 1 SCHEDULED->STARTING"}},
+             {Running(1), 1000, {"status 1 STARTING->RUNNING"}},
+             {J(2, "A", 0, 1, 2000), 2000, Waits(2)},
+             {TerminateJob{c.target, "user"}, 3000, c.on_terminate}});
+    if (c.target == 1) {
+      EXPECT_TRUE(e.GetJob(1)->stopping);
+      EXPECT_EQ(e.GetJob(1)->status, JobStatus::kRunning);
+    }
+    Play(e, {{Ended(1, 1, c.outcome), 4000, c.on_end}});
+  }
+}
+
+TEST(AttemptTimeout, RunsFromAttemptRunningViaTickAndNextDeadline) {
+  // A 10 s timeout; the attempt is RUNNING from 5000, so it times out at 15000. A timed-out
+  // attempt is never retried, whatever retryStrategy says.
+  struct Case {
+    std::string name;
+    Step at_deadline;
+    AttemptOutcome outcome;
+    std::vector<std::string> on_end;
+  };
+  const std::string stop = "stop 1 attempt=1 TIMEOUT \"" + std::string(kTimeoutReason) + "\"";
+  const Case cases[] = {
+      {"a Tick fires it", {Tick{}, 15000, {stop}}, AttemptOutcome::kFailed,
+       {"status 1 RUNNING->FAILED \"" + std::string(kTimeoutReason) + "\""}},
+      {"any event fires it first",
+       {J(2, "A", 0, 1, 20000), 20000, Cat({stop}, Dispatched(2, "WITHIN_QUOTA"))},
+       AttemptOutcome::kFailed,
+       {"status 1 RUNNING->FAILED \"" + std::string(kTimeoutReason) + "\""}},
+      {"the attempt reports success", {Tick{}, 16000, {stop}}, AttemptOutcome::kSucceeded,
+       {"status 1 RUNNING->SUCCEEDED"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Engine e;
+    Play(e, OneShare());
+    Play(e, {{Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .attempts = 3,
+                   .timeout_seconds = 10},
+                  1000),
+              1000, Dispatched(1, "WITHIN_QUOTA")}});
+    EXPECT_EQ(e.NextDeadline(), std::nullopt);
+    Play(e, {{Starting(1), 2000, {"status 1 SCHEDULED->STARTING"}}});
+    EXPECT_EQ(e.NextDeadline(), std::nullopt);
+    Play(e, {{Running(1), 5000, {"status 1 STARTING->RUNNING"}}});
+    EXPECT_EQ(e.NextDeadline(), std::optional<Timestamp>(15000));
+    Play(e, {{Tick{}, 14999, {}}, c.at_deadline});
+    EXPECT_EQ(e.NextDeadline(), std::nullopt);
+    const std::string reason = c.outcome == AttemptOutcome::kSucceeded ? "" : "killed";
+    Play(e, {{Ended(1, 1, c.outcome, reason), 21000, c.on_end}});
+  }
+}
+
+TEST(PreemptionRetries, UnsetZeroOrN) {
+  // Job 1 (priority 0, retryStrategy attempts 1) is preempted in-share by a priority-5 job in
+  // every round; each preemptor succeeds and job 1 is dispatched again.
+  struct Case {
+    std::optional<std::int32_t> retries;
+    int failing_round;  // 0 = never within 3 rounds
+  };
+  const Case cases[] = {{std::nullopt, 0}, {0, 1}, {1, 2}, {2, 3}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("retries " + (c.retries ? std::to_string(*c.retries) : std::string("unset")));
+    Engine e;
+    Play(e, {Given(Env(1), 0), Given(Q(), 0), Given(Reserve("A", 1, true), 0),
+             {Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .preemption_retries = c.retries},
+                  1000),
+              1000, Dispatched(1, "WITHIN_QUOTA")}});
+    Timestamp started = 1000;
+    for (int round = 1; round <= 3; ++round) {
+      SCOPED_TRACE("round " + std::to_string(round));
+      const JobId p = 10 + static_cast<JobId>(round);
+      const Timestamp t = 10000 * round;
+      const std::string lost = std::to_string(t - started);
+      const bool fails = round == c.failing_round;
+      Play(e, {{J(p, "A", 5, 1, t), t,
+                Cat(Waits(p), {"preempt by " + Id(p) + ": 1@A/IN_SHARE{prio=0,lost=" + lost +
+                                   ",started=" + std::to_string(started) + "}",
+                               StopLine(1, round, kInShare),
+                               InProgress(1, "SCHEDULED", kInShare)})},
+               {Ended(1, round, AttemptOutcome::kFailed, "stopped"), t + 100,
+                {"preempted 1 attempt=" + std::to_string(round) + " IN_SHARE lost=" + lost +
+                     " count=" + std::to_string(round),
+                 fails ? "status 1 SCHEDULED->FAILED \"Preemption retries exhausted "
+                         "(preemptionRetriesBeforeTermination=" +
+                             std::to_string(c.retries.value_or(-1)) + "): " +
+                             PreemptionReason(kInShare) + "\""
+                       : Requeued(1, "SCHEDULED", kInShare),
+                 "status " + Id(p) + " RUNNABLE->SCHEDULED",
+                 "dispatch " + Id(p) + " attempt=1 PREEMPTOR"}}});
+      if (fails) {
+        EXPECT_FALSE(e.GetJob(1).has_value());
+        break;
+      }
+      EXPECT_EQ(e.GetJob(1)->preemptions, round);
+      EXPECT_EQ(e.GetJob(1)->failed_attempts, 0);
+      Play(e, {{Ended(p, 1), t + 200,
+                {"status " + Id(p) + " SCHEDULED->SUCCEEDED", "status 1 RUNNABLE->SCHEDULED",
+                 Redispatched(1, round + 1)}}});
+      started = t + 200;
+    }
+    EXPECT_EQ(e.GetJob(1).has_value(), c.failing_round == 0);
+  }
+}
+
+}  // namespace
+}  // namespace allot::engine

@@ -1,0 +1,502 @@
+// Preemption rules of docs/design/engine.md: reclaim, in-share preemption, nomination, the
+// victim order, the minimal victim set and priority updates.
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/support/builders.h"
+#include "model/decision.h"
+#include "model/event.h"
+#include "model/reason.h"
+
+namespace allot::engine {
+namespace {
+
+using namespace model;  // NOLINT(build/namespaces)
+using ::allot::testing::Environment;
+using ::allot::testing::Job;
+using ::allot::testing::Lines;
+using ::allot::testing::MustApply;
+using ::allot::testing::Only;
+using ::allot::testing::Queue;
+using ::allot::testing::Share;
+
+constexpr char kG5[] = "ml.g5.xlarge";
+
+// One event of a scenario and, when `check`, the exact decision lines it must produce.
+struct Step {
+  Event event;
+  Timestamp now = 0;
+  std::vector<std::string> expected;
+  bool check = true;
+};
+
+// A step whose decisions another test asserts.
+[[maybe_unused]]
+Step Given(Event event, Timestamp now) { return {std::move(event), now, {}, false}; }
+
+[[maybe_unused]]
+void Play(Engine& engine, const std::vector<Step>& steps) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    SCOPED_TRACE(::testing::Message() << "step " << i << " at " << s.now << ": "
+                                      << EventToString(s.event));
+    const std::vector<std::string> got = Lines(MustApply(engine, s.event, s.now));
+    if (s.check) {
+      EXPECT_EQ(got, s.expected);
+    }
+  }
+}
+
+[[maybe_unused]]
+Event Env(std::int64_t pool, State state = State::kEnabled) {
+  return Environment("se", {{kG5, pool}}, state);
+}
+[[maybe_unused]]
+Event Q() { return Queue("q", "se"); }
+
+[[maybe_unused]]
+Event Reserve(const std::string& name, std::int64_t limit, bool in_share = false) {
+  return Share({.name = name, .limits = {{kG5, limit}}, .strategy = SharingStrategy::kReserve,
+                .in_share_preemption = in_share});
+}
+[[maybe_unused]]
+Event Lend(const std::string& name, std::int64_t limit, bool in_share = false) {
+  return Share({.name = name, .limits = {{kG5, limit}}, .strategy = SharingStrategy::kLend,
+                .in_share_preemption = in_share});
+}
+[[maybe_unused]]
+Event LendBorrow(const std::string& name, std::int64_t limit, std::int64_t borrow = -1,
+                 bool in_share = false) {
+  return Share({.name = name, .limits = {{kG5, limit}},
+                .strategy = SharingStrategy::kLendAndBorrow, .borrow_limit = borrow,
+                .in_share_preemption = in_share});
+}
+
+// A job of `share` in queue "q" needing `n` x ml.g5.xlarge, created at `now`.
+[[maybe_unused]]
+Event J(JobId id, const std::string& share, std::int32_t priority, std::int64_t n,
+        Timestamp now) {
+  return Job({.id = id, .share = share, .priority = priority, .need = {{kG5, n}}}, now);
+}
+
+[[maybe_unused]]
+Event Starting(JobId id, int attempt = 1) { return AttemptStarting{id, attempt}; }
+[[maybe_unused]]
+Event Running(JobId id, int attempt = 1) { return AttemptRunning{id, attempt}; }
+[[maybe_unused]]
+Event Ended(JobId id, int attempt = 1, AttemptOutcome outcome = AttemptOutcome::kSucceeded,
+            std::string reason = "") {
+  return AttemptEnded{id, attempt, outcome, std::move(reason)};
+}
+
+[[maybe_unused]]
+std::string Id(JobId id) { return std::to_string(id); }
+
+// The lines of a job's submission when it is dispatched at once / waits.
+[[maybe_unused]]
+std::vector<std::string> Dispatched(JobId id, const std::string& mode) {
+  return {"status " + Id(id) + " SUBMITTED->RUNNABLE",
+          "status " + Id(id) + " RUNNABLE->SCHEDULED", "dispatch " + Id(id) + " attempt=1 " + mode};
+}
+[[maybe_unused]]
+std::vector<std::string> Waits(JobId id) {
+  return {"status " + Id(id) + " SUBMITTED->RUNNABLE"};
+}
+
+// The two lines that stop a preemption victim in status `status`.
+[[maybe_unused]]
+std::string StopLine(JobId id, int attempt, PreemptionRule rule) {
+  return "stop " + Id(id) + " attempt=" + std::to_string(attempt) + " PREEMPTION \"" +
+         PreemptionReason(rule) + "\"";
+}
+[[maybe_unused]]
+std::string InProgress(JobId id, const std::string& status, PreemptionRule rule) {
+  return "status " + Id(id) + " " + status + "->" + status + " \"" +
+         std::string(kPreemptionInProgress) + PreemptionReason(rule) + "\"";
+}
+
+// The requeue of a preempted job: RUNNABLE with the preemption's reason.
+[[maybe_unused]]
+std::string Requeued(JobId id, const std::string& status, PreemptionRule rule) {
+  return "status " + Id(id) + " " + status + "->RUNNABLE \"" + PreemptionReason(rule) + "\"";
+}
+
+[[maybe_unused]]
+std::vector<std::string> Cat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+
+constexpr char kP4[] = "ml.p4d.24xlarge";
+constexpr PreemptionRule kReclaim = PreemptionRule::kReclaim;
+constexpr PreemptionRule kInShare = PreemptionRule::kInShare;
+
+TEST(Reclaim, VictimsOnlyFromSharesAboveTheirLimit) {
+  // A borrows B's idle instance; C sits at its own limit with the lowest priority. A job of B
+  // takes back its instance: the victim comes from A (whatever the priorities), never from C.
+  struct Case {
+    std::string name;
+    std::int32_t prio1, prio3;
+    std::string preemption;
+  };
+  const Case cases[] = {
+      {"equal priorities: least work lost", 5, 5,
+       "preempt by 4: 3@A/RECLAIM{prio=5,lost=2000,started=2000}"},
+      {"the lower priority of A, though it was not the borrowing dispatch", 4, 5,
+       "preempt by 4: 1@A/RECLAIM{prio=4,lost=3000,started=1000}"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const JobId victim = c.prio1 < c.prio3 ? 1 : 3;
+    const Timestamp started = victim == 1 ? 1000 : 2000;
+    Engine e;
+    Play(e, {
+        Given(Env(3), 0),
+        Given(Q(), 0),
+        Given(LendBorrow("A", 1), 0),
+        Given(Lend("B", 1), 0),
+        Given(Reserve("C", 1), 0),
+        {J(1, "A", c.prio1, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+        {J(2, "C", 0, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
+        {J(3, "A", c.prio3, 1, 2000), 2000, Dispatched(3, "BORROWED")},
+        {J(4, "B", 0, 1, 4000), 4000,
+         Cat(Waits(4), {c.preemption, StopLine(victim, 1, kReclaim),
+                        InProgress(victim, "SCHEDULED", kReclaim)})},
+        {Ended(victim, 1, AttemptOutcome::kFailed, "stopped"), 5000,
+         {"preempted " + Id(victim) + " attempt=1 RECLAIM lost=" +
+              std::to_string(4000 - started) + " count=1",
+          Requeued(victim, "SCHEDULED", kReclaim), "status 4 RUNNABLE->SCHEDULED",
+          "dispatch 4 attempt=1 PREEMPTOR"}},
+    });
+    const std::optional<JobView> v = e.GetJob(victim);
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ(v->status, JobStatus::kRunnable);
+    EXPECT_EQ(v->preemptions, 1);
+    EXPECT_EQ(v->attempt, 1);
+    EXPECT_EQ(e.GetJob(2)->status, JobStatus::kScheduled);
+  }
+}
+
+TEST(Reclaim, NeverTakesShareBelowItsLimit) {
+  // A (limit 2) holds a 2-instance job within its limit and borrows one more; B lends 1.
+  struct Case {
+    std::string name;
+    std::vector<Step> holders;
+    std::vector<std::string> b_job;
+  };
+  const Case cases[] = {
+      {"the lower-priority job would take A below its limit: the borrower goes",
+       {{J(1, "A", 0, 2, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+        {J(2, "A", 9, 1, 2000), 2000, Dispatched(2, "BORROWED")}},
+       Cat(Waits(3), {"preempt by 3: 2@A/RECLAIM{prio=9,lost=1000,started=2000}",
+                      StopLine(2, 1, kReclaim), InProgress(2, "SCHEDULED", kReclaim)})},
+      {"one job holds A's limit and the borrowed instance: no victim",
+       {{J(1, "A", 0, 3, 1000), 1000, Dispatched(1, "BORROWED")}}, Waits(3)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Engine e;
+    Play(e, {Given(Env(3), 0), Given(Q(), 0), Given(LendBorrow("A", 2), 0),
+             Given(Lend("B", 1), 0)});
+    Play(e, c.holders);
+    Play(e, {{J(3, "B", 0, 1, 3000), 3000, c.b_job}});
+  }
+}
+
+TEST(InSharePreemption, OnlyStrictlyLowerPriorityAndOnlyWhenEnabled) {
+  struct Case {
+    bool enabled;
+    std::int32_t running, waiting;
+    std::vector<std::string> expected;
+  };
+  const Case cases[] = {
+      {true, 1, 2,
+       Cat(Waits(2), {"preempt by 2: 1@A/IN_SHARE{prio=1,lost=1000,started=1000}",
+                      StopLine(1, 1, kInShare), InProgress(1, "SCHEDULED", kInShare)})},
+      {true, 1, 1, Waits(2)},
+      {true, 2, 1, Waits(2)},
+      {false, 1, 2, Waits(2)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "enabled=" << c.enabled << " running=" << c.running
+                                      << " waiting=" << c.waiting);
+    Engine e;
+    Play(e, {
+        Given(Env(1), 0),
+        Given(Q(), 0),
+        Given(Reserve("A", 1, c.enabled), 0),
+        {J(1, "A", c.running, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+        {J(2, "A", c.waiting, 1, 2000), 2000, c.expected},
+    });
+  }
+}
+
+TEST(InSharePreemption, ReclaimsFromOtherSharesWhenThePoolIsStillShort) {
+  // A (LEND, limit 2, in-share) runs a priority-0 job; B borrows A's other instance. A
+  // priority-5 job of A needing 2 takes its own lower-priority job, then reclaims from B.
+  Engine e;
+  Play(e, {
+      Given(Env(3), 0),
+      Given(Q(), 0),
+      Given(Lend("A", 2, /*in_share=*/true), 0),
+      Given(LendBorrow("B", 1), 0),
+      {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+      {J(2, "B", 3, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
+      {J(3, "B", 1, 1, 2000), 2000, Dispatched(3, "BORROWED")},
+      {J(4, "A", 5, 2, 4000), 4000,
+       Cat(Waits(4), {"preempt by 4: 1@A/IN_SHARE{prio=0,lost=3000,started=1000} "
+                      "3@B/RECLAIM{prio=1,lost=2000,started=2000}",
+                      StopLine(1, 1, kInShare), InProgress(1, "SCHEDULED", kInShare),
+                      StopLine(3, 1, kReclaim), InProgress(3, "SCHEDULED", kReclaim)})},
+      {Ended(1, 1, AttemptOutcome::kFailed, "stopped"), 5000,
+       {"preempted 1 attempt=1 IN_SHARE lost=3000 count=1", Requeued(1, "SCHEDULED", kInShare)}},
+      {Ended(3, 1, AttemptOutcome::kFailed, "stopped"), 6000,
+       {"preempted 3 attempt=1 RECLAIM lost=2000 count=1", Requeued(3, "SCHEDULED", kReclaim),
+        "status 4 RUNNABLE->SCHEDULED", "dispatch 4 attempt=1 PREEMPTOR"}},
+  });
+}
+
+TEST(Nomination, ReservedCapacityIsGivenToNoOneElse) {
+  // Pool 2. A (limit 2, in-share) runs two priority-0 jobs; a priority-5 job needing 2 preempts
+  // both. When the first victim has ended, the free instance stays reserved for the preemptor:
+  // neither the requeued victim nor B's job takes it. The preemptor is dispatched (PREEMPTOR)
+  // when the last victim reports AttemptEnded.
+  Engine e;
+  Play(e, {
+      Given(Env(2), 0),
+      Given(Q(), 0),
+      Given(Reserve("A", 2, /*in_share=*/true), 0),
+      Given(Reserve("B", 1), 0),
+      {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+      {J(2, "A", 0, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
+      {J(3, "A", 5, 2, 2000), 2000,
+       Cat(Waits(3), {"preempt by 3: 1@A/IN_SHARE{prio=0,lost=1000,started=1000} "
+                      "2@A/IN_SHARE{prio=0,lost=1000,started=1000}",
+                      StopLine(1, 1, kInShare), InProgress(1, "SCHEDULED", kInShare),
+                      StopLine(2, 1, kInShare), InProgress(2, "SCHEDULED", kInShare)})},
+      {Ended(1, 1, AttemptOutcome::kFailed, "stopped"), 3000,
+       {"preempted 1 attempt=1 IN_SHARE lost=1000 count=1", Requeued(1, "SCHEDULED", kInShare)}},
+      {J(4, "B", 9, 1, 3000), 3000, Waits(4)},
+  });
+  const std::optional<JobView> preemptor = e.GetJob(3);
+  ASSERT_TRUE(preemptor.has_value());
+  EXPECT_TRUE(preemptor->nominated);
+  EXPECT_EQ(preemptor->status, JobStatus::kRunnable);
+  Result<QueueUsage> usage = e.Usage("q");
+  ASSERT_TRUE(usage.ok());
+  ASSERT_EQ(usage->shares.size(), 2u);
+  ASSERT_EQ(usage->shares[0].name, "A");
+  ASSERT_EQ(usage->shares[0].units.size(), 1u);
+  const UnitUsage& a = usage->shares[0].units[0];
+  EXPECT_EQ(a.used, 1);
+  EXPECT_EQ(a.stopping, 1);
+  EXPECT_EQ(a.reserved, 2);
+  EXPECT_EQ(e.FrontOfQueue("q", "", 10), (std::vector<JobId>{3, 4, 1}));
+  Result<WaitReason> why = e.Explain(3);
+  ASSERT_TRUE(why.ok());
+  EXPECT_EQ(why->rule, WaitRule::kNominated);
+  EXPECT_EQ(why->waiting_for, (std::vector<JobId>{2}));
+  Play(e, {{Ended(2, 1, AttemptOutcome::kFailed, "stopped"), 4000,
+            {"preempted 2 attempt=1 IN_SHARE lost=1000 count=1", Requeued(2, "SCHEDULED", kInShare),
+             "status 3 RUNNABLE->SCHEDULED", "dispatch 3 attempt=1 PREEMPTOR"}}});
+}
+
+TEST(VictimOrder, LowerPriorityThenLeastWorkLostThenMostRecentThenId) {
+  // A (in-share) is full; a priority-9 job needing one instance at 10000 takes one victim.
+  struct Running {
+    JobId id;
+    std::int32_t priority;
+    std::int64_t need;
+    Timestamp started;
+    Timestamp checkpoint;  // 0 = none
+  };
+  struct Case {
+    std::string name;
+    std::vector<Running> running;
+    std::string preemption;
+  };
+  const Case cases[] = {
+      {"lower priority first, whatever the work lost",
+       {{1, 0, 1, 1000, 0}, {2, 1, 1, 5000, 0}},
+       "preempt by 9: 1@A/IN_SHARE{prio=0,lost=9000,started=1000}"},
+      {"least work lost since the last checkpoint",
+       {{1, 0, 1, 1000, 8000}, {2, 0, 1, 2000, 0}},
+       "preempt by 9: 1@A/IN_SHARE{prio=0,lost=2000,started=1000}"},
+      {"work lost counts instances: 1 x 9000 < 2 x 6000",
+       {{1, 0, 1, 1000, 0}, {2, 0, 2, 4000, 0}},
+       "preempt by 9: 1@A/IN_SHARE{prio=0,lost=9000,started=1000}"},
+      {"work lost counts instances: 2 x 3000 < 1 x 9000",
+       {{1, 0, 1, 1000, 0}, {2, 0, 2, 7000, 0}},
+       "preempt by 9: 2@A/IN_SHARE{prio=0,lost=6000,started=7000}"},
+      {"equal work lost: the most recently started",
+       {{1, 0, 1, 1000, 5000}, {2, 0, 1, 5000, 0}},
+       "preempt by 9: 2@A/IN_SHARE{prio=0,lost=5000,started=5000}"},
+      {"all equal: by id", {{1, 0, 1, 1000, 0}, {2, 0, 1, 1000, 0}},
+       "preempt by 9: 1@A/IN_SHARE{prio=0,lost=9000,started=1000}"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::int64_t total = 0;
+    for (const Running& r : c.running) total += r.need;
+    Engine e;
+    Play(e, {Given(Env(total), 0), Given(Q(), 0), Given(Reserve("A", total, true), 0)});
+    for (const Running& r : c.running) {
+      Play(e, {{J(r.id, "A", r.priority, r.need, r.started), r.started,
+                Dispatched(r.id, "WITHIN_QUOTA")}});
+    }
+    for (const Running& r : c.running) {
+      if (r.checkpoint != 0) {
+        Play(e, {{CheckpointObserved{r.id, 1, r.checkpoint}, r.checkpoint, {}}});
+        EXPECT_EQ(e.GetJob(r.id)->last_checkpoint, r.checkpoint);
+      }
+    }
+    const Decisions d = MustApply(e, J(9, "A", 9, 1, 10000), 10000);
+    const std::vector<Preemption> p = Only<Preemption>(d);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_EQ(DecisionToString(p[0]), c.preemption);
+    ASSERT_EQ(p[0].victims.size(), 1u);
+    EXPECT_EQ(p[0].victims[0].key.id, p[0].victims[0].victim);
+    EXPECT_EQ(Only<Stop>(d).size(), 1u);
+  }
+}
+
+TEST(VictimOrder, AlreadyStoppingJobsCountFirst) {
+  // A (limit 2, in-share) runs two priority-0 jobs; job 1 is being terminated. Its instance
+  // counts as free in the projected view, so a 1-instance preemptor takes no victim and a
+  // 2-instance one takes only job 2.
+  struct Case {
+    std::int64_t need;
+    std::vector<std::string> submit, end2, end1;
+  };
+  const Case cases[] = {
+      {1, Waits(3), {},
+       {"status 1 SCHEDULED->FAILED \"user\"", "status 3 RUNNABLE->SCHEDULED",
+        "dispatch 3 attempt=1 WITHIN_QUOTA"}},
+      {2,
+       Cat(Waits(3), {"preempt by 3: 2@A/IN_SHARE{prio=0,lost=2000,started=1000}",
+                      StopLine(2, 1, kInShare), InProgress(2, "SCHEDULED", kInShare)}),
+       {"preempted 2 attempt=1 IN_SHARE lost=2000 count=1", Requeued(2, "SCHEDULED", kInShare)},
+       {"status 1 SCHEDULED->FAILED \"user\"", "status 3 RUNNABLE->SCHEDULED",
+        "dispatch 3 attempt=1 PREEMPTOR"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("preemptor needs " + std::to_string(c.need));
+    Engine e;
+    Play(e, {
+        Given(Env(2), 0),
+        Given(Q(), 0),
+        Given(Reserve("A", 2, true), 0),
+        {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+        {J(2, "A", 0, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
+        {TerminateJob{1, "user"}, 2000, {"stop 1 attempt=1 TERMINATION \"user\""}},
+        {J(3, "A", 5, c.need, 3000), 3000, c.submit},
+    });
+    if (c.need == 1) {
+      Play(e, {{Ended(1, 1, AttemptOutcome::kFailed, "killed"), 5000, c.end1}});
+    } else {
+      Play(e, {{Ended(2, 1, AttemptOutcome::kFailed, "killed"), 4000, c.end2},
+               {Ended(1, 1, AttemptOutcome::kFailed, "killed"), 5000, c.end1}});
+    }
+  }
+}
+
+TEST(VictimSet, ReverseFillBackMakesItMinimal) {
+  struct Case {
+    std::string name;
+    std::vector<Event> config;
+    std::vector<Event> running;  // submitted at 1000, dispatched at once
+    Event preemptor;             // submitted at 2000
+    std::string preemption;
+  };
+  const Case cases[] = {
+      {"greedy takes 1 then 2; 1 is given back",
+       {Env(3), Q(), Reserve("A", 3, true)},
+       {J(1, "A", 0, 1, 1000), J(2, "A", 1, 2, 1000)}, J(3, "A", 5, 2, 2000),
+       "preempt by 3: 2@A/IN_SHARE{prio=1,lost=2000,started=1000}"},
+      {"both are needed",
+       {Env(2), Q(), Reserve("A", 2, true)},
+       {J(1, "A", 0, 1, 1000), J(2, "A", 1, 1, 1000)}, J(3, "A", 5, 2, 2000),
+       "preempt by 3: 1@A/IN_SHARE{prio=0,lost=1000,started=1000} "
+       "2@A/IN_SHARE{prio=1,lost=1000,started=1000}"},
+      {"a job holding no unit the preemptor is blocked on is never taken",
+       {Environment("se", {{kG5, 1}, {kP4, 1}}), Q(),
+        Share({.name = "A", .limits = {{kG5, 1}, {kP4, 1}}, .in_share_preemption = true})},
+       {Job({.id = 1, .share = "A", .need = {{kP4, 1}}}, 1000),
+        Job({.id = 2, .share = "A", .priority = 1, .need = {{kG5, 1}}}, 1000)},
+       J(3, "A", 5, 1, 2000), "preempt by 3: 2@A/IN_SHARE{prio=1,lost=1000,started=1000}"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Engine e;
+    for (const Event& ev : c.config) MustApply(e, ev, 0);
+    for (const Event& ev : c.running) {
+      EXPECT_EQ(Only<Dispatch>(MustApply(e, ev, 1000)).size(), 1u);
+    }
+    const Decisions d = MustApply(e, c.preemptor, 2000);
+    const std::vector<Preemption> p = Only<Preemption>(d);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_EQ(DecisionToString(p[0]), c.preemption);
+    EXPECT_EQ(Only<Stop>(d).size(), p[0].victims.size());
+  }
+}
+
+TEST(UpdateJobPriority, RaisedWaitingJobPreemptsInShare) {
+  struct Case {
+    bool in_share;
+    std::int32_t raised_to;
+    std::vector<std::string> expected;
+  };
+  const Case cases[] = {
+      {true, 4,
+       {"preempt by 2: 1@A/IN_SHARE{prio=3,lost=2000,started=1000}", StopLine(1, 1, kInShare),
+        InProgress(1, "SCHEDULED", kInShare)}},
+      {true, 3, {}},
+      {false, 4, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "in_share=" << c.in_share << " to " << c.raised_to);
+    Engine e;
+    Play(e, {Given(Env(1), 0), Given(Q(), 0), Given(Reserve("A", 1, c.in_share), 0),
+             {J(1, "A", 3, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+             {J(2, "A", 1, 1, 2000), 2000, Waits(2)},
+             {UpdateJobPriority{2, c.raised_to}, 3000, c.expected}});
+    EXPECT_EQ(e.GetJob(2)->priority, c.raised_to);
+    EXPECT_EQ(e.GetJob(2)->nominated, !c.expected.empty());
+  }
+}
+
+TEST(UpdateJobPriority, LoweredRunningJobBecomesTheLikelierVictim) {
+  // Jobs 1 (started 1000) and 2 (started 2000) run at priority 5; job 2 has lost less work.
+  struct Case {
+    std::optional<std::int32_t> lower_job1_to;
+    std::string preemption;
+  };
+  const Case cases[] = {
+      {std::nullopt, "preempt by 3: 2@A/IN_SHARE{prio=5,lost=2000,started=2000}"},
+      {1, "preempt by 3: 1@A/IN_SHARE{prio=1,lost=3000,started=1000}"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.lower_job1_to ? "lowered" : "not lowered");
+    Engine e;
+    Play(e, {Given(Env(2), 0), Given(Q(), 0), Given(Reserve("A", 2, true), 0),
+             {J(1, "A", 5, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+             {J(2, "A", 5, 1, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")}});
+    if (c.lower_job1_to) Play(e, {{UpdateJobPriority{1, *c.lower_job1_to}, 3000, {}}});
+    const Decisions d = MustApply(e, J(3, "A", 9, 1, 4000), 4000);
+    const std::vector<Preemption> p = Only<Preemption>(d);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_EQ(DecisionToString(p[0]), c.preemption);
+  }
+}
+
+}  // namespace
+}  // namespace allot::engine
