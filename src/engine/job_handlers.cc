@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "common/glob.h"
 #include "engine/accounting.h"
 #include "engine/handlers.h"
@@ -100,7 +102,11 @@ bool ShouldRetry(const EngineState& st, const Job& job, const std::string& reaso
 void EndPreempted(EngineState& st, Job& job) {
   ++job.preemptions;
   const std::string reason = model::PreemptionReason(job.stop_rule);
-  st.out->push_back(model::PreemptedAttempt{job.id, job.attempt, job.stop_rule, job.work_lost,
+  // What was really lost: the work since the last checkpoint when the processes were gone, so a
+  // job that checkpoints on SIGTERM within the grace period loses (almost) nothing.
+  const std::int64_t lost =
+      st.ShapeOf(job).instances * std::max<Duration>(0, st.now - job.WorkReference());
+  st.out->push_back(model::PreemptedAttempt{job.id, job.attempt, job.stop_rule, lost,
                                             job.preemptions, reason});
   if (job.preemption_retries >= 0 && job.preemptions > job.preemption_retries) {
     FinishJob(st, job, JobStatus::kFailed,

@@ -155,7 +155,6 @@ void Nominate(EngineState& st, QueueState& q, Job& preemptor,
   for (const VictimChoice& v : victims) {
     RemoveCandidate(st, *v.job);
     v.job->stop_rule = v.rule;
-    v.job->work_lost = v.key.work_lost;
     BeginStop(st, *v.job, model::StopKind::kPreemption, model::PreemptionReason(v.rule),
               /*already_removed=*/true);
   }

@@ -137,7 +137,6 @@ struct Job {
   Timestamp running_since = 0;
   Timestamp last_checkpoint = 0;
   Timestamp reason_since = 0;
-  std::int64_t work_lost = 0;  // at the moment it was chosen as a victim
   std::string status_reason;
 
   Timestamp WorkReference() const {

@@ -61,7 +61,9 @@ struct PreemptedAttempt {
   JobId job = 0;
   int attempt = 0;
   PreemptionRule rule = PreemptionRule::kReclaim;
-  std::int64_t work_lost = 0;  // instance-milliseconds since the last checkpoint
+  // Instance-milliseconds between the last checkpoint (or the attempt's start) and the end of
+  // the attempt; the victim key holds the estimate made when the victim was chosen.
+  std::int64_t work_lost = 0;
   int preempted_count = 0;     // preemptions of this job so far, this one included
   std::string reason;
 };

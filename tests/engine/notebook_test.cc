@@ -205,7 +205,7 @@ TEST(Notebook, QuotaManagementScenarioEndToEnd) {
 
   // Its processes are gone: the victim is RUNNABLE again and the QS2 job is dispatched.
   Play(e, {{Ended(2, 1, AttemptOutcome::kFailed, "Received status from SageMaker: Stopped"), 5000,
-            {"preempted 2 attempt=1 RECLAIM lost=2000 count=1", Requeued(2, "RUNNING", kReclaim),
+            {"preempted 2 attempt=1 RECLAIM lost=3000 count=1", Requeued(2, "RUNNING", kReclaim),
              "status 4 RUNNABLE->SCHEDULED", "dispatch 4 attempt=1 PREEMPTOR"}},
            {Starting(4), 5000, {"status 4 SCHEDULED->STARTING"}},
            {Running(4), 5000, {"status 4 STARTING->RUNNING"}}});
@@ -222,7 +222,7 @@ TEST(Notebook, QuotaManagementScenarioEndToEnd) {
             {"preempt by 3: 1@QS1/IN_SHARE{prio=3,lost=5000,started=1000}",
              StopLine(1, 1, kInShare), InProgress(1, "RUNNING", kInShare)}},
            {Ended(1, 1, AttemptOutcome::kFailed, "Received status from SageMaker: Stopped"), 7000,
-            {"preempted 1 attempt=1 IN_SHARE lost=5000 count=1",
+            {"preempted 1 attempt=1 IN_SHARE lost=6000 count=1",
              Requeued(1, "RUNNING", kInShare), "status 3 RUNNABLE->SCHEDULED",
              "dispatch 3 attempt=1 PREEMPTOR"}}});
   ExpectUsage(e, {{"", 2, 0, 0}, {"QS1", 1, 0, 0}, {"QS2", 1, 0, 0}, {"QS3", 0, 0, 0}});

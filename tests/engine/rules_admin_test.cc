@@ -174,7 +174,7 @@ TEST(LoweredShareLimit, ExcessIsReclaimableNotStopped) {
               Cat(Waits(3), {"preempt by 3: 2@A/" + rule + "{prio=0,lost=2000,started=2000}",
                              StopLine(2, 1, c.rule), InProgress(2, "SCHEDULED", c.rule)})},
              {Ended(2, 1, AttemptOutcome::kFailed, "stopped"), 5000,
-              {"preempted 2 attempt=1 " + rule + " lost=2000 count=1",
+              {"preempted 2 attempt=1 " + rule + " lost=3000 count=1",
                Requeued(2, "SCHEDULED", c.rule), "status 3 RUNNABLE->SCHEDULED",
                "dispatch 3 attempt=1 PREEMPTOR"}}});
   }

@@ -376,7 +376,9 @@ TEST(PreemptionRetries, UnsetZeroOrN) {
       SCOPED_TRACE("round " + std::to_string(round));
       const JobId p = 10 + static_cast<JobId>(round);
       const Timestamp t = 10000 * round;
-      const std::string lost = std::to_string(t - started);
+      const std::string lost = std::to_string(t - started);  // the estimate when chosen, at t
+      // Measured when the attempt has ended, at t + 100.
+      const std::string lost_at_end = std::to_string(t + 100 - started);
       const bool fails = round == c.failing_round;
       Play(e, {{J(p, "A", 5, 1, t), t,
                 Cat(Waits(p), {"preempt by " + Id(p) + ": 1@A/IN_SHARE{prio=0,lost=" + lost +
@@ -384,7 +386,7 @@ TEST(PreemptionRetries, UnsetZeroOrN) {
                                StopLine(1, round, kInShare),
                                InProgress(1, "SCHEDULED", kInShare)})},
                {Ended(1, round, AttemptOutcome::kFailed, "stopped"), t + 100,
-                {"preempted 1 attempt=" + std::to_string(round) + " IN_SHARE lost=" + lost +
+                {"preempted 1 attempt=" + std::to_string(round) + " IN_SHARE lost=" + lost_at_end +
                      " count=" + std::to_string(round),
                  fails ? "status 1 SCHEDULED->FAILED \"Preemption retries exhausted "
                          "(preemptionRetriesBeforeTermination=" +

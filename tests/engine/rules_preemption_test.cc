@@ -173,7 +173,7 @@ TEST(Reclaim, VictimsOnlyFromSharesAboveTheirLimit) {
                         InProgress(victim, "SCHEDULED", kReclaim)})},
         {Ended(victim, 1, AttemptOutcome::kFailed, "stopped"), 5000,
          {"preempted " + Id(victim) + " attempt=1 RECLAIM lost=" +
-              std::to_string(4000 - started) + " count=1",
+              std::to_string(5000 - started) + " count=1",
           Requeued(victim, "SCHEDULED", kReclaim), "status 4 RUNNABLE->SCHEDULED",
           "dispatch 4 attempt=1 PREEMPTOR"}},
     });
@@ -258,9 +258,9 @@ TEST(InSharePreemption, ReclaimsFromOtherSharesWhenThePoolIsStillShort) {
                       StopLine(1, 1, kInShare), InProgress(1, "SCHEDULED", kInShare),
                       StopLine(3, 1, kReclaim), InProgress(3, "SCHEDULED", kReclaim)})},
       {Ended(1, 1, AttemptOutcome::kFailed, "stopped"), 5000,
-       {"preempted 1 attempt=1 IN_SHARE lost=3000 count=1", Requeued(1, "SCHEDULED", kInShare)}},
+       {"preempted 1 attempt=1 IN_SHARE lost=4000 count=1", Requeued(1, "SCHEDULED", kInShare)}},
       {Ended(3, 1, AttemptOutcome::kFailed, "stopped"), 6000,
-       {"preempted 3 attempt=1 RECLAIM lost=2000 count=1", Requeued(3, "SCHEDULED", kReclaim),
+       {"preempted 3 attempt=1 RECLAIM lost=4000 count=1", Requeued(3, "SCHEDULED", kReclaim),
         "status 4 RUNNABLE->SCHEDULED", "dispatch 4 attempt=1 PREEMPTOR"}},
   });
 }
@@ -284,7 +284,7 @@ TEST(Nomination, ReservedCapacityIsGivenToNoOneElse) {
                       StopLine(1, 1, kInShare), InProgress(1, "SCHEDULED", kInShare),
                       StopLine(2, 1, kInShare), InProgress(2, "SCHEDULED", kInShare)})},
       {Ended(1, 1, AttemptOutcome::kFailed, "stopped"), 3000,
-       {"preempted 1 attempt=1 IN_SHARE lost=1000 count=1", Requeued(1, "SCHEDULED", kInShare)}},
+       {"preempted 1 attempt=1 IN_SHARE lost=2000 count=1", Requeued(1, "SCHEDULED", kInShare)}},
       {J(4, "B", 9, 1, 3000), 3000, Waits(4)},
   });
   const std::optional<JobView> preemptor = e.GetJob(3);
@@ -306,7 +306,7 @@ TEST(Nomination, ReservedCapacityIsGivenToNoOneElse) {
   EXPECT_EQ(why->rule, WaitRule::kNominated);
   EXPECT_EQ(why->waiting_for, (std::vector<JobId>{2}));
   Play(e, {{Ended(2, 1, AttemptOutcome::kFailed, "stopped"), 4000,
-            {"preempted 2 attempt=1 IN_SHARE lost=1000 count=1", Requeued(2, "SCHEDULED", kInShare),
+            {"preempted 2 attempt=1 IN_SHARE lost=3000 count=1", Requeued(2, "SCHEDULED", kInShare),
              "status 3 RUNNABLE->SCHEDULED", "dispatch 3 attempt=1 PREEMPTOR"}}});
 }
 
@@ -384,7 +384,7 @@ TEST(VictimOrder, AlreadyStoppingJobsCountFirst) {
       {2,
        Cat(Waits(3), {"preempt by 3: 2@A/IN_SHARE{prio=0,lost=2000,started=1000}",
                       StopLine(2, 1, kInShare), InProgress(2, "SCHEDULED", kInShare)}),
-       {"preempted 2 attempt=1 IN_SHARE lost=2000 count=1", Requeued(2, "SCHEDULED", kInShare)},
+       {"preempted 2 attempt=1 IN_SHARE lost=3000 count=1", Requeued(2, "SCHEDULED", kInShare)},
        {"status 1 SCHEDULED->FAILED \"user\"", "status 3 RUNNABLE->SCHEDULED",
         "dispatch 3 attempt=1 PREEMPTOR"}},
   };
@@ -496,6 +496,60 @@ TEST(UpdateJobPriority, LoweredRunningJobBecomesTheLikelierVictim) {
     ASSERT_EQ(p.size(), 1u);
     EXPECT_EQ(DecisionToString(p[0]), c.preemption);
   }
+}
+
+TEST(WorkLost, CheckpointDuringGracePeriodKeepsTheWork) {
+  // A (limit 2, in-share) runs a 2-instance priority-0 job dispatched at 1000. A priority-5 job
+  // needing 2 stops it at T = 10000: the victim key holds the estimate then, 2 x (10000 - 1000).
+  // Within the grace period the victim checkpoints (T + 5000) and then ends (T + 6000): the
+  // preempted attempt has lost only the work since that checkpoint, 2 x 1000.
+  constexpr Timestamp kT = 10000;
+  Engine e;
+  Play(e, {
+      Given(Env(2), 0),
+      Given(Q(), 0),
+      Given(Reserve("A", 2, /*in_share=*/true), 0),
+      {J(1, "A", 0, 2, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+  });
+
+  const Decisions stop = MustApply(e, J(2, "A", 5, 2, kT), kT);
+  EXPECT_EQ(Lines(stop),
+            Cat(Waits(2), {"preempt by 2: 1@A/IN_SHARE{prio=0,lost=18000,started=1000}",
+                           StopLine(1, 1, kInShare), InProgress(1, "SCHEDULED", kInShare)}));
+  const std::vector<Preemption> p = Only<Preemption>(stop);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].preemptor, 2u);
+  ASSERT_EQ(p[0].victims.size(), 1u);
+  EXPECT_EQ(p[0].victims[0].victim, 1u);
+  EXPECT_EQ(p[0].victims[0].share, "A");
+  EXPECT_EQ(p[0].victims[0].rule, kInShare);
+  EXPECT_EQ(p[0].victims[0].key.priority, 0);
+  EXPECT_EQ(p[0].victims[0].key.work_lost, 18000);
+  EXPECT_EQ(p[0].victims[0].key.started_at, 1000);
+  EXPECT_EQ(p[0].victims[0].key.id, 1u);
+
+  Play(e, {{CheckpointObserved{1, 1, kT + 5000}, kT + 5000, {}}});
+  ASSERT_TRUE(e.GetJob(1).has_value());
+  EXPECT_EQ(e.GetJob(1)->last_checkpoint, kT + 5000);
+  EXPECT_TRUE(e.GetJob(1)->stopping);
+
+  const Decisions end =
+      MustApply(e, Ended(1, 1, AttemptOutcome::kFailed, "stopped"), kT + 6000);
+  EXPECT_EQ(Lines(end),
+            (std::vector<std::string>{"preempted 1 attempt=1 IN_SHARE lost=2000 count=1",
+                                      Requeued(1, "SCHEDULED", kInShare),
+                                      "status 2 RUNNABLE->SCHEDULED",
+                                      "dispatch 2 attempt=1 PREEMPTOR"}));
+  const std::vector<PreemptedAttempt> pa = Only<PreemptedAttempt>(end);
+  ASSERT_EQ(pa.size(), 1u);
+  EXPECT_EQ(pa[0].job, 1u);
+  EXPECT_EQ(pa[0].attempt, 1);
+  EXPECT_EQ(pa[0].rule, kInShare);
+  EXPECT_EQ(pa[0].work_lost, 2 * 1000);
+  EXPECT_EQ(pa[0].preempted_count, 1);
+  EXPECT_EQ(pa[0].reason, PreemptionReason(kInShare));
+  EXPECT_EQ(e.GetJob(1)->status, JobStatus::kRunnable);
+  EXPECT_EQ(e.GetJob(1)->preemptions, 1);
 }
 
 }  // namespace

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The link graph is the layering, and this check keeps the sources honest: common/ includes only
+# common/, model/ only model/ and common/, engine/ only engine/, model/ and common/; none of them
+# may include headers for threads, clocks, files or randomness, or call such functions. The
+# engine must stay pure: no clock reads, no I/O, no threads.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+status=0
+forbidden_headers='<(thread|chrono|filesystem|fstream|iostream|random|mutex|atomic|future|ctime|condition_variable|sys/.*|unistd\.h)>'
+forbidden_calls='std::chrono|random_device|std::thread|getenv|fopen|std::cout|std::cerr|\btime\(|\brand\(|clock_gettime'
+check() {  # folder, allowed project folders (regex)
+  local folder=$1 allowed=$2
+  while IFS= read -r line; do
+    echo "layering: $line"
+    status=1
+  done < <(
+    grep -HnE '^#include "' "$root/src/$folder"/*.{h,cc} 2>/dev/null | grep -vE "#include \"($allowed)/"
+    grep -HnE "^#include $forbidden_headers" "$root/src/$folder"/*.{h,cc} 2>/dev/null
+    grep -HnE "$forbidden_calls" "$root/src/$folder"/*.{h,cc} 2>/dev/null
+  )
+}
+check common 'common'
+check model 'model|common'
+check engine 'engine|model|common'
+if [ $status -eq 0 ]; then echo "layering: common, model and engine are pure and layered"; fi
+exit $status
