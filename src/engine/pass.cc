@@ -109,11 +109,19 @@ void Dispatch(EngineState& st, Job& job, DispatchMode mode) {
   DispatchJob(st, job, mode, /*projected_held=*/false);
 }
 
+// A nominee was within its share's quota when it was nominated, and the projected view holds
+// its need since. Jobs of its share may still borrow other shares' idle capacity meanwhile, so
+// when the nominee starts its share may be above its limit by exactly what they borrowed: the
+// nominee is checked in borrowing mode for shares that can borrow.
+FitMode NomineeMode(const ShareState& s) {
+  return s.borrows() ? FitMode::kBorrow : FitMode::kWithinQuota;
+}
+
 // Step 0.
 bool DispatchNominees(EngineState& st, QueueState& q) {
   for (const auto& [seq, id] : q.nominees) {
     Job& job = *st.FindJob(id);
-    if (Fits(q, kActual, job.share, st.ShapeOf(job), FitMode::kWithinQuota)) {
+    if (Fits(q, kActual, job.share, st.ShapeOf(job), NomineeMode(*q.shares[job.share]))) {
       q.nominees.erase(seq);
       st.nominee_victims.erase(job.id);
       DispatchJob(st, job, DispatchMode::kPreemptor, /*projected_held=*/true);
@@ -281,7 +289,7 @@ void RevalidateNominees(EngineState& st, QueueState& q) {
     AddUsage(q, kProjected, job.share, shape, -1);
     const bool fits = job.misconfig == model::Misconfiguration::kNone &&
                       CheckMisconfiguration(q, job) == model::Misconfiguration::kNone &&
-                      Fits(q, kProjected, job.share, shape, FitMode::kWithinQuota);
+                      Fits(q, kProjected, job.share, shape, NomineeMode(*q.shares[job.share]));
     AddUsage(q, kProjected, job.share, shape, +1);
     if (!fits) Denominate(st, job);
   }
