@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and the tests need, only those that are missing.
 set -euo pipefail
-packages=(build-essential cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev)
+packages=(build-essential cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev
+          libcpp-httplib-dev nlohmann-json3-dev libsqlite3-dev sqlite3 libssl-dev libspdlog-dev
+          libfmt-dev libcli11-dev libyaml-cpp-dev pkg-config)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

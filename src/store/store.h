@@ -1,0 +1,82 @@
+#pragma once
+
+// The durable store behind the server: records (kind, key) -> value, written in batches.
+// A batch is atomic. Commit() returns only after the batch's transaction is durable on disk, so
+// a crash at any instant loses no batch whose Commit() returned. Batches commit in the order they
+// were submitted; one writer thread groups concurrent batches into one transaction.
+//
+// Thread-safety: every method may be called from any thread.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace allot::store {
+
+enum class Kind : std::uint8_t {
+  kMeta = 0,                // server settings (e.g. the next job sequence)
+  kCredential = 1,          // access key id -> secret
+  kServiceEnvironment = 2,  // name -> JSON document
+  kSchedulingPolicy = 3,
+  kJobQueue = 4,
+  kQuotaShare = 5,          // "queue/share" -> JSON document
+  kJob = 6,                 // job id -> JSON document (without payload)
+  kJobPayload = 7,          // job id -> serviceRequestPayload
+  kClientToken = 8,         // "queue/token" -> job id + request hash
+};
+
+struct Op {
+  Kind kind = Kind::kMeta;
+  std::string key;
+  std::optional<std::string> value;  // nullopt deletes the record
+};
+
+struct Batch {
+  std::vector<Op> ops;
+
+  void Put(Kind kind, std::string key, std::string value) {
+    ops.push_back({kind, std::move(key), std::move(value)});
+  }
+  void Delete(Kind kind, std::string key) { ops.push_back({kind, std::move(key), std::nullopt}); }
+  bool empty() const { return ops.empty(); }
+};
+
+struct Record {
+  std::string key;
+  std::string value;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Queues `batch` for the writer; `done` runs on the writer thread once the transaction that
+  // holds it committed (OK) or failed.
+  virtual void Submit(Batch batch, std::function<void(const Status&)> done) = 0;
+
+  // Submit() and wait: returns once durable.
+  Status Commit(Batch batch);
+
+  // Every record of `kind`, ordered by key.
+  virtual Result<std::vector<Record>> Load(Kind kind) = 0;
+  virtual Result<std::optional<std::string>> Get(Kind kind, std::string_view key) = 0;
+
+  // Stops the writer after committing what was submitted.
+  virtual void Close() = 0;
+};
+
+struct SqliteOptions {
+  std::string path;                  // database file; created with its schema if absent
+  std::size_t max_batches_per_commit = 1024;
+};
+
+// SQLite in WAL mode with synchronous=FULL.
+Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options);
+
+}  // namespace allot::store
