@@ -16,6 +16,7 @@ Status Handle(EngineState& st, const model::DeleteJobQueue& e);
 Status Handle(EngineState& st, const model::PutQuotaShare& e);
 Status Handle(EngineState& st, const model::DeleteQuotaShare& e);
 Status Handle(EngineState& st, const model::SubmitJob& e);
+Status Handle(EngineState& st, const model::RestoreJob& e);
 Status Handle(EngineState& st, const model::UpdateJobPriority& e);
 Status Handle(EngineState& st, const model::TerminateJob& e);
 Status Handle(EngineState& st, const model::AttemptStarting& e);

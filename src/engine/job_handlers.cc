@@ -41,19 +41,20 @@ Status CheckRetry(const model::RetryStrategy& r) {
   return Status::Ok();
 }
 
-Status CheckSubmission(const EngineState& st, const model::JobSpec& spec) {
+// `restoring`: a job recovered after a restart, which DISABLED queues and shares still run.
+Status CheckSubmission(const EngineState& st, const model::JobSpec& spec, bool restoring) {
   if (st.FindJob(spec.id) != nullptr) return AlreadyExists("job " + Id(spec.id) + " exists");
   auto qit = st.queue_index.find(spec.queue);
   if (qit == st.queue_index.end()) return NotFound("job queue " + spec.queue + " does not exist");
   const QueueState& q = *st.queues[qit->second];
-  if (q.deleting || q.config.state != model::State::kEnabled) {
+  if (q.deleting || (!restoring && q.config.state != model::State::kEnabled)) {
     return FailedPrecondition("job queue " + spec.queue + " is not ENABLED");
   }
   auto sit = q.share_index.find(spec.share);
   if (sit == q.share_index.end() || q.shares[sit->second]->deleting) {
     return NotFound("quota share " + spec.share + " does not exist in job queue " + spec.queue);
   }
-  if (q.shares[sit->second]->config.state != model::State::kEnabled) {
+  if (!restoring && q.shares[sit->second]->config.state != model::State::kEnabled) {
     return FailedPrecondition("quota share " + spec.share +
                               " is DISABLED and accepts no new jobs");
   }
@@ -156,9 +157,9 @@ void EndRunning(EngineState& st, Job& job, const model::AttemptEnded& e) {
 
 }  // namespace
 
-Status Handle(EngineState& st, const model::SubmitJob& e) {
-  ALLOT_RETURN_IF_ERROR(CheckSubmission(st, e.spec));
-  const model::JobSpec& spec = e.spec;
+namespace {
+
+Job& AddJob(EngineState& st, const model::JobSpec& spec) {
   const std::uint32_t qi = st.queue_index.find(spec.queue)->second;
   QueueState& q = *st.queues[qi];
   Job job;
@@ -174,8 +175,26 @@ Status Handle(EngineState& st, const model::SubmitJob& e) {
   Job& stored = st.jobs.emplace(job.id, std::move(job)).first->second;
   ++q.live_jobs;
   ++st.ShareOf(stored).live_jobs;
-  MakeRunnable(st, stored, "");
   st.dirty.insert(qi);
+  return stored;
+}
+
+}  // namespace
+
+Status Handle(EngineState& st, const model::SubmitJob& e) {
+  ALLOT_RETURN_IF_ERROR(CheckSubmission(st, e.spec, /*restoring=*/false));
+  MakeRunnable(st, AddJob(st, e.spec), "");
+  return Status::Ok();
+}
+
+Status Handle(EngineState& st, const model::RestoreJob& e) {
+  ALLOT_RETURN_IF_ERROR(CheckSubmission(st, e.spec, /*restoring=*/true));
+  Job& job = AddJob(st, e.spec);
+  job.attempt = e.attempt;
+  job.failed_attempts = e.failed_attempts;
+  job.preemptions = e.preemptions;
+  job.last_checkpoint = e.last_checkpoint;
+  MakeRunnable(st, job, e.reason);
   return Status::Ok();
 }
 

@@ -43,6 +43,9 @@ std::string EventToString(const Event& e) {
           const JobSpec& s = x.spec;
           return "submit " + std::to_string(s.id) + " " + s.queue + "/" + s.share + " prio=" +
                  std::to_string(s.priority) + " need=" + DemandToString(s.demand);
+        } else if constexpr (std::is_same_v<T, RestoreJob>) {
+          return "restore " + std::to_string(x.spec.id) + " " + x.spec.queue + "/" + x.spec.share +
+                 " attempt=" + std::to_string(x.attempt);
         } else if constexpr (std::is_same_v<T, UpdateJobPriority>) {
           return "priority " + std::to_string(x.job) + " " + std::to_string(x.priority);
         } else if constexpr (std::is_same_v<T, TerminateJob>) {

@@ -21,6 +21,16 @@ struct PutQuotaShare { QuotaShareConfig config; };
 struct DeleteQuotaShare { std::string queue; std::string name; };
 
 struct SubmitJob { JobSpec spec; };
+// A live job recovered from the store after a restart. It re-enters RUNNABLE with its counters,
+// even in a DISABLED queue or share (they refuse only new submissions).
+struct RestoreJob {
+  JobSpec spec;
+  int attempt = 0;  // attempts dispatched before
+  int failed_attempts = 0;
+  int preemptions = 0;
+  Timestamp last_checkpoint = 0;
+  std::string reason;  // statusReason it returns with
+};
 struct UpdateJobPriority { JobId job = 0; std::int32_t priority = 0; };
 struct TerminateJob { JobId job = 0; std::string reason; };
 
@@ -48,7 +58,7 @@ struct AttemptEnded {
 struct Tick {};
 
 using Event = std::variant<PutServiceEnvironment, DeleteServiceEnvironment, PutJobQueue,
-                           DeleteJobQueue, PutQuotaShare, DeleteQuotaShare, SubmitJob,
+                           DeleteJobQueue, PutQuotaShare, DeleteQuotaShare, SubmitJob, RestoreJob,
                            UpdateJobPriority, TerminateJob, AttemptStarting, AttemptRunning,
                            CheckpointObserved, AttemptEnded, Tick>;
 

@@ -1,0 +1,32 @@
+// `allot`: one binary for the server and the command line.
+
+#include <CLI/CLI.hpp>
+
+#include "server/run.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Allot: a self-hosted job queue with quota shares, speaking the AWS Batch API"};
+  app.require_subcommand(1);
+
+  allot::server::Options server;
+  std::string listen = "127.0.0.1:8742";
+  int grace_seconds = 120;
+  CLI::App* serve = app.add_subcommand("server", "run the server");
+  serve->add_option("--data-dir", server.data_dir, "data directory")->capture_default_str();
+  serve->add_option("--listen", listen, "host:port to listen on (port 0 = any free port)")
+      ->capture_default_str();
+  serve->add_option("--region", server.region, "region in ARNs")->capture_default_str();
+  serve->add_option("--account", server.account, "account in ARNs")->capture_default_str();
+  serve->add_option("--stop-grace-seconds", grace_seconds, "SIGTERM to SIGKILL grace for stopping jobs")
+      ->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+  if (serve->parsed()) {
+    const auto colon = listen.rfind(':');
+    server.host = colon == std::string::npos ? listen : listen.substr(0, colon);
+    server.port = colon == std::string::npos ? 8742 : std::stoi(listen.substr(colon + 1));
+    server.stop_grace = allot::Seconds(grace_seconds);
+    return allot::server::RunServer(server);
+  }
+  return 0;
+}

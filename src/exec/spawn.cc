@@ -1,0 +1,187 @@
+#include "exec/spawn.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+extern "C" char** environ;  // NOLINT(readability-redundant-declaration)
+
+namespace allot::exec {
+namespace {
+
+// What the child reports through the error pipe when it cannot reach exec.
+enum ChildStage : int { kStageSetsid = 1, kStageDup = 2, kStageExec = 3 };
+
+struct ChildError {
+  int stage = 0;
+  int error = 0;
+};
+
+std::string ErrnoText(int error) { return std::strerror(error); }
+
+// Closes a descriptor it owns.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { Reset(); }
+  int get() const { return fd_; }
+  void Reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+Status OpenLog(const std::string& path, Fd& fd) {
+  const int raw = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (raw < 0) {
+    return Internal("cannot open log file '" + path + "': " + ErrnoText(errno));
+  }
+  fd.Reset(raw);
+  return Status::Ok();
+}
+
+// Writes all of `size` bytes, retrying on EINTR; async-signal-safe.
+void WriteAll(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+// Runs in the child between fork and exec: only async-signal-safe calls, no allocation.
+[[noreturn]] void ChildMain(int error_fd, int stdin_fd, int stdout_fd, int stderr_fd,
+                            char* const* argv, char** envp) {
+  ChildError failure;
+  if (::setsid() < 0) {
+    failure = {kStageSetsid, errno};
+  } else if (::dup2(stdin_fd, STDIN_FILENO) < 0 || ::dup2(stdout_fd, STDOUT_FILENO) < 0 ||
+             ::dup2(stderr_fd, STDERR_FILENO) < 0) {
+    failure = {kStageDup, errno};
+  } else {
+    // Signals: whatever the server ignores or blocks, the job starts with the defaults.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig == SIGKILL || sig == SIGSTOP) continue;
+      ::sigaction(sig, &dfl, nullptr);  // fails harmlessly for the signals it may not change
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Descriptors the server opened without O_CLOEXEC do not leak into the job (Linux >= 5.11;
+    // on older kernels this fails and they stay open).
+#ifdef SYS_close_range
+    ::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+#endif
+    environ = envp;  // execvp searches the job's PATH and passes this environment
+    ::execvp(argv[0], argv);
+    failure = {kStageExec, errno};
+  }
+  WriteAll(error_fd, &failure, sizeof failure);
+  ::_exit(127);
+}
+
+}  // namespace
+
+std::map<std::string, std::string> CurrentEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const std::size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return env;
+}
+
+Result<pid_t> SpawnProcess(const SpawnRequest& request) {
+  if (request.argv.empty() || request.argv[0].empty()) {
+    return InvalidArgument("the command is empty");
+  }
+  const std::string& program = request.argv[0];
+
+  // Everything the child needs is prepared here: it may not allocate after fork.
+  std::vector<std::string> argv_storage = request.argv;
+  std::vector<char*> argv;
+  argv.reserve(argv_storage.size() + 1);
+  for (std::string& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_storage;
+  env_storage.reserve(request.environment.size());
+  for (const auto& [key, value] : request.environment) env_storage.push_back(key + "=" + value);
+  std::vector<char*> envp;
+  envp.reserve(env_storage.size() + 1);
+  for (std::string& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  Fd stdin_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (stdin_fd.get() < 0) return Internal("cannot open /dev/null: " + ErrnoText(errno));
+  Fd stdout_fd;
+  Fd stderr_fd;
+  ALLOT_RETURN_IF_ERROR(OpenLog(request.stdout_path, stdout_fd));
+  ALLOT_RETURN_IF_ERROR(OpenLog(request.stderr_path, stderr_fd));
+
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) < 0) return Internal("cannot create a pipe: " + ErrnoText(errno));
+  Fd error_read(pipe_fds[0]);
+  Fd error_write(pipe_fds[1]);
+
+  const pid_t pid = ::fork();
+  if (pid < 0) return Internal("cannot run '" + program + "': fork: " + ErrnoText(errno));
+  if (pid == 0) {
+    ChildMain(error_write.get(), stdin_fd.get(), stdout_fd.get(), stderr_fd.get(), argv.data(),
+              envp.data());
+  }
+  error_write.Reset();
+
+  ChildError failure;
+  std::size_t got = 0;
+  while (got < sizeof failure) {
+    const ssize_t n = ::read(error_read.get(), reinterpret_cast<char*>(&failure) + got,
+                             sizeof failure - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  if (got == 0) return pid;  // the pipe closed on exec
+
+  // The child did not reach the program: reap it so no zombie is left.
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (got < sizeof failure) return Internal("cannot run '" + program + "': the child failed");
+  switch (failure.stage) {
+    case kStageSetsid:
+      return Internal("cannot run '" + program + "': setsid: " + ErrnoText(failure.error));
+    case kStageDup:
+      return Internal("cannot run '" + program + "': redirecting output: " +
+                      ErrnoText(failure.error));
+    default:
+      return InvalidArgument("cannot run '" + program + "': " + ErrnoText(failure.error));
+  }
+}
+
+}  // namespace allot::exec

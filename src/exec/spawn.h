@@ -1,0 +1,31 @@
+#pragma once
+
+// Starting one host process: fork, setsid, redirect, exec. Internal to the local executor.
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace allot::exec {
+
+struct SpawnRequest {
+  std::vector<std::string> argv;                   // argv[0] is looked up in the new PATH
+  std::map<std::string, std::string> environment;  // the complete environment of the process
+  std::string stdout_path;                         // opened O_APPEND | O_CREAT
+  std::string stderr_path;
+};
+
+// Starts the process in a new session (its pid is its process group id), stdin from /dev/null,
+// every signal at its default disposition and unblocked, no descriptors but 0-2 inherited. Returns
+// its pid once exec succeeded; if it failed, the child has been reaped and the error names the
+// command, e.g. "cannot run 'nosuchprog': No such file or directory".
+Result<pid_t> SpawnProcess(const SpawnRequest& request);
+
+// The server's environment (environ) as a map; entries without '=' are skipped.
+std::map<std::string, std::string> CurrentEnvironment();
+
+}  // namespace allot::exec

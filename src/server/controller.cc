@@ -1,0 +1,239 @@
+#include "server/controller.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "api/credentials.h"
+#include "server/api_error.h"
+
+namespace allot::server {
+
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+}  // namespace
+
+Controller::Controller(const Options& options) : options_(options) {}
+
+Result<std::unique_ptr<Controller>> Controller::Start(const Options& options) {
+  std::unique_ptr<Controller> c(new Controller(options));
+  ALLOT_RETURN_IF_ERROR(c->Open());
+  ALLOT_RETURN_IF_ERROR(c->Recover());
+  c->loop_ = std::thread([p = c.get()] { p->Loop(); });
+  return c;
+}
+
+Controller::~Controller() { Shutdown(); }
+
+void Controller::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(loop_mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  loop_cv_.notify_all();
+  if (loop_.joinable()) loop_.join();
+  if (executor_) executor_->Detach();
+  if (store_) store_->Close();
+}
+
+Status Controller::Open() {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.data_dir, ec);
+  if (ec) return Internal("cannot create data directory " + options_.data_dir + ": " + ec.message());
+  Result<std::unique_ptr<store::Store>> s =
+      store::OpenSqliteStore({.path = options_.data_dir + "/allot.db"});
+  if (!s.ok()) return s.status();
+  store_ = std::move(s).value();
+  exec::Callbacks callbacks;
+  callbacks.started = [this](model::JobId seq, int attempt,
+                             const std::vector<exec::HostProcess>& hosts) {
+    ExecutorStarted(seq, attempt, hosts);
+  };
+  callbacks.ended = [this](const exec::AttemptExit& exit) { ExecutorEnded(exit); };
+  executor_ = exec::NewLocalExecutor({}, std::move(callbacks));
+
+  Result<std::vector<store::Record>> creds = store_->Load(store::Kind::kCredential);
+  if (!creds.ok()) return creds.status();
+  for (const store::Record& r : creds.value()) credentials_[r.key] = r.value;
+  credentials_path_ = options_.data_dir + "/credentials";
+  if (credentials_.empty()) {
+    Result<api::Credentials> generated = api::GenerateCredentials();
+    if (!generated.ok()) return generated.status();
+    const api::Credentials admin = generated.value();
+    store::Batch b;
+    b.Put(store::Kind::kCredential, admin.access_key_id, admin.secret_access_key);
+    ALLOT_RETURN_IF_ERROR(store_->Commit(std::move(b)));
+    credentials_[admin.access_key_id] = admin.secret_access_key;
+    ALLOT_RETURN_IF_ERROR(api::WriteSharedCredentialsFile(credentials_path_, admin, "default"));
+  } else if (!std::filesystem::exists(credentials_path_)) {
+    const auto& [key, secret] = *credentials_.begin();
+    ALLOT_RETURN_IF_ERROR(api::WriteSharedCredentialsFile(
+        credentials_path_, {.access_key_id = key, .secret_access_key = secret}, "default"));
+  }
+  return Status::Ok();
+}
+
+std::optional<std::string> Controller::SecretFor(const std::string& access_key_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = credentials_.find(access_key_id);
+  if (it == credentials_.end()) return std::nullopt;
+  return it->second;
+}
+
+Timestamp Controller::Now() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Controller::Arn(const std::string& resource) const {
+  return "arn:aws:batch:" + options_.region + ":" + options_.account + ":" + resource;
+}
+
+void Controller::Apply(const model::Event& event, bool must_succeed) {
+  model::Decisions decisions;
+  Status s = engine_.Apply(event, Now(), &decisions);
+  ApplyDecisions(decisions);
+  if (!s.ok() && must_succeed) Refuse(s.message());
+}
+
+void Controller::Touch(JobRecord& job) { touched_.insert(job.id); }
+
+Controller::Reply Controller::Finish() {
+  for (const std::string& id : touched_) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;
+    Json& allot = it->second.doc["allot"];
+    // The engine's counters travel with the record, so a restart restores them.
+    if (std::optional<engine::JobView> v = engine_.GetJob(it->second.seq)) {
+      allot["attempt"] = v->attempt;
+      allot["failedAttempts"] = v->failed_attempts;
+      allot["preemptions"] = v->preemptions;
+      allot["lastCheckpoint"] = v->last_checkpoint;
+    }
+    pending_.Put(store::Kind::kJob, id, it->second.doc.dump());
+  }
+  touched_.clear();
+  Reply reply;
+  if (pending_.empty() && pending_effects_.empty()) return reply;
+  auto promise = std::make_shared<std::promise<Status>>();
+  reply.durable = promise->get_future().share();
+  auto effects = std::make_shared<std::vector<Effect>>(std::move(pending_effects_));
+  pending_effects_.clear();
+  store_->Submit(std::move(pending_), [this, promise, effects](const Status& s) {
+    if (s.ok()) {
+      for (Effect& e : *effects) Post(std::move(e));
+    }
+    promise->set_value(s);
+  });
+  pending_ = store::Batch();
+  return reply;
+}
+
+void Controller::Post(Effect effect) {
+  {
+    std::lock_guard<std::mutex> lock(loop_mu_);
+    loop_queue_.push_back(std::move(effect));
+  }
+  loop_cv_.notify_one();
+}
+
+// The loop runs committed effects in commit order and ticks the engine at its deadlines.
+void Controller::Loop() {
+  std::unique_lock<std::mutex> lock(loop_mu_);
+  while (!stopping_) {
+    if (!loop_queue_.empty()) {
+      Effect e = std::move(loop_queue_.front());
+      loop_queue_.pop_front();
+      lock.unlock();
+      e();
+      lock.lock();
+      continue;
+    }
+    std::optional<Timestamp> deadline;
+    {
+      lock.unlock();
+      std::lock_guard<std::mutex> g(mu_);
+      deadline = engine_.NextDeadline();
+      if (deadline && *deadline <= Now()) {
+        Apply(model::Tick{}, false);
+        Finish();
+        deadline.reset();
+      }
+      lock.lock();
+    }
+    if (!loop_queue_.empty() || stopping_) continue;
+    const auto wait = deadline ? std::chrono::milliseconds(std::max<Timestamp>(1, *deadline - Now()))
+                               : std::chrono::milliseconds(1000);
+    loop_cv_.wait_for(lock, wait);
+  }
+}
+
+JobRecord* Controller::FindJob(const std::string& id_or_arn) {
+  std::string id = id_or_arn;
+  const std::string marker = ":service-job/";
+  if (auto pos = id.find(marker); id.rfind("arn:", 0) == 0 && pos != std::string::npos) {
+    id = id.substr(pos + marker.size());
+  }
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+JobRecord& Controller::MustFindJob(const std::string& id_or_arn) {
+  JobRecord* job = FindJob(id_or_arn);
+  if (job == nullptr) Refuse("jobId " + id_or_arn + " does not exist");
+  return *job;
+}
+
+JobRecord* Controller::JobBySeq(model::JobId seq) {
+  auto it = job_by_seq_.find(seq);
+  return it == job_by_seq_.end() ? nullptr : &jobs_.at(it->second);
+}
+
+Controller::Reply Controller::Call(const std::string& action, const Json& r) {
+  using Handler = Reply (Controller::*)(const Json&);
+  static const std::map<std::string, Handler> kHandlers = {
+      {"createserviceenvironment", &Controller::CreateServiceEnvironment},
+      {"updateserviceenvironment", &Controller::UpdateServiceEnvironment},
+      {"describeserviceenvironments", &Controller::DescribeServiceEnvironments},
+      {"deleteserviceenvironment", &Controller::DeleteServiceEnvironment},
+      {"createschedulingpolicy", &Controller::CreateSchedulingPolicy},
+      {"updateschedulingpolicy", &Controller::UpdateSchedulingPolicy},
+      {"describeschedulingpolicies", &Controller::DescribeSchedulingPolicies},
+      {"listschedulingpolicies", &Controller::ListSchedulingPolicies},
+      {"deleteschedulingpolicy", &Controller::DeleteSchedulingPolicy},
+      {"createjobqueue", &Controller::CreateJobQueue},
+      {"updatejobqueue", &Controller::UpdateJobQueue},
+      {"describejobqueues", &Controller::DescribeJobQueues},
+      {"deletejobqueue", &Controller::DeleteJobQueue},
+      {"createquotashare", &Controller::CreateQuotaShare},
+      {"updatequotashare", &Controller::UpdateQuotaShare},
+      {"describequotashare", &Controller::DescribeQuotaShare},
+      {"listquotashares", &Controller::ListQuotaShares},
+      {"deletequotashare", &Controller::DeleteQuotaShare},
+      {"submitservicejob", &Controller::SubmitServiceJob},
+      {"updateservicejob", &Controller::UpdateServiceJob},
+      {"describeservicejob", &Controller::DescribeServiceJob},
+      {"listservicejobs", &Controller::ListServiceJobs},
+      {"terminateservicejob", &Controller::TerminateServiceJob},
+      {"getjobqueuesnapshot", &Controller::GetJobQueueSnapshot},
+  };
+  auto it = kHandlers.find(action);
+  if (it == kHandlers.end()) Refuse("unknown action " + action);
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    Reply reply = (this->*(it->second))(r);
+    Reply durable = Finish();
+    reply.durable = durable.durable;
+    return reply;
+  } catch (...) {
+    // A refused request leaves nothing pending; what the engine already did is kept.
+    Finish();
+    throw;
+  }
+}
+
+}  // namespace allot::server

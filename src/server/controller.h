@@ -1,0 +1,171 @@
+#pragma once
+
+// The controller owns the engine, the store and the executor. API calls and executor reports
+// become engine events under one lock; the decisions update the job records, which are written
+// to the store in the same batch; executor actions (start, stop) run only after that batch is
+// durable, on the controller's loop thread, which also fires the engine's timers.
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/engine.h"
+#include "exec/executor.h"
+#include "server/fields.h"
+#include "server/options.h"
+#include "store/store.h"
+
+namespace allot::server {
+
+// What the executor needs to run a job, read from its serviceRequestPayload.
+struct LaunchInfo {
+  std::string training_job_name;
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> environment;
+  std::string instance_type;
+  int instance_count = 1;
+};
+
+struct JobRecord {
+  model::JobId seq = 0;
+  std::string id;
+  Json doc;  // DescribeServiceJob without serviceRequestPayload; "allot" holds extensions
+  model::JobSpec spec;
+  LaunchInfo launch;
+};
+
+class Controller {
+ public:
+  struct Reply {
+    Json body = Json::object();
+    std::shared_future<Status> durable;  // valid when the answer must wait for a commit
+  };
+
+  static Result<std::unique_ptr<Controller>> Start(const Options& options);
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // One AWS Batch action ("submitservicejob", ...). Throws ClientError for bad requests.
+  Reply Call(const std::string& action, const Json& request);
+  // TagResource / UntagResource / ListTagsForResource.
+  Reply Tags(const std::string& method, const std::string& arn, const Json& request,
+             const std::vector<std::string>& tag_keys);
+
+  std::optional<std::string> SecretFor(const std::string& access_key_id);
+  const Options& options() const { return options_; }
+  const std::string& credentials_path() const { return credentials_path_; }
+
+  // Stops the loop and detaches from running processes (they are left to the next start).
+  void Shutdown();
+
+ private:
+  explicit Controller(const Options& options);
+  Status Open();
+  Status Recover();
+  void RecoverJob(Json doc);
+
+  // --- under mu_ ---
+  Timestamp Now() const;
+  void Apply(const model::Event& event, bool must_succeed = true);
+  void ApplyDecisions(const model::Decisions& decisions);
+  Reply Finish();  // submits the pending batch and effects
+  void Touch(JobRecord& job);
+  JobRecord* FindJob(const std::string& id_or_arn);
+  JobRecord& MustFindJob(const std::string& id_or_arn);
+  JobRecord* JobBySeq(model::JobId seq);
+
+  // config_ops.cc
+  Reply CreateServiceEnvironment(const Json& r);
+  Reply UpdateServiceEnvironment(const Json& r);
+  Reply DescribeServiceEnvironments(const Json& r);
+  Reply DeleteServiceEnvironment(const Json& r);
+  Reply CreateSchedulingPolicy(const Json& r);
+  Reply UpdateSchedulingPolicy(const Json& r);
+  Reply DescribeSchedulingPolicies(const Json& r);
+  Reply ListSchedulingPolicies(const Json& r);
+  Reply DeleteSchedulingPolicy(const Json& r);
+  Reply CreateJobQueue(const Json& r);
+  Reply UpdateJobQueue(const Json& r);
+  Reply DescribeJobQueues(const Json& r);
+  Reply DeleteJobQueue(const Json& r);
+  Reply CreateQuotaShare(const Json& r);
+  Reply UpdateQuotaShare(const Json& r);
+  Reply DescribeQuotaShare(const Json& r);
+  Reply ListQuotaShares(const Json& r);
+  Reply DeleteQuotaShare(const Json& r);
+  void PutEnvironmentToEngine(const Json& env);
+  void PutQueueToEngine(const Json& queue);
+  void PutShareToEngine(const Json& share);
+  void PutImplicitShare(const Json& queue);
+  Json* FindQueue(const std::string& name_or_arn);
+  Json& MustFindQueue(const std::string& name_or_arn);
+  Json* FindEnvironment(const std::string& name_or_arn);
+  Json* FindPolicy(const std::string& name_or_arn);
+  bool IsQuotaManaged(const Json& queue) const;
+  std::pair<std::string, std::string> ShareKeyFromArn(const std::string& arn) const;
+
+  // job_ops.cc
+  Reply SubmitServiceJob(const Json& r);
+  Reply UpdateServiceJob(const Json& r);
+  Reply DescribeServiceJob(const Json& r);
+  Reply ListServiceJobs(const Json& r);
+  Reply TerminateServiceJob(const Json& r);
+  Reply GetJobQueueSnapshot(const Json& r);
+
+  // decisions.cc
+  void OnDispatch(JobRecord& job, const model::Dispatch& d);
+  void OnStatus(JobRecord& job, const model::StatusChanged& s);
+  void OnPreempted(JobRecord& job, const model::PreemptedAttempt& p);
+  void OnPreemption(const model::Preemption& p);
+  void LaunchAttempt(model::JobId seq, int attempt);
+  void ExecutorStarted(model::JobId seq, int attempt, const std::vector<exec::HostProcess>& hosts);
+  void ExecutorEnded(const exec::AttemptExit& exit);
+
+  // Runs on the loop thread after the batch holding it committed.
+  using Effect = std::function<void()>;
+  void Post(Effect effect);
+  void Loop();
+
+  // ARNs
+  std::string Arn(const std::string& resource) const;
+
+  const Options options_;
+  std::string credentials_path_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<exec::Executor> executor_;
+
+  std::mutex mu_;
+  engine::Engine engine_;
+  std::map<std::string, Json> environments_;  // by name
+  std::map<std::string, Json> policies_;
+  std::map<std::string, Json> queues_;
+  std::map<std::string, Json> shares_;  // "queue/share"
+  std::unordered_map<std::string, JobRecord> jobs_;
+  std::unordered_map<model::JobId, std::string> job_by_seq_;
+  std::map<std::string, std::set<std::pair<Timestamp, model::JobId>>> jobs_by_queue_;
+  std::map<std::string, std::pair<std::string, std::string>> client_tokens_;  // -> id, hash
+  std::map<std::string, std::string> credentials_;  // access key -> secret
+  model::JobId next_seq_ = 1;
+  store::Batch pending_;
+  std::vector<Effect> pending_effects_;
+  std::set<std::string> touched_;
+
+  std::mutex loop_mu_;
+  std::condition_variable loop_cv_;
+  std::deque<Effect> loop_queue_;
+  bool stopping_ = false;
+  std::thread loop_;
+};
+
+}  // namespace allot::server

@@ -1,0 +1,157 @@
+// Start-up: the engine is rebuilt from the store. Configuration first, then every live job in
+// submission order. Attempts that were running when the server stopped end here with a clear
+// reason (their leftover process groups are killed) and the job is requeued without using a
+// retry.
+
+#include <signal.h>
+
+#include <algorithm>
+
+#include "server/api_error.h"
+#include "server/controller.h"
+#include "server/payload.h"
+
+namespace allot::server {
+
+namespace {
+
+constexpr char kImplicitShare[] = "_fifo";
+constexpr char kLostReason[] =
+    "Attempt lost: the server stopped while it ran; requeued without using a retry";
+
+Result<std::vector<Json>> LoadDocs(store::Store& store, store::Kind kind) {
+  Result<std::vector<store::Record>> records = store.Load(kind);
+  if (!records.ok()) return records.status();
+  std::vector<Json> docs;
+  for (const store::Record& r : records.value()) {
+    Json j = Json::parse(r.value, nullptr, false);
+    if (j.is_discarded()) return Internal("corrupt record " + r.key + " in the store");
+    docs.push_back(std::move(j));
+  }
+  return docs;
+}
+
+model::JobSpec SpecFromDoc(const Json& doc, const std::string& queue, const model::Demand& demand) {
+  model::JobSpec spec;
+  spec.id = doc["allot"]["seq"];
+  spec.queue = queue;
+  spec.share = doc.value("quotaShareName", kImplicitShare);
+  spec.priority = doc["schedulingPriority"];
+  spec.demand = demand;
+  if (doc.contains("preemptionConfiguration")) {
+    spec.preemption_retries = doc["preemptionConfiguration"]["preemptionRetriesBeforeTermination"];
+  }
+  if (doc.contains("retryStrategy")) {
+    spec.retry.attempts = doc["retryStrategy"]["attempts"];
+    for (const Json& e : doc["retryStrategy"]["evaluateOnExit"]) {
+      spec.retry.evaluate_on_exit.push_back(
+          {e["action"] == "EXIT" ? model::RetryAction::kExit : model::RetryAction::kRetry,
+           e["onStatusReason"]});
+    }
+  }
+  if (doc["allot"].contains("attemptTimeoutSeconds")) {
+    spec.attempt_timeout_seconds = doc["allot"]["attemptTimeoutSeconds"];
+  }
+  spec.created_at = doc["createdAt"];
+  return spec;
+}
+
+void KillLeftovers(const Json& doc) {
+  for (const Json& h : doc["allot"].value("hosts", Json::array())) {
+    const pid_t pid = h["pid"];
+    if (pid > 1) ::kill(-pid, SIGKILL);
+  }
+}
+
+}  // namespace
+
+Status Controller::Recover() {
+  std::lock_guard<std::mutex> lock(mu_);
+  try {
+    auto envs = LoadDocs(*store_, store::Kind::kServiceEnvironment);
+    auto policies = LoadDocs(*store_, store::Kind::kSchedulingPolicy);
+    auto queues = LoadDocs(*store_, store::Kind::kJobQueue);
+    auto shares = LoadDocs(*store_, store::Kind::kQuotaShare);
+    auto jobs = LoadDocs(*store_, store::Kind::kJob);
+    auto tokens = store_->Load(store::Kind::kClientToken);
+    for (const auto* r : {&envs, &policies, &queues, &shares, &jobs}) {
+      if (!r->ok()) return r->status();
+    }
+    if (!tokens.ok()) return tokens.status();
+    for (const Json& p : policies.value()) policies_[p["name"]] = p;
+    for (const Json& e : envs.value()) {
+      environments_[e["serviceEnvironmentName"]] = e;
+      PutEnvironmentToEngine(e);
+    }
+    for (const Json& q : queues.value()) {
+      queues_[q["jobQueueName"]] = q;
+      PutQueueToEngine(q);
+    }
+    for (const Json& s : shares.value()) {
+      const std::string queue = s["jobQueueArn"].get<std::string>().substr(
+          s["jobQueueArn"].get<std::string>().find(":job-queue/") + 11);
+      shares_[queue + "/" + s["quotaShareName"].get<std::string>()] = s;
+      PutShareToEngine(s);
+    }
+    for (const store::Record& t : tokens.value()) {
+      Json j = Json::parse(t.value);
+      client_tokens_[t.key] = {j["jobId"], j["hash"]};
+    }
+    std::vector<Json> docs = std::move(jobs).value();
+    std::sort(docs.begin(), docs.end(), [](const Json& a, const Json& b) {
+      return a["allot"]["seq"].get<model::JobId>() < b["allot"]["seq"].get<model::JobId>();
+    });
+    for (Json& doc : docs) RecoverJob(std::move(doc));
+  } catch (const std::exception& e) {
+    return Internal(std::string("recovery failed: ") + e.what());
+  }
+  Finish();
+  return Status::Ok();
+}
+
+void Controller::RecoverJob(Json doc) {
+  JobRecord job;
+  job.seq = doc["allot"]["seq"];
+  job.id = doc["jobId"];
+  next_seq_ = std::max(next_seq_, job.seq + 1);
+  Json* queue = FindQueue(doc["jobQueue"]);
+  const std::string qname = queue ? (*queue)["jobQueueName"].get<std::string>() : "";
+  const std::string status = doc["status"];
+  const bool live = status != "SUCCEEDED" && status != "FAILED" && queue != nullptr;
+  model::Demand demand;
+  for (const Json& u : doc["capacityUsage"]) {
+    demand.push_back({u["capacityUnit"], static_cast<std::int64_t>(u["quantity"].get<double>())});
+  }
+  if (live) {
+    Result<std::optional<std::string>> payload = store_->Get(store::Kind::kJobPayload, job.id);
+    if (payload.ok() && payload.value()) {
+      job.launch = ParsePayload(*payload.value(), doc["jobName"]).launch;
+    }
+  }
+  job.spec = SpecFromDoc(doc, qname, demand);
+  job.doc = std::move(doc);
+  const std::string id = job.id;
+  JobRecord& stored = jobs_.emplace(id, std::move(job)).first->second;
+  job_by_seq_[stored.seq] = id;
+  if (!qname.empty()) jobs_by_queue_[qname].insert({stored.spec.created_at, stored.seq});
+  if (!live) return;
+  Json& d = stored.doc;
+  std::string reason = d.value("statusReason", "");
+  if (status == "SCHEDULED" || status == "STARTING" || status == "RUNNING") {
+    KillLeftovers(d);
+    const Timestamp now = Now();
+    if (!d["attempts"].empty() && !d["attempts"].back().contains("stoppedAt")) {
+      d["attempts"].back()["stoppedAt"] = now;
+      d["attempts"].back()["statusReason"] = kLostReason;
+    }
+    d["allot"].erase("hosts");
+    reason = kLostReason;
+  }
+  d["status"] = "SUBMITTED";  // the restore below reports SUBMITTED -> RUNNABLE
+  Touch(stored);
+  Apply(model::RestoreJob{stored.spec, d["allot"]["attempt"], d["allot"]["failedAttempts"],
+                          d["allot"]["preemptions"], d["allot"]["lastCheckpoint"], reason},
+        false);
+}
+
+}  // namespace allot::server

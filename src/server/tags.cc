@@ -1,0 +1,58 @@
+// TagResource / UntagResource / ListTagsForResource on any Allot ARN.
+
+#include "server/api_error.h"
+#include "server/controller.h"
+
+namespace allot::server {
+
+Controller::Reply Controller::Tags(const std::string& method, const std::string& arn,
+                                   const Json& request, const std::vector<std::string>& tag_keys) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Json* doc = nullptr;
+  store::Kind kind = store::Kind::kMeta;
+  std::string key;
+  JobRecord* job = nullptr;
+  if (arn.find(":quota-share/") != std::string::npos) {
+    const auto [q, s] = ShareKeyFromArn(arn);
+    key = q + "/" + s;
+    auto it = shares_.find(key);
+    doc = it == shares_.end() ? nullptr : &it->second;
+    kind = store::Kind::kQuotaShare;
+  } else if (arn.find(":service-job/") != std::string::npos) {
+    job = FindJob(arn);
+    doc = job ? &job->doc : nullptr;
+  } else if (arn.find(":job-queue/") != std::string::npos) {
+    doc = FindQueue(arn);
+    kind = store::Kind::kJobQueue;
+  } else if (arn.find(":service-environment/") != std::string::npos) {
+    doc = FindEnvironment(arn);
+    kind = store::Kind::kServiceEnvironment;
+  } else if (arn.find(":scheduling-policy/") != std::string::npos) {
+    doc = FindPolicy(arn);
+    kind = store::Kind::kSchedulingPolicy;
+  }
+  if (doc == nullptr) Refuse("resourceArn " + arn + " does not name an existing resource");
+  if (key.empty() && kind == store::Kind::kJobQueue) key = (*doc)["jobQueueName"];
+  if (kind == store::Kind::kServiceEnvironment) key = (*doc)["serviceEnvironmentName"];
+  if (kind == store::Kind::kSchedulingPolicy) key = (*doc)["name"];
+  if (method == "GET") return {{{"tags", doc->value("tags", Json::object())}}};
+  Json tags = doc->value("tags", Json::object());
+  if (method == "POST") {
+    const Json added = ReadTags(request);
+    if (added.empty()) Refuse("tags must contain at least one tag");
+    for (const auto& [k, v] : added.items()) tags[k] = v;
+    if (tags.size() > 50) Refuse("a resource can have at most 50 tags");
+  } else {
+    if (tag_keys.empty()) Refuse("tagKeys is required");
+    for (const std::string& k : tag_keys) tags.erase(k);
+  }
+  (*doc)["tags"] = tags;
+  if (job != nullptr) {
+    Touch(*job);
+  } else {
+    pending_.Put(kind, key, doc->dump());
+  }
+  return Finish();
+}
+
+}  // namespace allot::server
