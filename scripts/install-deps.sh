@@ -8,6 +8,12 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The integration tests drive the real boto3 and AWS CLI; Debian's packages serve where the
+# machine has none of its own.
+if ! python3 -c 'import boto3' 2>/dev/null && ! /usr/bin/python3 -c 'import boto3' 2>/dev/null; then
+  missing+=(python3-boto3)
+fi
+command -v aws >/dev/null 2>&1 || missing+=(awscli)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -1,0 +1,675 @@
+#include "api/sigv4.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+
+namespace allot::api {
+namespace {
+
+constexpr std::string_view kHexDigits = "0123456789abcdef";
+constexpr std::string_view kHexDigitsUpper = "0123456789ABCDEF";
+constexpr std::int64_t kMillisPerDay = 86'400'000;
+
+// The headers botocore never signs (SIGNED_HEADERS_BLACKLIST in botocore/auth.py).
+constexpr std::array<std::string_view, 11> kUnsignedHeaders = {"connection",
+                                                               "expect",
+                                                               "keep-alive",
+                                                               "proxy-authenticate",
+                                                               "proxy-authorization",
+                                                               "te",
+                                                               "trailer",
+                                                               "transfer-encoding",
+                                                               "upgrade",
+                                                               "user-agent",
+                                                               "x-amzn-trace-id"};
+
+char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = AsciiLower(c);
+  return out;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
+  }
+  return true;
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Python's str.split() whitespace, restricted to ASCII.
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' ||
+         (c >= '\x1c' && c <= '\x1f');
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      parts.push_back(s.substr(start));
+      return parts;
+    }
+    parts.push_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+bool IsUnreserved(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.' || c == '~';
+}
+
+// Python's urllib.parse.quote(s, safe=...) on bytes: unreserved characters and `extra_safe` stay,
+// everything else becomes %XX (uppercase hex).
+std::string PercentEncode(std::string_view s, std::string_view extra_safe) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (IsUnreserved(c) || extra_safe.find(ch) != std::string_view::npos) {
+      out.push_back(ch);
+    } else {
+      out.push_back('%');
+      out.push_back(kHexDigitsUpper[c >> 4]);
+      out.push_back(kHexDigitsUpper[c & 0xF]);
+    }
+  }
+  return out;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX sequences decoded; a '%' not followed by two hex digits stays as it is. '+' stays '+'.
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      int hi = HexValue(s[i + 1]);
+      int lo = HexValue(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(s[i]);
+  }
+  return out;
+}
+
+// RFC 3986 section 5.2.4 plus the removal of empty segments, as botocore.utils.remove_dot_segments.
+std::string RemoveDotSegments(std::string_view path) {
+  if (path.empty()) return "";
+  std::vector<std::string_view> out;
+  for (std::string_view segment : Split(path, '/')) {
+    if (segment.empty() || segment == ".") continue;
+    if (segment == "..") {
+      if (!out.empty()) out.pop_back();
+    } else {
+      out.push_back(segment);
+    }
+  }
+  std::string result = path.front() == '/' ? "/" : "";
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (i > 0) result.push_back('/');
+    result.append(out[i]);
+  }
+  if (path.back() == '/' && !out.empty()) result.push_back('/');
+  return result;
+}
+
+using QueryPairs = std::vector<std::pair<std::string, std::string>>;
+
+std::string JoinQueryPairs(QueryPairs pairs) {
+  std::sort(pairs.begin(), pairs.end());
+  std::string out;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    if (i > 0) out.push_back('&');
+    out.append(pairs[i].first);
+    out.push_back('=');
+    out.append(pairs[i].second);
+  }
+  return out;
+}
+
+// Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian, 1970-01-01 is day 0).
+std::int64_t DaysFromCivil(std::int64_t y, std::int64_t m, std::int64_t d) {
+  y -= m <= 2 ? 1 : 0;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const std::int64_t yoe = y - era * 400;
+  const std::int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+struct Civil {
+  std::int64_t year, month, day;
+};
+
+Civil CivilFromDays(std::int64_t z) {
+  z += 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const std::int64_t doe = z - era * 146097;
+  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const std::int64_t mp = (5 * doy + 2) / 153;
+  const std::int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  const std::int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  return {yoe + era * 400 + (m <= 2 ? 1 : 0), m, d};
+}
+
+std::int64_t DaysInMonth(std::int64_t y, std::int64_t m) {
+  static constexpr std::array<std::int64_t, 12> kDays = {31, 28, 31, 30, 31, 30,
+                                                         31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[static_cast<std::size_t>(m - 1)];
+}
+
+std::optional<Timestamp> MakeTimestamp(std::int64_t y, std::int64_t mo, std::int64_t d,
+                                       std::int64_t h, std::int64_t mi, std::int64_t s) {
+  if (mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) {
+    return std::nullopt;
+  }
+  return (DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) * kMillisPerSecond;
+}
+
+std::int64_t Digits(std::string_view s) {
+  std::int64_t v = 0;
+  for (char c : s) v = v * 10 + (c - '0');
+  return v;
+}
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), IsDigit);
+}
+
+// The HTTP Date header: "Sun, 30 Aug 2015 12:36:00 GMT" (also "-0000", "+0000", "UTC", and
+// without the weekday), as Python's email.utils.formatdate writes it when botocore signs with it.
+std::optional<Timestamp> ParseHttpDate(std::string_view value) {
+  std::string_view s = Trim(value);
+  if (std::size_t comma = s.find(','); comma != std::string_view::npos) {
+    s = Trim(s.substr(comma + 1));
+  }
+  std::vector<std::string_view> tokens;
+  for (std::string_view t : Split(s, ' ')) {
+    if (!t.empty()) tokens.push_back(t);
+  }
+  if (tokens.size() != 5) return std::nullopt;
+  static constexpr std::array<std::string_view, 12> kMonths = {
+      "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"};
+  std::int64_t month = 0;
+  for (std::size_t i = 0; i < kMonths.size(); ++i) {
+    if (EqualsIgnoreCase(tokens[1], kMonths[i])) month = static_cast<std::int64_t>(i) + 1;
+  }
+  std::string_view zone = tokens[4];
+  bool utc = zone == "GMT" || zone == "UTC" || zone == "Z" || zone == "-0000" || zone == "+0000";
+  std::string_view day = tokens[0], year = tokens[2], time = tokens[3];
+  if (month == 0 || !utc || !AllDigits(day) || day.size() > 2 || !AllDigits(year) ||
+      year.size() != 4 || time.size() != 8 || time[2] != ':' || time[5] != ':' ||
+      !AllDigits(time.substr(0, 2)) || !AllDigits(time.substr(3, 2)) ||
+      !AllDigits(time.substr(6, 2))) {
+    return std::nullopt;
+  }
+  return MakeTimestamp(Digits(year), month, Digits(day), Digits(time.substr(0, 2)),
+                       Digits(time.substr(3, 2)), Digits(time.substr(6, 2)));
+}
+
+std::string CanonicalRequestWithQuery(const HttpRequestView& req,
+                                      const std::vector<std::string>& signed_headers,
+                                      std::string_view canonical_query) {
+  std::string cr = req.method;
+  for (char& c : cr) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  cr.push_back('\n');
+  cr.append(CanonicalUri(req.path));
+  cr.push_back('\n');
+  cr.append(canonical_query);
+  cr.push_back('\n');
+  for (const std::string& name : signed_headers) {
+    cr.append(name);
+    cr.push_back(':');
+    bool first = true;
+    for (const auto& [header, value] : req.headers) {
+      if (!EqualsIgnoreCase(header, name)) continue;
+      if (!first) cr.push_back(',');
+      cr.append(CanonicalHeaderValue(value));
+      first = false;
+    }
+    cr.push_back('\n');
+  }
+  cr.push_back('\n');
+  for (std::size_t i = 0; i < signed_headers.size(); ++i) {
+    if (i > 0) cr.push_back(';');
+    cr.append(signed_headers[i]);
+  }
+  cr.push_back('\n');
+  std::optional<std::string> declared = FindHeader(req, "x-amz-content-sha256");
+  cr.append(declared ? *declared : Sha256Hex(req.body));
+  return cr;
+}
+
+void RemoveHeader(HttpRequest& req, std::string_view name) {
+  std::erase_if(req.headers, [&](const auto& h) { return EqualsIgnoreCase(h.first, name); });
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;  // the length of a signature is no secret
+  return a.empty() || CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+AuthError Incomplete(std::string message) {
+  return {400, "IncompleteSignatureException", std::move(message)};
+}
+
+AuthError InvalidSignature(std::string message) {
+  return {403, "InvalidSignatureException", std::move(message)};
+}
+
+std::string SkewText(Duration max_skew) {
+  if (max_skew % (60 * kMillisPerSecond) == 0) {
+    return std::to_string(max_skew / (60 * kMillisPerSecond)) + " min.";
+  }
+  return std::to_string(max_skew / kMillisPerSecond) + " sec.";
+}
+
+}  // namespace
+
+std::string HexEncode(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (char ch : bytes) {
+    auto c = static_cast<unsigned char>(ch);
+    out.push_back(kHexDigits[c >> 4]);
+    out.push_back(kHexDigits[c & 0xF]);
+  }
+  return out;
+}
+
+std::string Sha256Hex(std::string_view data) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned int len = 0;
+  int rc = EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr);
+  ALLOT_CHECK(rc == 1 && len == 32);
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(md.data()), len));
+}
+
+std::string HmacSha256(std::string_view key, std::string_view data) {
+  ALLOT_CHECK(key.size() <= static_cast<std::size_t>(INT_MAX));
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned int len = 0;
+  const unsigned char* rc =
+      HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), md.data(), &len);
+  ALLOT_CHECK(rc != nullptr && len == 32);
+  return std::string(reinterpret_cast<const char*>(md.data()), len);
+}
+
+std::string FormatAmzDate(Timestamp t) {
+  std::int64_t days = t / kMillisPerDay;
+  std::int64_t rem = t % kMillisPerDay;
+  if (rem < 0) {
+    rem += kMillisPerDay;
+    --days;
+  }
+  std::int64_t secs = rem / kMillisPerSecond;
+  Civil c = CivilFromDays(days);
+  auto put = [](std::string& out, std::int64_t v, int width) {
+    std::string digits(static_cast<std::size_t>(width), '0');
+    for (int i = width - 1; i >= 0 && v > 0; --i, v /= 10) {
+      digits[static_cast<std::size_t>(i)] = static_cast<char>('0' + v % 10);
+    }
+    out.append(digits);
+  };
+  std::string out;
+  put(out, c.year, 4);
+  put(out, c.month, 2);
+  put(out, c.day, 2);
+  out.push_back('T');
+  put(out, secs / 3600, 2);
+  put(out, secs / 60 % 60, 2);
+  put(out, secs % 60, 2);
+  out.push_back('Z');
+  return out;
+}
+
+std::optional<Timestamp> ParseAmzDate(std::string_view s) {
+  if (s.size() != 16 || s[8] != 'T' || s[15] != 'Z' || !AllDigits(s.substr(0, 8)) ||
+      !AllDigits(s.substr(9, 6))) {
+    return std::nullopt;
+  }
+  return MakeTimestamp(Digits(s.substr(0, 4)), Digits(s.substr(4, 2)), Digits(s.substr(6, 2)),
+                       Digits(s.substr(9, 2)), Digits(s.substr(11, 2)), Digits(s.substr(13, 2)));
+}
+
+std::pair<std::string, std::string> SplitRequestTarget(std::string_view target) {
+  target = target.substr(0, target.find('#'));
+  std::size_t q = target.find('?');
+  if (q == std::string_view::npos) return {std::string(target), ""};
+  return {std::string(target.substr(0, q)), std::string(target.substr(q + 1))};
+}
+
+std::optional<std::string> FindHeader(const HttpRequestView& req, std::string_view name) {
+  for (const auto& [header, value] : req.headers) {
+    if (EqualsIgnoreCase(header, name)) return value;
+  }
+  return std::nullopt;
+}
+
+std::string CanonicalUri(std::string_view raw_path) {
+  std::string normalized = raw_path.empty() ? "/" : RemoveDotSegments(raw_path);
+  return PercentEncode(normalized, "/~");
+}
+
+std::string CanonicalQueryString(std::string_view raw_query) {
+  if (raw_query.empty()) return "";
+  QueryPairs pairs;
+  for (std::string_view piece : Split(raw_query, '&')) {
+    std::size_t eq = piece.find('=');
+    if (eq == std::string_view::npos) {
+      pairs.emplace_back(std::string(piece), "");
+    } else {
+      pairs.emplace_back(std::string(piece.substr(0, eq)), std::string(piece.substr(eq + 1)));
+    }
+  }
+  return JoinQueryPairs(std::move(pairs));
+}
+
+std::string NormalizedQueryString(std::string_view raw_query) {
+  if (raw_query.empty()) return "";
+  QueryPairs pairs;
+  for (std::string_view piece : Split(raw_query, '&')) {
+    std::size_t eq = piece.find('=');
+    std::string_view key = piece.substr(0, eq);
+    std::string_view value = eq == std::string_view::npos ? "" : piece.substr(eq + 1);
+    pairs.emplace_back(PercentEncode(PercentDecode(key), ""),
+                       PercentEncode(PercentDecode(value), ""));
+  }
+  return JoinQueryPairs(std::move(pairs));
+}
+
+std::string CanonicalHeaderValue(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  bool pending_space = false;
+  for (char c : value) {
+    if (IsSpace(c)) {
+      pending_space = !out.empty();
+      continue;
+    }
+    if (pending_space) out.push_back(' ');
+    pending_space = false;
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<std::string> HeadersToSign(const HttpRequestView& req) {
+  std::vector<std::string> names;
+  for (const auto& header : req.headers) {
+    std::string name = Lower(Trim(header.first));
+    if (std::find(kUnsignedHeaders.begin(), kUnsignedHeaders.end(), name) !=
+        kUnsignedHeaders.end()) {
+      continue;
+    }
+    names.push_back(std::move(name));
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::string CanonicalRequest(const HttpRequestView& req,
+                             const std::vector<std::string>& signed_headers) {
+  return CanonicalRequestWithQuery(req, signed_headers, CanonicalQueryString(req.query));
+}
+
+std::string CredentialScope(std::string_view date, std::string_view region,
+                            std::string_view service) {
+  std::string scope(date);
+  scope.append("/").append(region).append("/").append(service).append("/aws4_request");
+  return scope;
+}
+
+std::string StringToSign(std::string_view amz_date, std::string_view scope,
+                         std::string_view canonical_request) {
+  std::string sts(kSigV4Algorithm);
+  sts.append("\n").append(amz_date).append("\n").append(scope).append("\n");
+  sts.append(Sha256Hex(canonical_request));
+  return sts;
+}
+
+std::string DeriveSigningKey(std::string_view secret_access_key, std::string_view date,
+                             std::string_view region, std::string_view service) {
+  std::string k_secret = "AWS4";
+  k_secret.append(secret_access_key);
+  std::string k_date = HmacSha256(k_secret, date);
+  std::string k_region = HmacSha256(k_date, region);
+  std::string k_service = HmacSha256(k_region, service);
+  OPENSSL_cleanse(k_secret.data(), k_secret.size());
+  return HmacSha256(k_service, "aws4_request");
+}
+
+std::string ComputeSignature(std::string_view signing_key, std::string_view string_to_sign) {
+  return HexEncode(HmacSha256(signing_key, string_to_sign));
+}
+
+Status Sign(HttpRequest& req, const Credentials& creds, std::string_view region,
+            std::string_view service, std::string_view amz_date, const SignOptions& options) {
+  if (!ParseAmzDate(amz_date)) {
+    return InvalidArgument("Sign: amz_date must be YYYYMMDDTHHMMSSZ, got '" +
+                           std::string(amz_date) + "'");
+  }
+  if (region.empty() || service.empty()) {
+    return InvalidArgument("Sign: region and service must not be empty");
+  }
+  if (creds.access_key_id.empty() || creds.secret_access_key.empty()) {
+    return InvalidArgument("Sign: credentials must not be empty");
+  }
+  if (!FindHeader(req, "host")) return InvalidArgument("Sign: the request has no Host header");
+
+  RemoveHeader(req, "authorization");
+  RemoveHeader(req, "x-amz-date");
+  req.headers.emplace_back("X-Amz-Date", std::string(amz_date));
+  if (options.add_content_sha256_header) {
+    RemoveHeader(req, "x-amz-content-sha256");
+    req.headers.emplace_back("X-Amz-Content-Sha256", Sha256Hex(req.body));
+  }
+
+  std::vector<std::string> signed_headers = HeadersToSign(req);
+  std::string date = std::string(amz_date.substr(0, 8));
+  std::string scope = CredentialScope(date, region, service);
+  std::string sts = StringToSign(amz_date, scope, CanonicalRequest(req, signed_headers));
+  std::string key = DeriveSigningKey(creds.secret_access_key, date, region, service);
+  std::string signature = ComputeSignature(key, sts);
+
+  std::string auth(kSigV4Algorithm);
+  auth.append(" Credential=").append(creds.access_key_id).append("/").append(scope);
+  auth.append(", SignedHeaders=");
+  for (std::size_t i = 0; i < signed_headers.size(); ++i) {
+    if (i > 0) auth.push_back(';');
+    auth.append(signed_headers[i]);
+  }
+  auth.append(", Signature=").append(signature);
+  req.headers.emplace_back("Authorization", std::move(auth));
+  return Status::Ok();
+}
+
+VerifyResult Verify(const HttpRequestView& req, const KeyLookup& lookup, Timestamp now,
+                    Duration max_skew) {
+  std::optional<std::string> auth_header = FindHeader(req, "authorization");
+  if (!auth_header) {
+    return AuthError{403, "MissingAuthenticationTokenException", "Missing Authentication Token"};
+  }
+  const std::string& auth = *auth_header;
+  std::string_view rest = Trim(auth);
+  std::size_t space = rest.find(' ');
+  std::string_view algorithm = rest.substr(0, space);
+  rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+  if (algorithm != kSigV4Algorithm) {
+    return Incomplete("Unsupported AWS 'algorithm': '" + std::string(algorithm) +
+                      "'. Authorization=" + auth);
+  }
+
+  std::optional<std::string_view> credential, signed_headers_text, signature;
+  for (std::string_view part : Split(rest, ',')) {
+    part = Trim(part);
+    std::size_t eq = part.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view key = Trim(part.substr(0, eq));
+    std::string_view value = Trim(part.substr(eq + 1));
+    if (key == "Credential" && !credential) credential = value;
+    if (key == "SignedHeaders" && !signed_headers_text) signed_headers_text = value;
+    if (key == "Signature" && !signature) signature = value;
+  }
+
+  std::optional<std::string> amz_date = FindHeader(req, "x-amz-date");
+  std::optional<Timestamp> request_time;
+  if (amz_date) {
+    *amz_date = std::string(Trim(*amz_date));
+    request_time = ParseAmzDate(*amz_date);
+    if (!request_time) {
+      return Incomplete("Date must be in ISO-8601 'basic format'. Got '" + *amz_date +
+                        "'. See http://en.wikipedia.org/wiki/ISO_8601");
+    }
+  } else if (std::optional<std::string> http_date = FindHeader(req, "date")) {
+    request_time = ParseHttpDate(*http_date);
+    if (!request_time) {
+      return Incomplete("Date must be in RFC 1123 format. Got '" + *http_date + "'.");
+    }
+    amz_date = FormatAmzDate(*request_time);
+  }
+
+  std::string missing;
+  if (!credential || credential->empty()) {
+    missing += "Authorization header requires 'Credential' parameter. ";
+  }
+  if (!signature || signature->empty()) {
+    missing += "Authorization header requires 'Signature' parameter. ";
+  }
+  if (!signed_headers_text || signed_headers_text->empty()) {
+    missing += "Authorization header requires 'SignedHeaders' parameter. ";
+  }
+  if (!amz_date) {
+    missing +=
+        "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' "
+        "header. ";
+  }
+  if (!missing.empty()) return Incomplete(missing + "Authorization=" + auth);
+
+  std::vector<std::string_view> scope = Split(*credential, '/');
+  if (scope.size() != 5 ||
+      std::any_of(scope.begin(), scope.end(), [](std::string_view p) { return p.empty(); })) {
+    return Incomplete(
+        "Credential should be '<access key id>/<YYYYMMDD>/<region>/<service>/"
+        "aws4_request', not '" +
+        std::string(*credential) + "'.");
+  }
+  if (scope[4] != "aws4_request") {
+    return Incomplete(
+        "Credential should be scoped with a valid terminator: 'aws4_request', "
+        "not '" +
+        std::string(scope[4]) + "'.");
+  }
+  if (scope[1] != std::string_view(*amz_date).substr(0, 8)) {
+    return InvalidSignature(
+        "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from "
+        "HTTP: '" +
+        std::string(scope[1]) + "' != '" + amz_date->substr(0, 8) + "', from '" + *amz_date + "'.");
+  }
+
+  std::vector<std::string> signed_headers;
+  bool host_signed = false;
+  for (std::string_view name : Split(*signed_headers_text, ';')) {
+    if (name.empty()) return Incomplete("Authorization header has an empty 'SignedHeaders' name.");
+    host_signed = host_signed || EqualsIgnoreCase(name, "host");
+    signed_headers.emplace_back(name);
+  }
+  if (!host_signed) {
+    return Incomplete("'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.");
+  }
+
+  if (*request_time < now - max_skew) {
+    return InvalidSignature("Signature expired: " + *amz_date + " is now earlier than " +
+                            FormatAmzDate(now - max_skew) + " (" + FormatAmzDate(now) + " - " +
+                            SkewText(max_skew) + ")");
+  }
+  if (*request_time > now + max_skew) {
+    return InvalidSignature("Signature not yet current: " + *amz_date + " is still later than " +
+                            FormatAmzDate(now + max_skew) + " (" + FormatAmzDate(now) + " + " +
+                            SkewText(max_skew) + ")");
+  }
+
+  std::string access_key_id(scope[0]);
+  std::optional<std::string> secret = lookup ? lookup(access_key_id) : std::nullopt;
+  if (!secret) {
+    return AuthError{403, "UnrecognizedClientException",
+                     "The security token included in the request is invalid."};
+  }
+
+  std::string scope_text = CredentialScope(scope[1], scope[2], scope[3]);
+  std::string key = DeriveSigningKey(*secret, scope[1], scope[2], scope[3]);
+  OPENSSL_cleanse(secret->data(), secret->size());
+  std::string canonical_query = CanonicalQueryString(req.query);
+  std::string cr = CanonicalRequestWithQuery(req, signed_headers, canonical_query);
+  std::string sts = StringToSign(*amz_date, scope_text, cr);
+  bool match = ConstantTimeEquals(ComputeSignature(key, sts), *signature);
+  if (!match) {
+    std::string normalized_query = NormalizedQueryString(req.query);
+    if (normalized_query != canonical_query) {
+      std::string alt_sts = StringToSign(
+          *amz_date, scope_text, CanonicalRequestWithQuery(req, signed_headers, normalized_query));
+      match = ConstantTimeEquals(ComputeSignature(key, alt_sts), *signature);
+    }
+  }
+  OPENSSL_cleanse(key.data(), key.size());
+  if (!match) {
+    return InvalidSignature(
+        "The request signature we calculated does not match the signature you provided. Check "
+        "your AWS Secret Access Key and signing method. Consult the service documentation for "
+        "details.\n\nThe Canonical String for this request should have been\n'" +
+        cr + "'\n\nThe String-to-Sign should have been\n'" + sts + "'\n");
+  }
+
+  if (std::optional<std::string> declared = FindHeader(req, "x-amz-content-sha256")) {
+    if (!EqualsIgnoreCase(Trim(*declared), Sha256Hex(req.body))) {
+      return InvalidSignature(
+          "The provided 'x-amz-content-sha256' header does not match what was computed"
+          " (unsigned and streaming payloads are not accepted).");
+    }
+  }
+
+  return VerifiedCaller{.access_key_id = std::move(access_key_id),
+                        .region = std::string(scope[2]),
+                        .service = std::string(scope[3]),
+                        .amz_date = *amz_date,
+                        .request_time = *request_time};
+}
+
+}  // namespace allot::api

@@ -1,0 +1,31 @@
+# allot_sigv4: AWS Signature Version 4 signing and verification, and the shared-credentials file.
+# Included from src/api/CMakeLists.txt.
+find_package(OpenSSL REQUIRED GLOBAL)  # GLOBAL: targets in other folders link allot_sigv4 too
+allot_library(allot_sigv4
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/sigv4.cc ${CMAKE_CURRENT_LIST_DIR}/credentials.cc
+  DEPS allot_common OpenSSL::Crypto)
+
+# The tests. GoogleTest is found and tests/ is added only after src/, so the test targets are
+# made at the end of the top-level CMakeLists.txt. When allot_api exists, tests/CMakeLists.txt
+# has already made api_sigv4_test and api_credentials_test (linked with allot_api); otherwise
+# they are made here, linked with allot_sigv4 alone.
+if(ALLOT_BUILD_TESTS)
+  function(allot_sigv4_tests)
+    foreach(name sigv4_test credentials_test)
+      if(NOT TARGET api_${name})
+        allot_test(api_${name} SOURCES ${PROJECT_SOURCE_DIR}/tests/api/${name}.cc
+                   DEPS allot_sigv4)
+        target_include_directories(api_${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+      endif()
+    endforeach()
+    # Verifies one request read from stdin; driven by botocore in tests/api/botocore_sigv4_test.py.
+    add_executable(api_sigv4_verify_tool
+      ${PROJECT_SOURCE_DIR}/tests/api/support/verify_tool/sigv4_verify_tool.cc)
+    target_link_libraries(api_sigv4_verify_tool PRIVATE allot_sigv4)
+    allot_set_warnings(api_sigv4_verify_tool)
+    add_test(NAME botocore_sigv4
+             COMMAND python3 ${PROJECT_SOURCE_DIR}/tests/api/botocore_sigv4_test.py
+                     $<TARGET_FILE:api_sigv4_verify_tool>)
+  endfunction()
+  cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL allot_sigv4_tests)
+endif()

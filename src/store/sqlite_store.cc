@@ -1,0 +1,325 @@
+#include "store/sqlite_store.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "store/sqlite_handle.h"
+
+namespace allot::store {
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 5000;
+
+// The store (its Impl) whose writer runs on this thread, so that Close() from a done callback
+// does not join itself.
+thread_local const void* t_writer_of = nullptr;
+
+Status Unavailable(std::string message) { return {StatusCode::kUnavailable, std::move(message)}; }
+
+struct Pending {
+  Batch batch;
+  std::function<void(const Status&)> done;
+};
+
+}  // namespace
+
+struct SqliteStore::Impl {
+  SqliteOptions options;
+
+  // Owned by the writer thread while it runs (and by Open/Close before and after).
+  sqlite::Connection write_db;
+  sqlite::Statement begin, commit, rollback, upsert, erase;
+
+  std::mutex read_mu;
+  sqlite::Connection read_db;   // guarded by read_mu
+  sqlite::Statement load, get;  // guarded by read_mu
+
+  std::mutex mu;
+  std::condition_variable wake;
+  std::deque<Pending> queue;  // guarded by mu
+  bool closing = false;       // guarded by mu
+
+  std::mutex close_mu;
+  bool closed = false;  // guarded by close_mu
+  std::thread writer;
+
+  std::atomic<std::uint64_t> transactions{0};
+  std::atomic<std::uint64_t> batches{0};
+  std::atomic<std::uint64_t> failed{0};
+
+  ~Impl() { CloseConnections(); }
+
+  Status OpenWriter();
+  Status OpenReader();
+  void CloseConnections();
+  void WriterLoop();
+  Status Apply(const std::vector<Pending>& group, bool* wrote);
+  Status ApplyOps(const std::vector<Pending>& group);
+  Status StepDone(sqlite::Statement& stmt, std::string_view what);
+};
+
+Status SqliteStore::Impl::StepDone(sqlite::Statement& stmt, std::string_view what) {
+  const int rc = stmt.Step();
+  Status status = rc == SQLITE_DONE ? Status::Ok() : sqlite::Error(write_db.get(), rc, what);
+  stmt.Reset();
+  return status;
+}
+
+Status SqliteStore::Impl::OpenWriter() {
+  Result<sqlite::Connection> db = sqlite::Connection::Open(
+      options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+  if (!db.ok()) return db.status();
+  write_db = std::move(db).value();
+  sqlite3_busy_timeout(write_db.get(), kBusyTimeoutMs);
+
+  Result<std::string> mode = write_db.QueryText("PRAGMA journal_mode=WAL");
+  if (!mode.ok()) return mode.status();
+  if (mode.value() != "wal") {
+    return FailedPrecondition("sqlite: " + options.path +
+                              ": WAL mode unavailable (journal_mode=" + mode.value() + ")");
+  }
+  ALLOT_RETURN_IF_ERROR(write_db.Exec("PRAGMA synchronous=FULL"));
+  // The schema is created in one transaction, so a crash during the first open leaves either no
+  // schema or all of it.
+  const std::string version_text = std::to_string(kSchemaVersion);
+  ALLOT_RETURN_IF_ERROR(write_db.Exec(
+      "BEGIN IMMEDIATE;"
+      "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+      "CREATE TABLE IF NOT EXISTS records(kind INTEGER, key TEXT, value TEXT NOT NULL,"
+      " PRIMARY KEY(kind, key)) WITHOUT ROWID;"
+      "INSERT OR IGNORE INTO meta(name, value) VALUES('schema_version', '" +
+      version_text +
+      "');"
+      "COMMIT;"));
+  Result<std::string> version =
+      write_db.QueryText("SELECT value FROM meta WHERE name = 'schema_version'");
+  if (!version.ok()) return version.status();
+  if (version.value() != version_text) {
+    return FailedPrecondition("sqlite: " + options.path + ": schema_version " + version.value() +
+                              ", this build knows " + std::to_string(kSchemaVersion));
+  }
+
+  struct {
+    sqlite::Statement* stmt;
+    const char* sql;
+  } const statements[] = {
+      {&begin, "BEGIN IMMEDIATE"},
+      {&commit, "COMMIT"},
+      {&rollback, "ROLLBACK"},
+      {&upsert,
+       "INSERT INTO records(kind, key, value) VALUES(?1, ?2, ?3)"
+       " ON CONFLICT(kind, key) DO UPDATE SET value = excluded.value"},
+      {&erase, "DELETE FROM records WHERE kind = ?1 AND key = ?2"},
+  };
+  for (const auto& s : statements) {
+    Result<sqlite::Statement> stmt = sqlite::Statement::Prepare(write_db.get(), s.sql);
+    if (!stmt.ok()) return stmt.status();
+    *s.stmt = std::move(stmt).value();
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::Impl::OpenReader() {
+  Result<sqlite::Connection> db =
+      sqlite::Connection::Open(options.path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+  if (!db.ok()) return db.status();
+  read_db = std::move(db).value();
+  sqlite3_busy_timeout(read_db.get(), kBusyTimeoutMs);
+  Result<sqlite::Statement> l = sqlite::Statement::Prepare(
+      read_db.get(), "SELECT key, value FROM records WHERE kind = ?1 ORDER BY key");
+  if (!l.ok()) return l.status();
+  load = std::move(l).value();
+  Result<sqlite::Statement> g = sqlite::Statement::Prepare(
+      read_db.get(), "SELECT value FROM records WHERE kind = ?1 AND key = ?2");
+  if (!g.ok()) return g.status();
+  get = std::move(g).value();
+  return Status::Ok();
+}
+
+void SqliteStore::Impl::CloseConnections() {
+  {
+    std::lock_guard<std::mutex> lock(read_mu);
+    load.Finalize();
+    get.Finalize();
+    read_db.Close();
+  }
+  // The write connection closes last: as the last connection it checkpoints and removes the WAL.
+  begin.Finalize();
+  commit.Finalize();
+  rollback.Finalize();
+  upsert.Finalize();
+  erase.Finalize();
+  write_db.Close();
+}
+
+Status SqliteStore::Impl::ApplyOps(const std::vector<Pending>& group) {
+  for (const Pending& p : group) {
+    for (const Op& op : p.batch.ops) {
+      sqlite::Statement& stmt = op.value.has_value() ? upsert : erase;
+      int rc = stmt.BindInt(1, static_cast<std::int64_t>(op.kind));
+      if (rc == SQLITE_OK) rc = stmt.BindText(2, op.key);
+      if (rc == SQLITE_OK && op.value.has_value()) rc = stmt.BindText(3, *op.value);
+      if (rc != SQLITE_OK) {
+        stmt.Reset();
+        return sqlite::Error(write_db.get(), rc, "bind");
+      }
+      ALLOT_RETURN_IF_ERROR(StepDone(stmt, op.value.has_value() ? "put" : "delete"));
+    }
+  }
+  return Status::Ok();
+}
+
+Status SqliteStore::Impl::Apply(const std::vector<Pending>& group, bool* wrote) {
+  *wrote =
+      std::any_of(group.begin(), group.end(), [](const Pending& p) { return !p.batch.empty(); });
+  if (!*wrote) return Status::Ok();  // nothing to write; order is kept by the queue alone
+  ALLOT_RETURN_IF_ERROR(StepDone(begin, "BEGIN IMMEDIATE"));
+  Status status = ApplyOps(group);
+  if (status.ok()) status = StepDone(commit, "COMMIT");
+  if (!status.ok() && sqlite3_get_autocommit(write_db.get()) == 0) {
+    // Still inside the transaction: undo all of it. (A failed ROLLBACK leaves nothing better to do;
+    // SQLite rolls back by itself on the next BEGIN or on close.)
+    (void)StepDone(rollback, "ROLLBACK");
+  }
+  return status;
+}
+
+void SqliteStore::Impl::WriterLoop() {
+  t_writer_of = this;
+  std::vector<Pending> group;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      wake.wait(lock, [this] { return !queue.empty() || closing; });
+      if (queue.empty()) break;  // closing, and everything submitted is done
+      const std::size_t n = std::min(queue.size(), options.max_batches_per_commit);
+      for (std::size_t i = 0; i < n; ++i) {
+        group.push_back(std::move(queue.front()));
+        queue.pop_front();
+      }
+    }
+    bool wrote = false;
+    Status status = Apply(group, &wrote);
+    if (status.ok()) {
+      if (wrote) transactions.fetch_add(1, std::memory_order_relaxed);
+      batches.fetch_add(group.size(), std::memory_order_relaxed);
+    } else {
+      failed.fetch_add(1, std::memory_order_relaxed);
+      status = Status(status.code(), "store: transaction of " + std::to_string(group.size()) +
+                                         " batches rolled back: " + status.message());
+    }
+    for (Pending& p : group) {
+      if (p.done) p.done(status);
+    }
+    group.clear();
+  }
+  t_writer_of = nullptr;
+}
+
+SqliteStore::SqliteStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& options) {
+  if (options.path.empty()) return InvalidArgument("store: empty database path");
+  if (options.max_batches_per_commit == 0) {
+    return InvalidArgument("store: max_batches_per_commit must be at least 1");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  Status status = impl->OpenWriter();
+  if (status.ok()) status = impl->OpenReader();
+  if (!status.ok()) {
+    return Status(status.code(), "store: open " + options.path + ": " + status.message());
+  }
+  Impl* raw = impl.get();
+  raw->writer = std::thread([raw] { raw->WriterLoop(); });
+  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(impl)));
+}
+
+SqliteStore::~SqliteStore() { Close(); }
+
+void SqliteStore::Submit(Batch batch, std::function<void(const Status&)> done) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (!impl_->closing) {
+      impl_->queue.push_back({std::move(batch), std::move(done)});
+      impl_->wake.notify_one();
+      return;
+    }
+  }
+  if (done) done(Unavailable("store: closed"));
+}
+
+Result<std::vector<Record>> SqliteStore::Load(Kind kind) {
+  std::lock_guard<std::mutex> lock(impl_->read_mu);
+  if (!impl_->read_db.valid()) return Unavailable("store: closed");
+  sqlite::Statement& stmt = impl_->load;
+  const sqlite::ResetOnExit reset(stmt);
+  int rc = stmt.BindInt(1, static_cast<std::int64_t>(kind));
+  if (rc != SQLITE_OK) return sqlite::Error(impl_->read_db.get(), rc, "bind");
+  std::vector<Record> records;
+  while ((rc = stmt.Step()) == SQLITE_ROW) {
+    records.push_back({stmt.ColumnText(0), stmt.ColumnText(1)});
+  }
+  if (rc != SQLITE_DONE) return sqlite::Error(impl_->read_db.get(), rc, "load");
+  return records;
+}
+
+Result<std::optional<std::string>> SqliteStore::Get(Kind kind, std::string_view key) {
+  std::lock_guard<std::mutex> lock(impl_->read_mu);
+  if (!impl_->read_db.valid()) return Unavailable("store: closed");
+  sqlite::Statement& stmt = impl_->get;
+  const sqlite::ResetOnExit reset(stmt);
+  int rc = stmt.BindInt(1, static_cast<std::int64_t>(kind));
+  if (rc == SQLITE_OK) rc = stmt.BindText(2, key);
+  if (rc != SQLITE_OK) return sqlite::Error(impl_->read_db.get(), rc, "bind");
+  rc = stmt.Step();
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  if (rc != SQLITE_ROW) return sqlite::Error(impl_->read_db.get(), rc, "get");
+  return std::optional<std::string>(stmt.ColumnText(0));
+}
+
+void SqliteStore::Close() {
+  Impl& impl = *impl_;
+  if (t_writer_of == &impl) {
+    // Called from a done callback: stop taking batches; the writer drains and exits by itself,
+    // and whoever calls Close() (or the destructor) next joins it.
+    std::lock_guard<std::mutex> lock(impl.mu);
+    impl.closing = true;
+    return;
+  }
+  std::lock_guard<std::mutex> close_lock(impl.close_mu);
+  if (impl.closed) return;
+  {
+    std::lock_guard<std::mutex> lock(impl.mu);
+    impl.closing = true;
+  }
+  impl.wake.notify_all();
+  if (impl.writer.joinable()) impl.writer.join();
+  impl.CloseConnections();
+  impl.closed = true;
+}
+
+std::uint64_t SqliteStore::transactions() const {
+  return impl_->transactions.load(std::memory_order_relaxed);
+}
+std::uint64_t SqliteStore::batches_committed() const {
+  return impl_->batches.load(std::memory_order_relaxed);
+}
+std::uint64_t SqliteStore::failed_transactions() const {
+  return impl_->failed.load(std::memory_order_relaxed);
+}
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options) {
+  Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(options);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<Store>(std::move(store).value());
+}
+
+}  // namespace allot::store
