@@ -189,13 +189,21 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   job_by_seq_[stored.seq] = id;
   jobs_by_queue_[qname].insert({now, stored.seq});
   Touch(stored);
+  try {
+    Apply(model::SubmitJob{spec});  // its decisions need the record
+  } catch (const ClientError&) {
+    jobs_by_queue_[qname].erase({now, spec.id});
+    job_by_seq_.erase(spec.id);
+    touched_.erase(id);
+    jobs_.erase(id);
+    throw;
+  }
   pending_.Put(store::Kind::kJobPayload, id, payload);
   if (token) {
     client_tokens_[qname + "/" + *token] = {id, RequestHash(r)};
     pending_.Put(store::Kind::kClientToken, qname + "/" + *token,
                  Json{{"jobId", id}, {"hash", RequestHash(r)}}.dump());
   }
-  Apply(model::SubmitJob{spec});
   return {{{"jobArn", stored.doc["jobArn"]}, {"jobName", name}, {"jobId", id}}};
 }
 
