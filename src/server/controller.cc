@@ -1,6 +1,9 @@
 #include "server/controller.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -38,12 +41,20 @@ void Controller::Shutdown() {
   if (loop_.joinable()) loop_.join();
   if (executor_) executor_->Detach();
   if (store_) store_->Close();
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+  lock_fd_ = -1;
 }
 
 Status Controller::Open() {
   std::error_code ec;
   std::filesystem::create_directories(options_.data_dir, ec);
   if (ec) return Internal("cannot create data directory " + options_.data_dir + ": " + ec.message());
+  // One server per data directory: the lock lives as long as the process.
+  lock_fd_ = ::open((options_.data_dir + "/server.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return FailedPrecondition("another allot server is using the data directory " +
+                              options_.data_dir);
+  }
   Result<std::unique_ptr<store::Store>> s =
       store::OpenSqliteStore({.path = options_.data_dir + "/allot.db"});
   if (!s.ok()) return s.status();

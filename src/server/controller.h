@@ -142,6 +142,7 @@ class Controller {
 
   const Options options_;
   std::string credentials_path_;
+  int lock_fd_ = -1;  // flock on <data-dir>/server.lock
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<exec::Executor> executor_;
 

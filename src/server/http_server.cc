@@ -1,6 +1,7 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 
@@ -63,6 +64,12 @@ HttpServer::HttpServer(Controller& controller)
     return new httplib::ThreadPool(static_cast<std::size_t>(threads));
   };
   http_->set_payload_max_length(64 * 1024);
+  // Not cpp-httplib's default SO_REUSEPORT: a second server on the same port must fail to bind,
+  // not silently share the port with the first.
+  http_->set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   Routes();
 }
 
