@@ -14,6 +14,10 @@ if ! python3 -c 'import boto3' 2>/dev/null && ! /usr/bin/python3 -c 'import boto
   missing+=(python3-boto3)
 fi
 command -v aws >/dev/null 2>&1 || missing+=(awscli)
+# The CLI's tests read YAML with the same interpreter.
+if ! python3 -c 'import yaml' 2>/dev/null && ! /usr/bin/python3 -c 'import yaml' 2>/dev/null; then
+  missing+=(python3-yaml)
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

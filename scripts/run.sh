@@ -1,14 +1,103 @@
 #!/usr/bin/env bash
-# `make run`: builds (done by make before this script) and starts what exists so far.
-# The engine is a library; the server that speaks the AWS Batch API is the next milestone.
+# `make run` (after the build): starts `allot server` in the background with its defaults (data in
+# ./allot-data, listening on 127.0.0.1:8742), applies examples/cluster.yaml, and says how to
+# submit a job, watch it and stop the server. A server that already answers on 8742 is reused.
 set -euo pipefail
-cat <<'TEXT'
-Allot is built (build/dev).
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bin="$root/build/dev/bin/allot"
+data=allot-data
+endpoint=http://127.0.0.1:8742
 
-What exists today is the scheduling engine (src/engine) with its tests and benchmarks:
-  make test     every test: the debug build and the AddressSanitizer + UBSan build
-  make bench    the engine benchmarks (release build); figures are in docs/benchmarks.md
+healthy() { curl -fsS -m 2 "$endpoint/healthz" >/dev/null 2>&1; }
 
-The `allot server` that boto3 and the AWS CLI talk to is not built yet, so there is nothing to
-start; `make run` will start it once it exists.
+if [ ! -x "$bin" ]; then
+  echo "run.sh: $bin is missing; build first (make build)" >&2
+  exit 1
+fi
+
+if healthy; then
+  echo "A server already answers on $endpoint; reusing it."
+  started=""
+else
+  mkdir -p "$data"
+  nohup "$bin" server >"$data/server.log" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$data/server.pid"
+  started=yes
+  for _ in $(seq 1 100); do
+    healthy && break
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "run.sh: allot server exited; its log ($data/server.log):" >&2
+      tail -n 20 "$data/server.log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+  if ! healthy; then
+    echo "run.sh: allot server (pid $pid) did not answer $endpoint/healthz within 10 s" >&2
+    tail -n 20 "$data/server.log" >&2
+    exit 1
+  fi
+  echo "Started allot server (pid $pid, log $data/server.log, data in $data)."
+fi
+
+creds="$root/$data/credentials"
+if [ ! -f "$creds" ]; then
+  echo "run.sh: $creds does not exist: the server on $endpoint was not started from $root;" >&2
+  echo "        point AWS_SHARED_CREDENTIALS_FILE at the credentials file in its data directory." >&2
+  exit 1
+fi
+export AWS_SHARED_CREDENTIALS_FILE="$creds"
+export AWS_ENDPOINT_URL_BATCH="$endpoint"
+export AWS_DEFAULT_REGION=local
+
+echo
+echo "Applying examples/cluster.yaml:"
+"$bin" apply -f examples/cluster.yaml | sed 's/^/  /'
+
+if [ -n "$started" ] || { [ -f "$data/server.pid" ] && kill -0 "$(cat "$data/server.pid")" 2>/dev/null; }; then
+  stop="kill \$(cat $data/server.pid)"
+else
+  stop="kill <pid of the allot server that was already running>"
+fi
+
+cat <<TEXT
+
+Allot is running on $endpoint. In your shell:
+
+  export AWS_SHARED_CREDENTIALS_FILE=$creds
+  export AWS_ENDPOINT_URL_BATCH=$endpoint
+  export AWS_DEFAULT_REGION=local
+  export PATH=$root/build/dev/bin:\$PATH
+
+Submit a job to team-a's share of the queue "training" and watch it:
+
+  JOB=\$(allot submit --queue training --share team-a --name hello -- /bin/sh -c 'echo hi; sleep 20')
+  allot jobs                      # every job, newest first
+  allot jobs --status RUNNING     # or RUNNABLE, SUCCEEDED, FAILED, ...
+  allot describe \$JOB             # attempts, preemptions, why it waits
+  allot shares training           # per share: limit, used, borrowed, lent, waiting
+  allot priority \$JOB 10          # change its scheduling priority
+  allot cancel \$JOB               # terminate it
+
+The same with the AWS CLI and boto3 (they read the same three variables):
+
+  aws batch submit-service-job --job-queue training --quota-share-name team-a --job-name hello \\
+    --service-job-type SAGEMAKER_TRAINING --service-request-payload \\
+    '{"AlgorithmSpecification": {"ContainerEntrypoint": ["/bin/sh"], "ContainerArguments": ["-c", "echo hi"]},
+      "ResourceConfig": {"InstanceType": "ml.g5.xlarge", "InstanceCount": 1}}'
+  aws batch list-service-jobs --job-queue training --job-status SUCCEEDED
+  aws batch describe-service-job --job-id \$JOB
+  python3 -c 'import boto3, json; b = boto3.client("batch"); print(b.submit_service_job(
+      jobQueue="training", quotaShareName="team-a", jobName="hello", serviceJobType="SAGEMAKER_TRAINING",
+      serviceRequestPayload=json.dumps({"AlgorithmSpecification": {"ContainerEntrypoint": ["/bin/sh"],
+          "ContainerArguments": ["-c", "echo hi"]}, "ResourceConfig": {"InstanceType": "ml.g5.xlarge"}}))["jobId"])'
+  python3 -c 'import boto3; print(boto3.client("batch").list_service_jobs(jobQueue="training", jobStatus="SUCCEEDED")["jobSummaryList"])'
+
+Edit examples/cluster.yaml and run "allot apply -f examples/cluster.yaml" to change the cluster;
+"allot bench submit --clients 16 --jobs 20000" measures submission throughput.
+Job output is under $data/jobs/<job id>/.
+
+Stop the server:  $stop
 TEXT

@@ -2,6 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+
+#include "cli/commands.h"
 #include "server/run.h"
 
 int main(int argc, char** argv) {
@@ -20,7 +23,14 @@ int main(int argc, char** argv) {
   serve->add_option("--stop-grace-seconds", grace_seconds, "SIGTERM to SIGKILL grace for stopping jobs")
       ->capture_default_str();
 
-  CLI11_PARSE(app, argc, argv);
+  allot::cli::Runner run;
+  allot::cli::AddApplyCommand(app, &run);
+  allot::cli::AddJobCommands(app, &run);
+  allot::cli::AddSharesCommand(app, &run);
+  allot::cli::AddBenchCommand(app, &run);
+
+  std::vector<char*> args = allot::cli::PrepareArgv(argc, argv);
+  CLI11_PARSE(app, static_cast<int>(args.size() - 1), args.data());
   if (serve->parsed()) {
     const auto colon = listen.rfind(':');
     server.host = colon == std::string::npos ? listen : listen.substr(0, colon);
@@ -28,5 +38,17 @@ int main(int argc, char** argv) {
     server.stop_grace = allot::Seconds(grace_seconds);
     return allot::server::RunServer(server);
   }
-  return 0;
+  if (!run) return 0;
+  try {
+    return run();
+  } catch (const allot::cli::ApiError& e) {
+    std::fprintf(stderr, "allot: %s\n", e.what());
+    return 1;
+  } catch (const allot::cli::CliError& e) {
+    std::fprintf(stderr, "allot: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "allot: %s\n", e.what());
+    return 1;
+  }
 }

@@ -69,7 +69,10 @@ void Controller::OnStatus(JobRecord& job, const model::StatusChanged& s) {
     doc["statusReason"] = s.reason;
   }
   if (s.to == model::JobStatus::kRunnable) {
-    if (was_dispatched) CloseAttempt(doc, now, s.reason);
+    if (was_dispatched) {
+      CloseAttempt(doc, now, s.reason);
+      doc["allot"].erase("hosts");
+    }
     if (s.from != model::JobStatus::kRunnable) doc["allot"]["runnableSince"] = now;
   }
   if (s.to == model::JobStatus::kRunning && !doc.contains("startedAt")) doc["startedAt"] = now;

@@ -64,6 +64,13 @@ HttpServer::HttpServer(Controller& controller)
     return new httplib::ThreadPool(static_cast<std::size_t>(threads));
   };
   http_->set_payload_max_length(64 * 1024);
+  // cpp-httplib writes headers and body in two sends: without TCP_NODELAY every body waits for
+  // the client's delayed ACK (about 40 ms a call).
+  http_->set_tcp_nodelay(true);
+  // Its default closes a keep-alive connection after 5 requests.
+  http_->set_keep_alive_max_count(100000);
+  // Idle keep-alive connections hold a thread each and delay a shutdown until they time out.
+  http_->set_keep_alive_timeout(2);
   // Not cpp-httplib's default SO_REUSEPORT: a second server on the same port must fail to bind,
   // not silently share the port with the first.
   http_->set_socket_options([](int sock) {

@@ -375,8 +375,9 @@ Controller::Reply Controller::GetJobQueueSnapshot(const Json& r) {
     for (const engine::UnitUsage& u : usage->pool) {
       total.push_back({{"capacityUnit", u.unit}, {"quantity", static_cast<double>(u.used)}});
     }
+    const bool quota_managed = IsQuotaManaged(queue);
     for (const engine::ShareUsage& s : usage->shares) {
-      if (s.name == kImplicitShare) continue;
+      if (!quota_managed) continue;  // a plain queue's one share is internal
       Json used = Json::array();
       Json borrowed = Json::array();
       Json lent = Json::array();

@@ -12,7 +12,7 @@ Controller::Reply Controller::Tags(const std::string& method, const std::string&
   store::Kind kind = store::Kind::kMeta;
   std::string key;
   JobRecord* job = nullptr;
-  if (arn.find(":quota-share/") != std::string::npos) {
+  if (arn.find("/quota-share/") != std::string::npos) {
     const auto [q, s] = ShareKeyFromArn(arn);
     key = q + "/" + s;
     auto it = shares_.find(key);

@@ -1,0 +1,183 @@
+#include "cli/client.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+
+namespace allot::cli {
+
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+api::Credentials LoadCredentials() {
+  const std::string key = Env("AWS_ACCESS_KEY_ID");
+  const std::string secret = Env("AWS_SECRET_ACCESS_KEY");
+  if (!key.empty() && !secret.empty()) return {key, secret};
+  std::string path = Env("AWS_SHARED_CREDENTIALS_FILE");
+  if (path.empty()) {
+    const std::string home = Env("HOME");
+    path = (home.empty() ? std::string(".") : home) + "/.aws/credentials";
+  } else if (path.rfind("~/", 0) == 0) {
+    path = Env("HOME") + path.substr(1);
+  }
+  std::string profile = Env("AWS_PROFILE");
+  if (profile.empty()) profile = "default";
+  Result<api::Credentials> creds = api::ReadSharedCredentialsFile(path, profile);
+  if (!creds.ok()) {
+    throw CliError("no credentials: " + creds.status().message() +
+                   " (set AWS_SHARED_CREDENTIALS_FILE to the credentials file `allot server` "
+                   "wrote in its data directory, e.g. allot-data/credentials)");
+  }
+  return creds.value();
+}
+
+}  // namespace
+
+Endpoint ParseEndpoint(const std::string& url) {
+  Endpoint e;
+  e.url = url;
+  while (!e.url.empty() && e.url.back() == '/') e.url.pop_back();
+  const auto scheme_end = e.url.find("://");
+  if (scheme_end == std::string::npos) {
+    throw CliError("endpoint \"" + url + "\" must look like http://host:port");
+  }
+  const std::string scheme = Lower(e.url.substr(0, scheme_end));
+  if (scheme != "http" && scheme != "https") {
+    throw CliError("endpoint \"" + url + "\" must start with http:// or https://");
+  }
+  const std::string rest = e.url.substr(scheme_end + 3);
+  const auto slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  e.base_path = slash == std::string::npos ? "" : rest.substr(slash);
+  if (authority.empty()) throw CliError("endpoint \"" + url + "\" has no host");
+  // The Host header leaves out the scheme's default port, as HTTP clients do.
+  std::string host_header = authority;
+  const auto colon = authority.rfind(':');
+  if (colon != std::string::npos && authority.find(']', colon) == std::string::npos) {
+    const std::string port = authority.substr(colon + 1);
+    if (port.empty() || !std::all_of(port.begin(), port.end(),
+                                     [](unsigned char c) { return std::isdigit(c) != 0; })) {
+      throw CliError("endpoint \"" + url + "\" has a bad port \"" + port + "\"");
+    }
+    if ((scheme == "http" && port == "80") || (scheme == "https" && port == "443")) {
+      host_header = authority.substr(0, colon);
+    }
+  }
+  e.scheme_host = scheme + "://" + authority;
+  e.host_header = host_header;
+  return e;
+}
+
+ClientConfig LoadClientConfig(const std::string& endpoint_flag) {
+  ClientConfig c;
+  std::string url = endpoint_flag;
+  if (url.empty()) url = Env("AWS_ENDPOINT_URL_BATCH");
+  if (url.empty()) url = Env("AWS_ENDPOINT_URL");
+  if (url.empty()) url = kDefaultEndpoint;
+  c.endpoint = ParseEndpoint(url);
+  c.region = Env("AWS_DEFAULT_REGION");
+  if (c.region.empty()) c.region = Env("AWS_REGION");
+  if (c.region.empty()) c.region = "local";
+  c.credentials = LoadCredentials();
+  return c;
+}
+
+Timestamp WallClockMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+api::HttpRequest SignedRequest(const ClientConfig& config, std::string_view action,
+                               const std::string& body, Timestamp now) {
+  api::HttpRequest req;
+  req.method = "POST";
+  req.path = config.endpoint.base_path + "/v1/" + Lower(action);
+  req.headers = {{"Host", config.endpoint.host_header}, {"Content-Type", "application/json"}};
+  req.body = body;
+  const Status s = api::Sign(req, config.credentials, config.region, "batch",
+                             api::FormatAmzDate(now));
+  if (!s.ok()) throw CliError("cannot sign the request: " + s.message());
+  return req;
+}
+
+ApiError ErrorFromAnswer(int http_status, const std::string& body) {
+  const Json j = Json::parse(body, nullptr, false);
+  std::string type = "HTTP " + std::to_string(http_status);
+  std::string message = body.empty() ? "the server answered HTTP " + std::to_string(http_status)
+                                     : body;
+  if (j.is_object()) {
+    if (j.contains("__type") && j["__type"].is_string()) type = j["__type"];
+    for (const char* k : {"message", "Message"}) {
+      if (j.contains(k) && j[k].is_string()) message = j[k];
+    }
+  }
+  return ApiError(http_status, type, message);
+}
+
+Client::Client(ClientConfig config)
+    : config_(std::move(config)), http_(std::make_unique<httplib::Client>(config_.endpoint.scheme_host)) {
+  http_->set_keep_alive(true);
+  http_->set_tcp_nodelay(true);
+  http_->set_connection_timeout(5, 0);
+  http_->set_read_timeout(60, 0);
+  http_->set_write_timeout(60, 0);
+}
+
+Client::~Client() = default;
+
+std::pair<int, std::string> Client::Post(std::string_view action, const std::string& body) {
+  const api::HttpRequest req = SignedRequest(config_, action, body, WallClockMillis());
+  httplib::Headers headers;
+  for (const auto& [name, value] : req.headers) {
+    if (name != "Content-Type") headers.emplace(name, value);
+  }
+  httplib::Result res = http_->Post(req.path, headers, req.body, "application/json");
+  if (!res) {
+    throw CliError("cannot reach the allot server at " + config_.endpoint.url + ": " +
+                   httplib::to_string(res.error()) +
+                   " (is `allot server` running? --endpoint or AWS_ENDPOINT_URL_BATCH says where)");
+  }
+  return {res->status, res->body};
+}
+
+Json Client::Call(std::string_view action, const Json& request) {
+  const auto [status, body] = Post(action, request.dump());
+  if (status != 200) throw ErrorFromAnswer(status, body);
+  if (body.empty()) return Json::object();
+  Json j = Json::parse(body, nullptr, false);
+  if (j.is_discarded()) {
+    throw CliError("the server at " + config_.endpoint.url + " answered " + std::string(action) +
+                   " with something that is not JSON");
+  }
+  return j;
+}
+
+Json ListAll(Client& client, std::string_view action, Json request, const char* list) {
+  Json all = Json::array();
+  for (;;) {
+    const Json page = client.Call(action, request);
+    for (const Json& item : page.value(list, Json::array())) all.push_back(item);
+    if (!page.contains("nextToken") || !page["nextToken"].is_string() ||
+        page["nextToken"].get<std::string>().empty()) {
+      return all;
+    }
+    request["nextToken"] = page["nextToken"];
+  }
+}
+
+}  // namespace allot::cli

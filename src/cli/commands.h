@@ -1,0 +1,33 @@
+#pragma once
+
+// The client subcommands of `allot`. Each Add* function adds its subcommands to `app`; when one
+// of them is parsed, its callback stores in *run what to do, and main() runs it after parsing
+// (inside one try/catch, so every CliError ends as "allot: <message>" and exit status 1).
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/client.h"
+
+namespace allot::cli {
+
+using Runner = std::function<int()>;
+
+// argv with the "--" that separates `allot submit`'s options from its command removed: submit
+// takes everything from its first non-option argument on as the command, and CLI11 would
+// otherwise hand the arguments after "--" back to the parent command.
+std::vector<char*> PrepareArgv(int argc, char** argv);
+
+// --endpoint URL on `sub`; the string it fills (empty = from the environment).
+std::shared_ptr<std::string> AddEndpointOption(CLI::App* sub);
+
+void AddApplyCommand(CLI::App& app, Runner* run);     // apply
+void AddJobCommands(CLI::App& app, Runner* run);      // submit, jobs, describe, priority, cancel
+void AddSharesCommand(CLI::App& app, Runner* run);    // shares
+void AddBenchCommand(CLI::App& app, Runner* run);     // bench submit
+
+}  // namespace allot::cli

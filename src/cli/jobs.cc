@@ -1,0 +1,211 @@
+#include "cli/jobs.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "cli/format.h"
+
+namespace allot::cli {
+
+std::string LastPathPart(const std::string& arn) {
+  const auto slash = arn.rfind('/');
+  return slash == std::string::npos ? arn : arn.substr(slash + 1);
+}
+
+std::string JobNameFromCommand(const std::vector<std::string>& command) {
+  std::string base = command.empty() ? "job" : LastPathPart(command[0]);
+  std::string out;
+  for (char c : base) {
+    const auto u = static_cast<unsigned char>(c);
+    out += (std::isalnum(u) != 0 || c == '-' || c == '_') ? c : '-';
+  }
+  if (out.empty()) out = "job";
+  return out.substr(0, 100);
+}
+
+Json BuildSubmitRequest(const SubmitOptions& o, const std::string& default_name) {
+  if (o.command.empty()) throw CliError("no command: put it after --, e.g. -- python train.py");
+  const std::string name = o.name.empty() ? default_name : o.name;
+  Json algo = {{"ContainerEntrypoint", Json::array({o.command[0]})}, {"TrainingInputMode", "File"}};
+  if (o.command.size() > 1) {
+    algo["ContainerArguments"] = Json(std::vector<std::string>(o.command.begin() + 1, o.command.end()));
+  }
+  Json payload = {{"TrainingJobName", name},
+                  {"AlgorithmSpecification", algo},
+                  {"ResourceConfig",
+                   {{"InstanceType", o.instance_type}, {"InstanceCount", o.instance_count}}}};
+  if (!o.env.empty()) {
+    Json env = Json::object();
+    for (const std::string& kv : o.env) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw CliError("--env takes KEY=VALUE, got \"" + kv + "\"");
+      }
+      env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    payload["Environment"] = env;
+  }
+  Json req = {{"jobName", name},
+              {"jobQueue", o.queue},
+              {"serviceJobType", "SAGEMAKER_TRAINING"},
+              {"serviceRequestPayload", payload.dump()}};
+  if (!o.share.empty()) req["quotaShareName"] = o.share;
+  if (o.priority) req["schedulingPriority"] = *o.priority;
+  if (o.retries) req["retryStrategy"] = {{"attempts", *o.retries + 1}};
+  if (o.preemption_retries) {
+    req["preemptionConfiguration"] = {{"preemptionRetriesBeforeTermination", *o.preemption_retries}};
+  }
+  if (o.timeout_seconds) req["timeoutConfig"] = {{"attemptDurationSeconds", *o.timeout_seconds}};
+  return req;
+}
+
+namespace {
+
+void Line(std::ostream& out, const std::string& label, const std::string& value) {
+  if (value.empty()) return;
+  std::string padded = label + ":";
+  padded.resize(std::max<std::size_t>(padded.size() + 1, 14), ' ');
+  out << padded << value << '\n';
+}
+
+std::string Str(const Json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
+  return j[key].is_string() ? j[key].get<std::string>() : FormatNumber(j[key]);
+}
+
+std::string Elapsed(const Json& from, const Json& to) {
+  if (!from.is_number() || !to.is_number()) return "";
+  return FormatDuration(to.get<std::int64_t>() - from.get<std::int64_t>());
+}
+
+std::string CommandOf(const Json& payload_text, std::string* env_line, std::string* resources) {
+  if (!payload_text.is_string()) return "";
+  const Json p = Json::parse(payload_text.get<std::string>(), nullptr, false);
+  if (!p.is_object()) return "";
+  std::vector<std::string> argv;
+  const Json algo = p.value("AlgorithmSpecification", Json::object());
+  for (const char* k : {"ContainerEntrypoint", "ContainerArguments"}) {
+    for (const Json& a : algo.value(k, Json::array())) {
+      if (a.is_string()) argv.push_back(a);
+    }
+  }
+  const Json env = p.value("Environment", Json::object());
+  for (const auto& [k, v] : env.items()) {
+    *env_line += (env_line->empty() ? "" : " ") + ShellQuote(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+  }
+  const Json rc = p.value("ResourceConfig", Json::object());
+  if (rc.contains("InstanceType")) {
+    *resources = Str(rc, "InstanceType") + " x " + (rc.contains("InstanceCount") ? Str(rc, "InstanceCount") : "1");
+  }
+  return ShellJoin(argv);
+}
+
+}  // namespace
+
+void PrintJob(const Json& job, std::ostream& out) {
+  const Json allot = job.value("allot", Json::object());
+  Line(out, "Job", Str(job, "jobId"));
+  Line(out, "Name", Str(job, "jobName"));
+  Line(out, "ARN", Str(job, "jobArn"));
+  Line(out, "Queue", LastPathPart(Str(job, "jobQueue")));
+  Line(out, "Share", Str(job, "quotaShareName"));
+  std::string status = Str(job, "status");
+  if (job.value("isTerminated", false)) status += " (termination requested)";
+  Line(out, "Status", status);
+  Line(out, "Reason", Str(job, "statusReason"));
+  Line(out, "Priority", Str(job, "schedulingPriority"));
+  std::string env_line;
+  std::string resources;
+  Line(out, "Command", CommandOf(job.value("serviceRequestPayload", Json()), &env_line, &resources));
+  Line(out, "Environment", env_line);
+  Line(out, "Resources", resources);
+  Line(out, "Capacity", job.contains("capacityUsage") ? FormatCapacity(job["capacityUsage"]) : "");
+  Line(out, "Created", FormatTime(job.value("createdAt", Json())));
+  if (job.contains("scheduledAt")) Line(out, "Scheduled", FormatTime(job["scheduledAt"]));
+  if (job.contains("startedAt")) Line(out, "Started", FormatTime(job["startedAt"]));
+  if (job.contains("stoppedAt")) {
+    const std::string ran = Elapsed(job.value("startedAt", Json()), job["stoppedAt"]);
+    Line(out, "Stopped", FormatTime(job["stoppedAt"]) + (ran.empty() ? "" : "  (ran " + ran + ")"));
+  }
+  if (job.contains("retryStrategy")) {
+    const Json& rs = job["retryStrategy"];
+    std::string s = Str(rs, "attempts") + " attempt(s)";
+    for (const Json& rule : rs.value("evaluateOnExit", Json::array())) {
+      s += "; " + Str(rule, "action") + " on \"" + Str(rule, "onStatusReason") + "\"";
+    }
+    Line(out, "Retry", s);
+  }
+  if (job.contains("timeoutConfig")) {
+    Line(out, "Timeout", Str(job["timeoutConfig"], "attemptDurationSeconds") + "s per attempt");
+  } else if (allot.contains("attemptTimeoutSeconds")) {
+    Line(out, "Timeout", Str(allot, "attemptTimeoutSeconds") + "s per attempt");
+  }
+  if (job.contains("preemptionConfiguration")) {
+    Line(out, "Preemption retries",
+         Str(job["preemptionConfiguration"], "preemptionRetriesBeforeTermination") +
+             " before termination");
+  }
+  std::string counters = "attempt " + Str(allot, "attempt") + ", failed attempts " +
+                         Str(allot, "failedAttempts") + ", preemptions " + Str(allot, "preemptions");
+  if (allot.contains("dispatchMode")) counters += ", dispatched " + Str(allot, "dispatchMode");
+  if (allot.contains("attempt")) Line(out, "Counters", counters);
+  const std::string st = Str(job, "status");
+  if (allot.contains("hosts") && (st == "SCHEDULED" || st == "STARTING" || st == "RUNNING")) {
+    std::string hosts;
+    for (const Json& h : allot["hosts"]) {
+      hosts += (hosts.empty() ? "" : ", ") + Str(h, "host") + " (pid " + Str(h, "pid") + ")";
+    }
+    Line(out, "Hosts", hosts);
+  }
+  if (allot.contains("waitingReason")) {
+    const Json& w = allot["waitingReason"];
+    out << "Waiting:\n";
+    out << "  " << Str(w, "message") << '\n';
+    std::string detail = "rule " + Str(w, "rule");
+    if (!Str(w, "unit").empty()) detail += ", unit " + Str(w, "unit") + ", missing " + Str(w, "missing");
+    detail += "; jobs ahead: " + Str(w, "positionInShare") + " in its share, " +
+              Str(w, "positionInQueue") + " in the queue";
+    out << "  " << detail << '\n';
+  }
+  const Json attempts = job.value("attempts", Json::array());
+  out << "Attempts:     " << attempts.size() << '\n';
+  int n = 0;
+  for (const Json& a : attempts) {
+    std::string line = "  #" + std::to_string(++n) + "  started " + FormatTime(a.value("startedAt", Json()));
+    if (a.contains("stoppedAt")) {
+      line += ", stopped " + FormatTime(a["stoppedAt"]) + " (" +
+              Elapsed(a.value("startedAt", Json()), a["stoppedAt"]) + ")";
+    } else {
+      line += ", still running";
+    }
+    out << line << '\n';
+    if (a.contains("statusReason")) out << "      " << Str(a, "statusReason") << '\n';
+    if (a.contains("serviceResourceId")) {
+      out << "      " << Str(a["serviceResourceId"], "name") << " " << Str(a["serviceResourceId"], "value")
+          << '\n';
+    }
+  }
+  const Json summary = job.value("preemptionSummary", Json::object());
+  out << "Preempted:    " << (summary.contains("preemptedAttemptCount") ? Str(summary, "preemptedAttemptCount") : "0")
+      << " attempt(s)\n";
+  for (const Json& p : summary.value("recentPreemptedAttempts", Json::array())) {
+    out << "  " << FormatTime(p.value("startedAt", Json())) << " .. " << FormatTime(p.value("stoppedAt", Json()))
+        << "  " << Str(p, "statusReason") << '\n';
+  }
+  const Json records = allot.value("preemptionRecords", Json::array());
+  if (!records.empty()) {
+    out << "Preemption records:\n";
+    for (const Json& r : records) {
+      const Json key = r.value("victimKey", Json::object());
+      std::string line = "  " + FormatTime(r.value("at", Json())) + "  attempt " + Str(r, "attempt") +
+                         " preempted by job " + Str(r, "preemptor") + " (" + Str(r, "rule") + ")";
+      line += ": victim priority " + Str(key, "priority") + ", work lost " +
+              (r.contains("workLostInstanceSeconds") ? Str(r, "workLostInstanceSeconds")
+                                                     : Str(key, "workLostInstanceSeconds")) +
+              " instance-s";
+      out << line << '\n';
+    }
+  }
+}
+
+}  // namespace allot::cli

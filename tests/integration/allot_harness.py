@@ -1,0 +1,415 @@
+"""Shared support for the integration suites: a real `allot server` on a loopback port.
+
+AllotServer starts `$ALLOT_BIN server --data-dir <tmp> --listen 127.0.0.1:<free port>`, waits for
+`GET /healthz`, and builds boto3 clients that find their keys the way a user's would: through
+AWS_SHARED_CREDENTIALS_FILE=<data-dir>/credentials (written by the server on first start,
+profile `default`), region `local`. stop() sends SIGTERM, kill9() SIGKILL; cleanup() also ends
+every job process the server started (found by a marker variable in their environment, which
+they inherit from the server) and removes the data directory.
+
+Everything here polls with deadlines; nothing waits without a bound.
+"""
+
+import configparser
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import boto3
+import botocore.auth
+import botocore.awsrequest
+import botocore.config
+import botocore.credentials
+import botocore.exceptions
+import botocore.session
+
+REGION = "local"
+ACCOUNT = "000000000000"
+ARN_PREFIX = f"arn:aws:batch:{REGION}:{ACCOUNT}:"
+INSTANCE = "ml.g5.xlarge"
+
+# Keys in the test process's own environment would win over the credentials file.
+for _var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+             "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_BATCH"):
+    os.environ.pop(_var, None)
+
+# A job that sleeps until stopped and exits 143 on SIGTERM (at once, not after the sleep).
+SLEEPER = "trap 'exit 143' TERM; sleep 30 & wait"
+
+
+def allot_bin():
+    path = os.environ.get("ALLOT_BIN")
+    if not path:
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(here, "..", "..", "build", "dev", "bin", "allot")
+    path = os.path.abspath(path)
+    if not os.access(path, os.X_OK):
+        raise RuntimeError(f"ALLOT_BIN={path} is not an executable allot binary")
+    return path
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(fn, timeout=20.0, interval=0.05, what="condition"):
+    """Calls fn until it returns something truthy; returns it, or fails after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = fn()
+        if last:
+            return last
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
+        time.sleep(interval)
+
+
+def error_code(exc):
+    return exc.response.get("Error", {}).get("Code")
+
+
+def error_message(exc):
+    return exc.response.get("Error", {}).get("Message", "")
+
+
+def http_status(exc):
+    return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+
+
+def payload(script="exit 0", instance_type=INSTANCE, count=1, environment=None,
+            training_job_name=None, entrypoint=("/bin/sh", "-c"), **extra):
+    """A SageMaker CreateTrainingJob request that runs `script` under /bin/sh -c."""
+    p = {
+        "AlgorithmSpecification": {"TrainingInputMode": "File",
+                                   "ContainerEntrypoint": list(entrypoint),
+                                   "ContainerArguments": [script]},
+        "RoleArn": "arn:aws:iam::000000000000:role/allot-test",
+        "OutputDataConfig": {"S3OutputPath": "file:///tmp/allot-test-output"},
+        "ResourceConfig": {"InstanceType": instance_type, "InstanceCount": count,
+                           "VolumeSizeInGB": 1},
+        "StoppingCondition": {"MaxRuntimeInSeconds": 3600},
+    }
+    if training_job_name:
+        p["TrainingJobName"] = training_job_name
+    if environment:
+        p["Environment"] = dict(environment)
+    p.update(extra)
+    return json.dumps(p)
+
+
+def _procs_with_marker(marker):
+    """Pids of processes whose environment holds marker (ours: they inherit it from the server)."""
+    needle = marker.encode()
+    found = []
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if needle in env.split(b"\0"):
+            found.append(int(entry))
+    return found
+
+
+class AllotServer:
+    """One `allot server` process on a data directory this object owns."""
+
+    def __init__(self, *extra_args, stop_grace_seconds=None, data_dir=None):
+        self.bin = allot_bin()
+        self.extra_args = list(extra_args)
+        if stop_grace_seconds is not None:
+            self.extra_args += ["--stop-grace-seconds", str(stop_grace_seconds)]
+        self._own_dir = data_dir is None
+        self.data_dir = data_dir or tempfile.mkdtemp(prefix="allot-it-")
+        self.marker = f"ALLOT_IT_MARKER={uuid.uuid4().hex}"
+        self.proc = None
+        self.port = None
+        self.starts = 0
+        self._logs = []
+        self._clients = []
+
+    # --- lifecycle ---
+
+    @property
+    def endpoint(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def credentials_file(self):
+        return os.path.join(self.data_dir, "credentials")
+
+    def start(self, timeout=30.0):
+        assert self.proc is None, "server already running"
+        last_error = None
+        for _ in range(5):  # a free port can be taken between probe and bind: try another
+            self.port = free_port()
+            self.starts += 1
+            log = os.path.join(self.data_dir, f"server-{self.starts}.log")
+            self._logs.append(log)
+            env = dict(os.environ)
+            key, value = self.marker.split("=", 1)
+            env[key] = value
+            with open(log, "wb") as out:
+                self.proc = subprocess.Popen(
+                    [self.bin, "server", "--data-dir", self.data_dir,
+                     "--listen", f"127.0.0.1:{self.port}", *self.extra_args],
+                    stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+            try:
+                self._wait_healthy(timeout)
+                return self
+            except RuntimeError as e:
+                last_error = e
+                self._reap(signal.SIGKILL)
+                if "cannot listen" not in self.log_text():
+                    break
+        raise RuntimeError(f"allot server did not start: {last_error}\n{self.log_text()}")
+
+    def _wait_healthy(self, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"exited with {self.proc.returncode}")
+            try:
+                with urllib.request.urlopen(self.endpoint + "/healthz", timeout=2) as r:
+                    if r.status == 200 and os.path.exists(self.credentials_file):
+                        return
+            except (urllib.error.URLError, ConnectionError, socket.timeout, OSError):
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"/healthz not 200 within {timeout}s")
+
+    def _reap(self, sig, timeout=15.0):
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        rc = self.proc.returncode
+        self.proc = None
+        return rc
+
+    def close_clients(self):
+        """Closes the clients' pooled connections (a server stops only when its idle
+        keep-alive connections are gone, so this saves the keep-alive timeout on each stop)."""
+        clients, self._clients = self._clients, []
+        for c in clients:
+            with contextlib.suppress(Exception):
+                c.close()
+
+    def stop(self, timeout=15.0):
+        """SIGTERM and wait; returns the exit status (SIGKILL if it does not stop in time)."""
+        self.close_clients()
+        return self._reap(signal.SIGTERM, timeout)
+
+    def kill9(self):
+        """SIGKILL the server (its job processes are left running, as after a crash)."""
+        rc = self._reap(signal.SIGKILL)
+        self.close_clients()
+        return rc
+
+    def restart(self, timeout=30.0):
+        self.stop()
+        return self.start(timeout)
+
+    def job_processes(self):
+        return _procs_with_marker(self.marker)
+
+    def kill_job_processes(self):
+        """Ends what the server started (our marker in their environment), by pid."""
+        for _ in range(3):
+            pids = self.job_processes()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    if os.getpgid(pid) == pid:
+                        os.killpg(pid, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.1)
+
+    def cleanup(self):
+        try:
+            self.stop()
+        finally:
+            try:
+                self.kill_job_processes()
+            finally:
+                if self._own_dir:
+                    shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def log_text(self):
+        parts = []
+        for log in self._logs:
+            with contextlib.suppress(OSError), open(log, "rb") as f:
+                parts.append(f.read().decode(errors="replace"))
+        return "\n".join(parts)[-4000:]
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.cleanup()
+
+    # --- clients ---
+
+    def credentials(self):
+        cp = configparser.ConfigParser()
+        cp.read(self.credentials_file)
+        return cp["default"]["aws_access_key_id"], cp["default"]["aws_secret_access_key"]
+
+    def client(self, retries=2, read_timeout=30, connect_timeout=5, **overrides):
+        """A boto3 batch client that reads its keys from <data-dir>/credentials."""
+        core = botocore.session.Session()
+        core.set_config_variable("credentials_file", self.credentials_file)
+        core.set_config_variable("config_file", os.devnull)
+        core.set_config_variable("profile", "default")
+        session = boto3.session.Session(botocore_session=core, region_name=REGION)
+        config = botocore.config.Config(
+            retries={"total_max_attempts": retries, "mode": "standard"},
+            read_timeout=read_timeout, connect_timeout=connect_timeout,
+            max_pool_connections=32)
+        kwargs = dict(endpoint_url=self.endpoint, config=config)
+        kwargs.update(overrides)
+        c = session.client("batch", **kwargs)
+        assert core.get_credentials().method == "shared-credentials-file", \
+            core.get_credentials().method
+        self._clients.append(c)
+        return c
+
+    def client_with_keys(self, access_key, secret, retries=1):
+        config = botocore.config.Config(retries={"total_max_attempts": retries, "mode": "standard"})
+        c = boto3.client("batch", endpoint_url=self.endpoint, region_name=REGION,
+                         aws_access_key_id=access_key, aws_secret_access_key=secret,
+                         config=config)
+        self._clients.append(c)
+        return c
+
+    def raw(self, action, body):
+        """POST /v1/<action> signed with SigV4, returning (status, parsed JSON body).
+
+        For the fields Allot adds beyond the AWS model, which boto3 drops when it parses.
+        """
+        key, secret = self.credentials()
+        url = f"{self.endpoint}/v1/{action}"
+        data = json.dumps(body).encode()
+        req = botocore.awsrequest.AWSRequest(method="POST", url=url, data=data,
+                                             headers={"Content-Type": "application/json"})
+        botocore.auth.SigV4Auth(botocore.credentials.Credentials(key, secret), "batch",
+                                REGION).add_auth(req)
+        prepared = req.prepare()
+        http = urllib.request.Request(url, data=data, method="POST",
+                                      headers=dict(prepared.headers.items()))
+        try:
+            with urllib.request.urlopen(http, timeout=30) as r:
+                return r.status, json.loads(r.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
+
+
+# --- resource helpers ---------------------------------------------------------------------
+
+
+class Fixture:
+    """Builds environments, policies, queues and shares with unique names on one client."""
+
+    def __init__(self, batch):
+        self.batch = batch
+        self.n = 0
+
+    def unique(self, stem):
+        self.n += 1
+        return f"{stem}-{self.n}-{uuid.uuid4().hex[:6]}"
+
+    def environment(self, capacity=3, instance_type=INSTANCE, name=None, limits=None):
+        name = name or self.unique("env")
+        limits = limits or [{"capacityUnit": instance_type, "maxCapacity": capacity}]
+        r = self.batch.create_service_environment(
+            serviceEnvironmentName=name, serviceEnvironmentType="SAGEMAKER_TRAINING",
+            capacityLimits=limits)
+        return r["serviceEnvironmentName"]
+
+    def policy(self, name=None):
+        name = name or self.unique("policy")
+        r = self.batch.create_scheduling_policy(
+            name=name, quotaSharePolicy={"idleResourceAssignmentStrategy": "FIFO"})
+        return r["arn"]
+
+    def queue(self, env, policy_arn=None, name=None, state="ENABLED"):
+        name = name or self.unique("queue")
+        kwargs = dict(jobQueueName=name, priority=1, state=state,
+                      jobQueueType="SAGEMAKER_TRAINING",
+                      serviceEnvironmentOrder=[{"order": 1, "serviceEnvironment": env}])
+        if policy_arn:
+            kwargs["schedulingPolicyArn"] = policy_arn
+        self.batch.create_job_queue(**kwargs)
+        return name
+
+    def share(self, queue, name=None, capacity=1, strategy="LEND_AND_BORROW", borrow_limit=None,
+              in_share="DISABLED", instance_type=INSTANCE, limits=None, state="ENABLED"):
+        name = name or self.unique("share")
+        sharing = {"strategy": strategy}
+        if borrow_limit is not None:
+            sharing["borrowLimit"] = borrow_limit
+        r = self.batch.create_quota_share(
+            quotaShareName=name, jobQueue=queue,
+            capacityLimits=limits or [{"capacityUnit": instance_type, "maxCapacity": capacity}],
+            resourceSharingConfiguration=sharing,
+            preemptionConfiguration={"inSharePreemption": in_share}, state=state)
+        return r["quotaShareArn"]
+
+    def qm_queue(self, capacity=3, shares=(("qs", 1),), **share_kwargs):
+        """An environment, a quota-share policy, a queue and shares; returns (queue, {share: arn})."""
+        env = self.environment(capacity)
+        queue = self.queue(env, self.policy())
+        arns = {name: self.share(queue, name=name, capacity=cap, **share_kwargs)
+                for name, cap in shares}
+        return queue, arns
+
+    def submit(self, queue, share=None, script="exit 0", name=None, priority=None, **kwargs):
+        body = dict(jobName=name or self.unique("job"), jobQueue=queue,
+                    serviceJobType="SAGEMAKER_TRAINING")
+        if share is not None:
+            body["quotaShareName"] = share
+        if priority is not None:
+            body["schedulingPriority"] = priority
+        if "serviceRequestPayload" not in kwargs:
+            body["serviceRequestPayload"] = payload(script)
+        body.update(kwargs)
+        return self.batch.submit_service_job(**body)
+
+    def describe(self, job_id):
+        return self.batch.describe_service_job(jobId=job_id)
+
+    def wait_status(self, job_id, statuses, timeout=30.0):
+        if isinstance(statuses, str):
+            statuses = (statuses,)
+
+        def check():
+            d = self.describe(job_id)
+            return d if d["status"] in statuses else None
+        try:
+            return wait_for(check, timeout, what=f"job {job_id} in {statuses}")
+        except AssertionError as e:
+            d = self.describe(job_id)
+            raise AssertionError(f"{e}; now {d['status']} ({d.get('statusReason')})") from None
