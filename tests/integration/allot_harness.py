@@ -20,6 +20,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import unittest
 import urllib.error
 import urllib.request
 import uuid
@@ -413,3 +414,24 @@ class Fixture:
         except AssertionError as e:
             d = self.describe(job_id)
             raise AssertionError(f"{e}; now {d['status']} ({d.get('statusReason')})") from None
+
+
+class ServerTestCase(unittest.TestCase):
+    """A test class that shares one real server: `server`, a boto3 `batch` client and a `fx`."""
+
+    stop_grace_seconds = 2
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = AllotServer(stop_grace_seconds=cls.stop_grace_seconds)
+        try:
+            cls.server.start()
+        except Exception:
+            cls.server.cleanup()
+            raise
+        cls.batch = cls.server.client()
+        cls.fx = Fixture(cls.batch)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.cleanup()

@@ -6,28 +6,20 @@ import shutil
 import subprocess
 import unittest
 
-from allot_harness import ARN_PREFIX, INSTANCE, SLEEPER, AllotServer, Fixture, payload
+from allot_harness import ServerTestCase, ARN_PREFIX, INSTANCE, SLEEPER, AllotServer, Fixture, payload
 
 
 @unittest.skipIf(shutil.which("aws") is None, "the AWS CLI (aws) is not on PATH")
-class AwsCliTest(unittest.TestCase):
+class AwsCliTest(ServerTestCase):
     @classmethod
     def setUpClass(cls):
-        cls.server = AllotServer(stop_grace_seconds=2)
-        try:
-            cls.server.start()
-        except Exception:
-            cls.server.cleanup()
-            raise
+        super().setUpClass()
         cls.env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         cls.env.update({"AWS_SHARED_CREDENTIALS_FILE": cls.server.credentials_file,
                         "AWS_DEFAULT_REGION": "local",
                         "AWS_CONFIG_FILE": os.devnull,
                         "AWS_PAGER": ""})
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.cleanup()
 
     def aws(self, *args, check=True):
         cmd = ["aws", "batch", *args, "--endpoint-url", self.server.endpoint, "--output", "json"]

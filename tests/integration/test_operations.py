@@ -10,7 +10,7 @@ import uuid
 
 import botocore.exceptions
 
-from allot_harness import (ARN_PREFIX, INSTANCE, SLEEPER, AllotServer, Fixture, error_code,
+from allot_harness import (ServerTestCase, ARN_PREFIX, INSTANCE, SLEEPER, AllotServer, Fixture, error_code,
                            error_message, http_status, payload)
 
 SAGEMAKER_ARN_PREFIX = "arn:aws:sagemaker:local:000000000000:training-job/"
@@ -20,21 +20,7 @@ def now_ms():
     return int(time.time() * 1000)
 
 
-class OperationsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = AllotServer(stop_grace_seconds=2)
-        try:
-            cls.server.start()
-        except Exception:
-            cls.server.cleanup()
-            raise
-        cls.batch = cls.server.client()
-        cls.fx = Fixture(cls.batch)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.cleanup()
+class OperationsTest(ServerTestCase):
 
     def setUp(self):
         self.t0 = now_ms()

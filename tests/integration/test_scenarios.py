@@ -6,7 +6,7 @@ import unittest
 
 import botocore.exceptions
 
-from allot_harness import (ARN_PREFIX, INSTANCE, SLEEPER, AllotServer, Fixture, error_code,
+from allot_harness import (ServerTestCase, ARN_PREFIX, INSTANCE, SLEEPER, AllotServer, Fixture, error_code,
                            http_status, wait_for)
 
 # Ignores SIGTERM, so a preempted attempt stays PREEMPTION_IN_PROGRESS for the whole grace
@@ -16,21 +16,8 @@ GRACE_SECONDS = 2
 PREEMPTING = "PREEMPTION_IN_PROGRESS"
 
 
-class ScenarioBase(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = AllotServer(stop_grace_seconds=GRACE_SECONDS)
-        try:
-            cls.server.start()
-        except Exception:
-            cls.server.cleanup()
-            raise
-        cls.batch = cls.server.client()
-        cls.fx = Fixture(cls.batch)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.cleanup()
+class ScenarioBase(ServerTestCase):
+    stop_grace_seconds = GRACE_SECONDS
 
     def status(self, job_id):
         d = self.fx.describe(job_id)

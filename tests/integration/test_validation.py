@@ -6,30 +6,20 @@ import unittest
 
 import botocore.exceptions
 
-from allot_harness import (INSTANCE, AllotServer, Fixture, error_code, error_message,
+from allot_harness import (ServerTestCase, INSTANCE, AllotServer, Fixture, error_code, error_message,
                            http_status, payload)
 
 
-class ValidationTest(unittest.TestCase):
+class ValidationTest(ServerTestCase):
     @classmethod
     def setUpClass(cls):
-        cls.server = AllotServer(stop_grace_seconds=2)
-        try:
-            cls.server.start()
-        except Exception:
-            cls.server.cleanup()
-            raise
-        cls.batch = cls.server.client()
-        cls.fx = Fixture(cls.batch)
+        super().setUpClass()
         # One quota-managed queue (capacity 0: jobs stay RUNNABLE) and one plain FIFO queue.
         env = cls.fx.environment(0)
         cls.queue = cls.fx.queue(env, cls.fx.policy())
         cls.share_arn = cls.fx.share(cls.queue, name="qs", capacity=1)
         cls.plain_queue = cls.fx.queue(cls.fx.environment(0))
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.cleanup()
 
     def refused(self, fn, *words, **kwargs):
         """fn(**kwargs) must fail with 400 ClientException whose message has every word."""
