@@ -167,6 +167,28 @@ Json Client::Call(std::string_view action, const Json& request) {
   return j;
 }
 
+Json Client::Get(const std::string& path, const std::string& query) {
+  api::HttpRequest req;
+  req.method = "GET";
+  req.path = config_.endpoint.base_path + path;
+  req.query = query;
+  req.headers = {{"Host", config_.endpoint.host_header}};
+  const Status s = api::Sign(req, config_.credentials, config_.region, "batch",
+                             api::FormatAmzDate(WallClockMillis()));
+  if (!s.ok()) throw CliError("cannot sign the request: " + s.message());
+  httplib::Headers headers;
+  for (const auto& [name, value] : req.headers) headers.emplace(name, value);
+  httplib::Result res = http_->Get(query.empty() ? req.path : req.path + "?" + query, headers);
+  if (!res) {
+    throw CliError("cannot reach the allot server at " + config_.endpoint.url + ": " +
+                   httplib::to_string(res.error()));
+  }
+  if (res->status != 200) throw ErrorFromAnswer(res->status, res->body);
+  Json j = Json::parse(res->body, nullptr, false);
+  if (j.is_discarded()) throw CliError("the server answered " + path + " with no JSON");
+  return j;
+}
+
 Json ListAll(Client& client, std::string_view action, Json request, const char* list) {
   Json all = Json::array();
   for (;;) {

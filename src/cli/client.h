@@ -95,6 +95,10 @@ class Client {
   // for error answers; CliError only when no answer came). Used by the load generator.
   std::pair<int, std::string> Post(std::string_view action, const std::string& body);
 
+  // A signed GET of an Allot extension path such as "/allot/v1/jobs/ID/logs" with an already
+  // encoded query ("attempt=1&host=algo-1"); returns the parsed JSON answer, throws as Call().
+  Json Get(const std::string& path, const std::string& query);
+
   const ClientConfig& config() const { return config_; }
 
  private:

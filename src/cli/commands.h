@@ -29,5 +29,6 @@ void AddApplyCommand(CLI::App& app, Runner* run);     // apply
 void AddJobCommands(CLI::App& app, Runner* run);      // submit, jobs, describe, priority, cancel
 void AddSharesCommand(CLI::App& app, Runner* run);    // shares
 void AddBenchCommand(CLI::App& app, Runner* run);     // bench submit
+void AddLogsCommand(CLI::App& app, Runner* run);      // logs
 
 }  // namespace allot::cli

@@ -54,6 +54,11 @@ void AddSubmit(CLI::App& app, Runner* run) {
   sub->add_option("--instance-count,-c", o->instance_count, "instances (hosts)")->capture_default_str();
   sub->add_option("--env,-e", o->env, "environment variable KEY=VALUE (repeat for more)")
       ->allow_extra_args(false);
+  sub->add_option("--hyperparameter,--hp", o->hyperparameters,
+                  "training hyperparameter KEY=VALUE (repeat for more)")
+      ->allow_extra_args(false);
+  sub->add_option("--checkpoint-uri", o->checkpoint_uri,
+                  "CheckpointConfig.S3Uri: file:///dir where checkpoints are synced after attempts");
   CLI::Option* r = sub->add_option("--retries", *retries, "retries of a failed attempt (0-9)");
   CLI::Option* pr = sub->add_option("--preemption-retries", *preemption_retries,
                                     "preemptions to survive before the job is terminated");

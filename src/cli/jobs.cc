@@ -23,6 +23,23 @@ std::string JobNameFromCommand(const std::vector<std::string>& command) {
   return out.substr(0, 100);
 }
 
+namespace {
+
+// {"K": "V", ...} from KEY=VALUE arguments of `flag`.
+Json KeyValues(const std::vector<std::string>& pairs, const char* flag) {
+  Json out = Json::object();
+  for (const std::string& kv : pairs) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw CliError(std::string(flag) + " takes KEY=VALUE, got \"" + kv + "\"");
+    }
+    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
 Json BuildSubmitRequest(const SubmitOptions& o, const std::string& default_name) {
   if (o.command.empty()) throw CliError("no command: put it after --, e.g. -- python train.py");
   const std::string name = o.name.empty() ? default_name : o.name;
@@ -34,17 +51,11 @@ Json BuildSubmitRequest(const SubmitOptions& o, const std::string& default_name)
                   {"AlgorithmSpecification", algo},
                   {"ResourceConfig",
                    {{"InstanceType", o.instance_type}, {"InstanceCount", o.instance_count}}}};
-  if (!o.env.empty()) {
-    Json env = Json::object();
-    for (const std::string& kv : o.env) {
-      const auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        throw CliError("--env takes KEY=VALUE, got \"" + kv + "\"");
-      }
-      env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    payload["Environment"] = env;
+  if (!o.env.empty()) payload["Environment"] = KeyValues(o.env, "--env");
+  if (!o.hyperparameters.empty()) {
+    payload["HyperParameters"] = KeyValues(o.hyperparameters, "--hyperparameter");
   }
+  if (!o.checkpoint_uri.empty()) payload["CheckpointConfig"] = {{"S3Uri", o.checkpoint_uri}};
   Json req = {{"jobName", name},
               {"jobQueue", o.queue},
               {"serviceJobType", "SAGEMAKER_TRAINING"},

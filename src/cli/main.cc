@@ -3,11 +3,17 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <string_view>
 
 #include "cli/commands.h"
+#include "exec/supervisor.h"
 #include "server/run.h"
 
 int main(int argc, char** argv) {
+  // Each host of an attempt runs under `allot __supervise ...` (hidden: started by the executor).
+  if (argc > 1 && std::string_view(argv[1]) == "__supervise") {
+    return allot::exec::SuperviseMain(argc - 2, argv + 2);
+  }
   CLI::App app{"Allot: a self-hosted job queue with quota shares, speaking the AWS Batch API"};
   app.require_subcommand(1);
 
@@ -22,12 +28,17 @@ int main(int argc, char** argv) {
   serve->add_option("--account", server.account, "account in ARNs")->capture_default_str();
   serve->add_option("--stop-grace-seconds", grace_seconds, "SIGTERM to SIGKILL grace for stopping jobs")
       ->capture_default_str();
+  bool no_sandbox = false;
+  serve->add_flag("--no-sandbox", no_sandbox,
+                  "run jobs without bubblewrap even where it is installed (the /opt/ml tree then "
+                  "lives under the data directory and SM_* variables point there)");
 
   allot::cli::Runner run;
   allot::cli::AddApplyCommand(app, &run);
   allot::cli::AddJobCommands(app, &run);
   allot::cli::AddSharesCommand(app, &run);
   allot::cli::AddBenchCommand(app, &run);
+  allot::cli::AddLogsCommand(app, &run);
 
   std::vector<char*> args = allot::cli::PrepareArgv(argc, argv);
   CLI11_PARSE(app, static_cast<int>(args.size() - 1), args.data());
@@ -36,6 +47,7 @@ int main(int argc, char** argv) {
     server.host = colon == std::string::npos ? listen : listen.substr(0, colon);
     server.port = colon == std::string::npos ? 8742 : std::stoi(listen.substr(colon + 1));
     server.stop_grace = allot::Seconds(grace_seconds);
+    server.sandbox = !no_sandbox;
     return allot::server::RunServer(server);
   }
   if (!run) return 0;

@@ -187,6 +187,36 @@ Status Handle(EngineState& st, const model::SubmitJob& e) {
   return Status::Ok();
 }
 
+namespace {
+
+// A restored attempt that still runs holds its capacity again, as it did before the restart.
+void RestoreRunning(EngineState& st, Job& job, const model::RestoreJob::Running& r,
+                    const std::string& reason) {
+  QueueState& q = st.QueueOf(job);
+  const Shape& shape = st.ShapeOf(job);
+  job.misconfig = CheckMisconfiguration(q, job);
+  job.attempt_started = r.attempt_started;
+  job.running_since = r.running_since;
+  AddUsage(q, kActual, job.share, shape, +1);
+  ++st.ShareOf(job).dispatched_jobs;
+  if (r.stopping) {
+    job.stopping = true;
+    job.stop_kind = r.stop_kind;
+    job.stop_rule = r.stop_rule;
+    ++q.stopping_jobs;
+    if (r.stop_kind != model::StopKind::kPreemption) st.final_reasons[job.id] = reason;
+  } else {
+    AddUsage(q, kProjected, job.share, shape, +1);
+    AddCandidate(st, job);
+    if (job.timeout > 0 && r.running_since > 0) {
+      st.deadlines.insert({r.running_since + job.timeout, job.id, DeadlineKind::kAttemptTimeout});
+    }
+  }
+  SetStatus(st, job, JobStatus::kRunning, reason);
+}
+
+}  // namespace
+
 Status Handle(EngineState& st, const model::RestoreJob& e) {
   ALLOT_RETURN_IF_ERROR(CheckSubmission(st, e.spec, /*restoring=*/true));
   Job& job = AddJob(st, e.spec);
@@ -194,7 +224,11 @@ Status Handle(EngineState& st, const model::RestoreJob& e) {
   job.failed_attempts = e.failed_attempts;
   job.preemptions = e.preemptions;
   job.last_checkpoint = e.last_checkpoint;
-  MakeRunnable(st, job, e.reason);
+  if (e.running) {
+    RestoreRunning(st, job, *e.running, e.reason);
+  } else {
+    MakeRunnable(st, job, e.reason);
+  }
   return Status::Ok();
 }
 

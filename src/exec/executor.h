@@ -17,6 +17,7 @@
 
 #include "common/status.h"
 #include "common/time.h"
+#include "model/decision.h"
 #include "model/job.h"
 
 namespace allot::exec {
@@ -30,6 +31,20 @@ struct LaunchSpec {
   std::string instance_type;
   int instance_count = 1;         // hosts algo-1 .. algo-N, one process each
   std::string attempt_dir;        // created by the executor; logs go to <dir>/<host>/{stdout,stderr}
+
+  // --- the SageMaker training-job layout (issue 4; see sagemaker_layout.h) ---
+  // The job's own directory: <job_dir>/checkpoints is the checkpoint directory of every attempt.
+  std::string job_dir;
+  std::map<std::string, std::string> hyperparameters;  // HyperParameters
+  struct Channel {
+    std::string name;        // InputDataConfig[].ChannelName
+    std::string source_dir;  // the local directory of its file:// S3Uri
+  };
+  std::vector<Channel> channels;
+  std::string checkpoint_local_path = "/opt/ml/checkpoints";  // CheckpointConfig.LocalPath
+  std::string checkpoint_sync_dir;  // CheckpointConfig.S3Uri when file://, as a local directory
+  // The allot binary: each host runs under `<self_exe> __supervise ...` (supervisor.h).
+  std::string self_exe;
 };
 
 struct HostProcess {
@@ -52,6 +67,18 @@ struct Callbacks {
   std::function<void(model::JobId, int attempt, const std::vector<HostProcess>&)> started;
   // Every host process is gone: the attempt's capacity is free.
   std::function<void(const AttemptExit&)> ended;
+  // The newest file time under the job's checkpoint directory moved forward (epoch ms).
+  std::function<void(model::JobId, int attempt, Timestamp newest)> checkpoint;
+};
+
+// An attempt an earlier server started, to be watched again after a restart.
+struct AdoptSpec {
+  model::JobId job = 0;
+  int attempt = 0;
+  std::string attempt_dir;
+  int instance_count = 1;
+  std::string job_dir;
+  std::string checkpoint_sync_dir;
 };
 
 class Executor {
@@ -62,9 +89,17 @@ class Executor {
   // `ended` is not called).
   virtual Status Launch(const LaunchSpec& spec) = 0;
 
-  // Stops every host of the attempt: SIGTERM to each process group, SIGKILL after `grace`.
-  // `ended` follows once they are gone. Unknown attempts are ignored.
-  virtual void Stop(model::JobId job, int attempt, Duration grace) = 0;
+  // Stops every host of the attempt: writes `kind` ("preemption", "termination", "timeout") to
+  // each host's /opt/ml/output/stop-reason, then SIGTERM to each process group, SIGKILL after
+  // `grace`. `ended` follows once they are gone. Unknown attempts are ignored.
+  virtual void Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) = 0;
+
+  // Re-attaches to the supervisors of an attempt started before a restart. A host whose
+  // supervisor still runs (same pid and process start time) is watched again; one that finished
+  // meanwhile reports the exit status its supervisor recorded; one that vanished without a
+  // status fails the attempt with a clear reason. `started` is not called again; `ended` follows
+  // as for a launched attempt. Fails (and nothing follows) if the attempt left nothing to adopt.
+  virtual Status Adopt(const AdoptSpec& spec) = 0;
 
   // Stops reporting and returns; processes keep running (the server is shutting down).
   virtual void Detach() = 0;

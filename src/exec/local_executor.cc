@@ -3,33 +3,29 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <cstring>
 #include <deque>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
-#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include "exec/spawn.h"
+#include "exec/host_files.h"
+#include "exec/local_hosts.h"
 
 namespace allot::exec {
+
+const char kAlgorithmError[] = "Received status from SageMaker: AlgorithmError: ";
 
 std::string HostName(int index) { return "algo-" + std::to_string(index); }
 
@@ -43,83 +39,54 @@ std::string HostsJson(int count) {
 }
 
 std::string HostFailureReason(const std::string& host, int exit_code) {
-  std::string reason = "Received status from SageMaker: AlgorithmError: " + host;
+  const std::string reason = kAlgorithmError + host;
   if (exit_code < 0) return reason + " was killed by signal " + std::to_string(-exit_code);
   return reason + " exited with code " + std::to_string(exit_code);
 }
+
+std::string HostVanishedReason(const std::string& host) {
+  return kAlgorithmError + ("host " + host) + " vanished without an exit status";
+}
+
+std::string JobFailureReason(const std::string& failure) { return kAlgorithmError + failure; }
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How often the reaper looks at children it has no pidfd for (kernels before 5.3).
-constexpr int kPollIntervalMs = 5;
-
-// A descriptor that becomes readable when the process exits, or -1 where the kernel has none.
-int OpenPidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-  const long fd = ::syscall(SYS_pidfd_open, pid, 0);
-  if (fd >= 0) return static_cast<int>(fd);  // close-on-exec, as every pidfd
-#else
-  (void)pid;
-#endif
-  return -1;
-}
-
-struct Host {
-  std::string name;
-  pid_t pid = 0;
-  bool running = true;
-  bool term_sent = false;
-  bool kill_sent = false;
-  int exit_code = 0;
-  bool failed_on_its_own = false;  // failed before the executor began stopping the attempt
-  int pidfd = -1;                  // owned by the reaper once the attempt is registered
-};
+constexpr int kPollIntervalMs = 50;  // for supervisors without a pidfd (kernels before 5.3)
+constexpr auto kCheckpointScan = std::chrono::milliseconds(500);
 
 struct Attempt {
   model::JobId job = 0;
   int attempt = 0;
   std::vector<Host> hosts;
   bool stopping = false;
-  std::optional<Clock::time_point> kill_deadline;
+  std::optional<Clock::time_point> kill_deadline;  // the earliest any Stop asked for
+  std::string job_dir;  // empty: no checkpoint reports
+  std::string sync_dir;
+  Timestamp checkpoint = 0;  // the newest checkpoint file time reported (or known at launch)
 };
 
 using AttemptKey = std::pair<model::JobId, int>;
 
-// Signals host's process group; only called while its leader is not reaped, so the group id cannot
-// have been recycled.
-void SignalGroup(const Host& host, int sig) {
-  if (host.running) ::kill(-host.pid, sig);
-}
-
-Clock::time_point DeadlineAfter(Duration grace) {
-  return Clock::now() + std::chrono::milliseconds(std::max<Duration>(grace, 0));
-}
-
-// SIGKILL immediately after the TERM for grace <= 0; then the reaper finishes it.
-void BeginStop(Attempt& attempt, Duration grace) {
+// stop.json carries what is left of the earliest deadline asked for: the supervisor may read it
+// after a later Stop with a longer grace replaced it.
+void BeginStop(Attempt& attempt, const std::string& reason, Duration grace) {
   attempt.stopping = true;
-  for (Host& host : attempt.hosts) {
-    if (host.running && !host.term_sent) {
-      SignalGroup(host, SIGTERM);
-      host.term_sent = true;
-    }
-  }
-  const Clock::time_point deadline = DeadlineAfter(grace);
+  const Clock::time_point now = Clock::now();
+  const Clock::time_point deadline = now + std::chrono::milliseconds(std::max<Duration>(grace, 0));
   if (!attempt.kill_deadline || deadline < *attempt.kill_deadline) attempt.kill_deadline = deadline;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*attempt.kill_deadline - now);
+  const StopRequest request{reason, std::max<Duration>(left.count(), 0)};
+  for (Host& host : attempt.hosts) SendStop(host, request);
 }
 
-int ExitCodeOf(const siginfo_t& info) {
-  switch (info.si_code) {
-    case CLD_EXITED:
-      return info.si_status;
-    case CLD_KILLED:
-    case CLD_DUMPED:
-      return -info.si_status;
-    default:
-      return -SIGKILL;  // not an exit: unexpected with WEXITED
-  }
+std::string ReasonFor(const Host& host) {
+  const std::string failure = FailureMessage(host.output_dir);
+  if (!failure.empty()) return JobFailureReason(failure);
+  if (host.vanished) return HostVanishedReason(host.name);
+  return HostFailureReason(host.name, host.exit_code);
 }
 
 AttemptExit MakeExit(const Attempt& attempt) {
@@ -131,23 +98,29 @@ AttemptExit MakeExit(const Attempt& attempt) {
   const Host* first_on_its_own = nullptr;
   for (const Host& host : attempt.hosts) {
     exit.exit_codes.push_back(host.exit_code);
-    if (host.exit_code == 0) continue;
+    if (host.exit_code == 0 && !host.vanished) continue;
     exit.succeeded = false;
     if (first_failed == nullptr) first_failed = &host;
     if (host.failed_on_its_own && first_on_its_own == nullptr) first_on_its_own = &host;
   }
   // The host that made the attempt fail is named, not one the executor stopped because of it.
   const Host* named = first_on_its_own != nullptr ? first_on_its_own : first_failed;
-  if (named != nullptr) exit.reason = HostFailureReason(named->name, named->exit_code);
+  if (named != nullptr) exit.reason = ReasonFor(*named);
   return exit;
+}
+
+Timestamp NewestCheckpoint(const std::string& job_dir) {
+  const Result<std::string> dir = JobCheckpointDir(job_dir);
+  return dir.ok() ? NewestFileTime(*dir) : 0;
 }
 
 class LocalExecutorImpl final : public Executor {
  public:
-  LocalExecutorImpl(const LocalOptions& options, Callbacks callbacks)
-      : options_(options), callbacks_(std::move(callbacks)) {
-    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // -1: the reaper polls instead
-    reaper_ = std::thread([this] { ReaperLoop(); });
+  LocalExecutorImpl(const LocalOptions& options, const LayoutOptions& layout, Callbacks callbacks)
+      : options_(options), layout_(layout), callbacks_(std::move(callbacks)) {
+    layout_.die_with_parent = true;
+    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // -1: the watcher polls instead
+    watcher_ = std::thread([this] { WatchLoop(); });
     notifier_ = std::thread([this] { CallbackLoop(); });
   }
 
@@ -157,9 +130,7 @@ class LocalExecutorImpl final : public Executor {
     Detach();
     if (notifier_.joinable()) notifier_.join();
     for (auto& [key, attempt] : attempts_) {
-      for (Host& host : attempt.hosts) {
-        if (host.pidfd >= 0) ::close(host.pidfd);
-      }
+      for (Host& host : attempt.hosts) CloseHost(host);
     }
     if (wake_fd_ >= 0) ::close(wake_fd_);
   }
@@ -168,31 +139,54 @@ class LocalExecutorImpl final : public Executor {
   LocalExecutorImpl& operator=(const LocalExecutorImpl&) = delete;
 
   Status Launch(const LaunchSpec& spec) override;
-  void Stop(model::JobId job, int attempt, Duration grace) override;
+  void Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) override;
+  Status Adopt(const AdoptSpec& spec) override;
   void Detach() override;
 
  private:
-  void ReaperLoop();
+  Status Reserve(const AttemptKey& key, const std::string& name);
+  void Unreserve(const AttemptKey& key);
+  void Register(Attempt attempt, std::vector<HostProcess> started);
+  void WatchLoop();
   void CallbackLoop();
   void Post(std::function<void()> callback);  // requires mu_
-  void ReapOnce();                            // requires mu_
-  void WakeReaper();
+  void WatchOnce();                           // requires mu_
+  void ScanCheckpoints(std::unique_lock<std::mutex>& lock);
+  void PostEnded(const Attempt& attempt);  // requires mu_
+  void WakeWatcher();
 
   const LocalOptions options_;
+  LayoutOptions layout_;
   const Callbacks callbacks_;
 
   std::mutex mu_;
-  int wake_fd_ = -1;  // an eventfd the reaper polls along with the pidfds
+  int wake_fd_ = -1;  // an eventfd the watcher polls along with the pidfds
   std::condition_variable callback_cv_;
   bool detached_ = false;
   std::map<AttemptKey, Attempt> attempts_;
-  std::set<AttemptKey> launching_;  // between Launch()'s check and its registration
+  std::set<AttemptKey> reserved_;  // between Launch()'s or Adopt()'s check and registration
   std::deque<std::function<void()>> pending_;  // callbacks in order
+  Clock::time_point next_scan_ = Clock::now();
 
   std::mutex detach_mu_;  // serializes Detach()
-  std::thread reaper_;
+  std::thread watcher_;
   std::thread notifier_;
 };
+
+Status LocalExecutorImpl::Reserve(const AttemptKey& key, const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (detached_) return FailedPrecondition("the executor is detached");
+  if (attempts_.count(key) != 0 || !reserved_.insert(key).second) {
+    return AlreadyExists("attempt " + std::to_string(key.second) + " of job " + name +
+                         " is running");
+  }
+  return Status::Ok();
+}
+
+void LocalExecutorImpl::Unreserve(const AttemptKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  reserved_.erase(key);
+}
 
 Status LocalExecutorImpl::Launch(const LaunchSpec& spec) {
   if (spec.argv.empty() || spec.argv[0].empty()) {
@@ -203,91 +197,99 @@ Status LocalExecutorImpl::Launch(const LaunchSpec& spec) {
   }
   if (spec.attempt_dir.empty()) return InvalidArgument("job " + spec.name + ": no attempt directory");
   const AttemptKey key{spec.job, spec.attempt};
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (detached_) return FailedPrecondition("the executor is detached");
-    if (attempts_.count(key) != 0 || !launching_.insert(key).second) {
-      return AlreadyExists("attempt " + std::to_string(spec.attempt) + " of job " + spec.name +
-                           " is running");
-    }
-  }
-
-  struct Unreserve {
+  ALLOT_RETURN_IF_ERROR(Reserve(key, spec.name));
+  struct Unreserver {
     LocalExecutorImpl* self;
     AttemptKey key;
-    ~Unreserve() {
-      std::lock_guard<std::mutex> lock(self->mu_);
-      self->launching_.erase(key);
-    }
+    ~Unreserver() { self->Unreserve(key); }
   } unreserve{this, key};
 
-  const std::filesystem::path dir(spec.attempt_dir);
-  std::vector<std::string> hosts;
+  ALLOT_RETURN_IF_ERROR(RestoreCheckpoints(spec.job_dir, spec.checkpoint_sync_dir));
+  Attempt attempt;
+  attempt.job = spec.job;
+  attempt.attempt = spec.attempt;
+  attempt.job_dir = spec.job_dir;
+  attempt.sync_dir = spec.checkpoint_sync_dir;
+  if (!spec.job_dir.empty()) attempt.checkpoint = NewestCheckpoint(spec.job_dir);
   for (int k = 1; k <= spec.instance_count; ++k) {
-    hosts.push_back(HostName(k));
-    std::error_code error;
-    std::filesystem::create_directories(dir / hosts.back(), error);
-    if (error) {
-      return Internal("cannot create '" + (dir / hosts.back()).string() + "': " + error.message());
+    Result<Host> host = StartHost(spec, k, layout_);
+    if (!host.ok()) {
+      // The hosts already started go too: the attempt did not start.
+      for (Host& started : attempt.hosts) Abandon(started);
+      return host.status();
     }
+    attempt.hosts.push_back(std::move(*host));
   }
+  std::vector<HostProcess> processes;
+  for (const Host& h : attempt.hosts) processes.push_back(HostProcess{h.name, h.pid});
+  Register(std::move(attempt), std::move(processes));
+  return Status::Ok();
+}
 
-  SpawnRequest request;
-  request.argv = spec.argv;
-  request.environment = CurrentEnvironment();
-  for (const auto& [name, value] : spec.environment) request.environment[name] = value;
-  request.environment["SM_HOSTS"] = HostsJson(spec.instance_count);
+Status LocalExecutorImpl::Adopt(const AdoptSpec& spec) {
+  const AttemptKey key{spec.job, spec.attempt};
+  ALLOT_RETURN_IF_ERROR(Reserve(key, std::to_string(spec.job)));
+  struct Unreserver {
+    LocalExecutorImpl* self;
+    AttemptKey key;
+    ~Unreserver() { self->Unreserve(key); }
+  } unreserve{this, key};
 
   Attempt attempt;
   attempt.job = spec.job;
   attempt.attempt = spec.attempt;
-  for (const std::string& host : hosts) {
-    request.environment["SM_CURRENT_HOST"] = host;
-    request.stdout_path = (dir / host / "stdout").string();
-    request.stderr_path = (dir / host / "stderr").string();
-    Result<pid_t> pid = SpawnProcess(request);
-    if (!pid.ok()) {
-      // The hosts already started go too: the attempt did not start.
-      for (const Host& started : attempt.hosts) ::kill(-started.pid, SIGKILL);
-      for (const Host& started : attempt.hosts) {
-        int wstatus = 0;
-        while (::waitpid(started.pid, &wstatus, 0) < 0 && errno == EINTR) {
-        }
-      }
-      // An exec failure is the same on every host: its message stands alone.
-      if (pid.status().code() == StatusCode::kInvalidArgument) return pid.status();
-      return Status(pid.status().code(), host + ": " + pid.status().message());
+  attempt.job_dir = spec.job_dir;
+  attempt.sync_dir = spec.checkpoint_sync_dir;
+  bool any_dir = false;
+  for (int k = 1; k <= std::max(spec.instance_count, 1); ++k) {
+    Result<Host> host = AdoptHost(spec.attempt_dir, k);
+    any_dir = any_dir || host.ok();
+    if (host.ok()) {
+      attempt.hosts.push_back(std::move(*host));
+      continue;
     }
-    Host h;
-    h.name = host;
-    h.pid = *pid;
-    attempt.hosts.push_back(std::move(h));
+    Host missing;  // a host that never started: it vanished too
+    missing.name = HostName(k);
+    missing.running = false;
+    missing.vanished = true;
+    missing.exit_code = -SIGKILL;
+    attempt.hosts.push_back(std::move(missing));
   }
-
-  std::vector<HostProcess> processes;
-  for (Host& h : attempt.hosts) {
-    processes.push_back(HostProcess{h.name, h.pid});
-    h.pidfd = OpenPidfd(h.pid);
+  if (!any_dir) {
+    return NotFound("attempt " + std::to_string(spec.attempt) + " of job " +
+                    std::to_string(spec.job) + " left nothing to adopt in '" + spec.attempt_dir +
+                    "'");
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  attempts_.emplace(key, std::move(attempt));
-  // Queued before the reaper can see the attempt, so `started` comes before `ended`.
-  if (callbacks_.started) {
-    Post([this, job = spec.job, n = spec.attempt, processes = std::move(processes)] {
-      callbacks_.started(job, n, processes);
-    });
+  for (Host& host : attempt.hosts) {
+    // A host stopped by the earlier server did not fail on its own.
+    const bool stopped = !host.dir.empty() && ReadStopRequest(host.dir).ok();
+    attempt.stopping = attempt.stopping || stopped;
+    host.stop_sent = stopped;
+    host.failed_on_its_own = !host.running && !stopped && (host.exit_code != 0 || host.vanished);
   }
-  WakeReaper();
+  Register(std::move(attempt), {});
   return Status::Ok();
 }
 
-void LocalExecutorImpl::Stop(model::JobId job, int attempt, Duration grace) {
+void LocalExecutorImpl::Register(Attempt attempt, std::vector<HostProcess> started) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const model::JobId job = attempt.job;
+  const int n = attempt.attempt;
+  attempts_.emplace(AttemptKey{job, n}, std::move(attempt));
+  // Queued before the watcher can see the attempt, so `started` comes before `ended`.
+  if (!started.empty() && callbacks_.started) {
+    Post([this, job, n, processes = std::move(started)] { callbacks_.started(job, n, processes); });
+  }
+  WakeWatcher();
+}
+
+void LocalExecutorImpl::Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) {
   std::lock_guard<std::mutex> lock(mu_);
   if (detached_) return;
   const auto it = attempts_.find(AttemptKey{job, attempt});
   if (it == attempts_.end()) return;
-  BeginStop(it->second, grace);
-  WakeReaper();
+  BeginStop(it->second, StopReasonWord(kind), grace);
+  WakeWatcher();
 }
 
 void LocalExecutorImpl::Detach() {
@@ -298,16 +300,16 @@ void LocalExecutorImpl::Detach() {
     pending_.clear();
     callback_cv_.notify_all();
   }
-  WakeReaper();
-  if (reaper_.joinable()) reaper_.join();
+  WakeWatcher();
+  if (watcher_.joinable()) watcher_.join();
   // From a callback the callback thread ends when the callback returns; the destructor joins it.
   if (notifier_.joinable() && std::this_thread::get_id() != notifier_.get_id()) notifier_.join();
 }
 
-void LocalExecutorImpl::WakeReaper() {
+void LocalExecutorImpl::WakeWatcher() {
   if (wake_fd_ < 0) return;
   const std::uint64_t one = 1;
-  // EAGAIN: the counter is saturated, the reaper wakes anyway.
+  // EAGAIN: the counter is saturated, the watcher wakes anyway.
   [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof one);
 }
 
@@ -316,77 +318,86 @@ void LocalExecutorImpl::Post(std::function<void()> callback) {
   callback_cv_.notify_all();
 }
 
-void LocalExecutorImpl::ReapOnce() {
-  const Clock::time_point now = Clock::now();
-  for (auto it = attempts_.begin(); it != attempts_.end();) {
-    Attempt& attempt = it->second;
-    bool new_failure = false;
-    for (Host& host : attempt.hosts) {
-      if (!host.running) continue;
-      siginfo_t info;
-      std::memset(&info, 0, sizeof info);
-      // WNOWAIT: the exited leader stays a zombie, holding its pid and group id, while the
-      // leftovers of its group are killed.
-      if (::waitid(P_PID, static_cast<id_t>(host.pid), &info, WEXITED | WNOHANG | WNOWAIT) < 0) {
-        if (errno == EINTR) continue;
-        // ECHILD: someone else reaped it (SIGCHLD ignored?); its status is lost.
-        host.running = false;
-        host.exit_code = -SIGKILL;
-      } else if (info.si_pid == 0) {
-        continue;  // still running
-      } else {
-        ::kill(-host.pid, SIGKILL);
-        host.exit_code = ExitCodeOf(info);
-        host.running = false;
-        siginfo_t reaped;
-        while (::waitid(P_PID, static_cast<id_t>(host.pid), &reaped, WEXITED) < 0 &&
-               errno == EINTR) {
-        }
-      }
-      if (host.pidfd >= 0) {
-        ::close(host.pidfd);
-        host.pidfd = -1;
-      }
-      if (host.exit_code != 0 && !attempt.stopping) {
-        host.failed_on_its_own = true;
-        new_failure = true;
+void LocalExecutorImpl::PostEnded(const Attempt& attempt) {
+  Post([this, exit = MakeExit(attempt), job_dir = attempt.job_dir, sync_dir = attempt.sync_dir,
+        reported = attempt.checkpoint] {
+    if (!job_dir.empty()) {
+      // A failed sync leaves the copy behind; the attempt's outcome stands.
+      [[maybe_unused]] const Status synced = SyncCheckpoints(job_dir, sync_dir);
+      const Timestamp newest = NewestCheckpoint(job_dir);
+      if (newest > reported && callbacks_.checkpoint) {
+        callbacks_.checkpoint(exit.job, exit.attempt, newest);
       }
     }
-    const bool all_gone = std::none_of(attempt.hosts.begin(), attempt.hosts.end(),
-                                       [](const Host& h) { return h.running; });
-    if (all_gone) {
-      if (callbacks_.ended) {
-        Post([this, exit = MakeExit(attempt)] { callbacks_.ended(exit); });
+    if (callbacks_.ended) callbacks_.ended(exit);
+  });
+}
+
+void LocalExecutorImpl::WatchOnce() {
+  for (auto it = attempts_.begin(); it != attempts_.end();) {
+    Attempt& attempt = it->second;
+    bool all_gone = true;
+    for (Host& host : attempt.hosts) {
+      const bool was_running = host.running;
+      all_gone = CheckGone(host) && all_gone;
+      if (was_running && !host.running && !attempt.stopping &&
+          (host.exit_code != 0 || host.vanished)) {
+        host.failed_on_its_own = true;
       }
+    }
+    if (all_gone) {
+      PostEnded(attempt);
       it = attempts_.erase(it);
       continue;
     }
-    if (new_failure) BeginStop(attempt, options_.failure_grace);
-    if (attempt.kill_deadline && *attempt.kill_deadline <= now) {
-      for (Host& host : attempt.hosts) {
-        if (host.running && !host.kill_sent) {
-          SignalGroup(host, SIGKILL);
-          host.kill_sent = true;
-        }
-      }
+    const bool failed = std::any_of(attempt.hosts.begin(), attempt.hosts.end(),
+                                    [](const Host& h) { return h.failed_on_its_own; });
+    if (failed && !attempt.stopping) {
+      BeginStop(attempt, "termination", options_.failure_grace);
     }
     ++it;
   }
 }
 
-void LocalExecutorImpl::ReaperLoop() {
+void LocalExecutorImpl::ScanCheckpoints(std::unique_lock<std::mutex>& lock) {
+  if (Clock::now() < next_scan_) return;
+  next_scan_ = Clock::now() + kCheckpointScan;
+  std::vector<std::pair<AttemptKey, std::string>> dirs;
+  for (const auto& [key, attempt] : attempts_) {
+    if (!attempt.job_dir.empty()) dirs.emplace_back(key, attempt.job_dir);
+  }
+  if (dirs.empty()) return;
+  lock.unlock();  // walking a directory tree may take a while
+  std::vector<Timestamp> newest;
+  for (const auto& [key, dir] : dirs) newest.push_back(NewestCheckpoint(dir));
+  lock.lock();
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    const auto it = attempts_.find(dirs[i].first);
+    if (it == attempts_.end() || newest[i] <= it->second.checkpoint) continue;
+    it->second.checkpoint = newest[i];
+    if (callbacks_.checkpoint) {
+      Post([this, key = dirs[i].first, time = newest[i]] {
+        callbacks_.checkpoint(key.first, key.second, time);
+      });
+    }
+  }
+}
+
+void LocalExecutorImpl::WatchLoop() {
   std::vector<pollfd> fds;
   std::unique_lock<std::mutex> lock(mu_);
   while (!detached_) {
-    ReapOnce();
-    // Sleep until a host exits (its pidfd), Launch/Stop/Detach write the eventfd, or the next
-    // SIGKILL is due.
+    WatchOnce();
+    ScanCheckpoints(lock);
+    if (detached_) break;
+    // Sleep until a supervisor exits (its pidfd), Launch/Adopt/Stop/Detach write the eventfd,
+    // or the next checkpoint scan is due.
     fds.clear();
     bool must_poll = wake_fd_ < 0;
+    bool scan = false;
     if (wake_fd_ >= 0) fds.push_back(pollfd{wake_fd_, POLLIN, 0});
-    std::optional<Clock::time_point> next_kill;
     for (const auto& [key, attempt] : attempts_) {
-      bool kill_pending = false;
+      scan = scan || !attempt.job_dir.empty();
       for (const Host& host : attempt.hosts) {
         if (!host.running) continue;
         if (host.pidfd >= 0) {
@@ -394,18 +405,13 @@ void LocalExecutorImpl::ReaperLoop() {
         } else {
           must_poll = true;
         }
-        kill_pending = kill_pending || !host.kill_sent;
-      }
-      if (kill_pending && attempt.kill_deadline &&
-          (!next_kill || *attempt.kill_deadline < *next_kill)) {
-        next_kill = attempt.kill_deadline;
       }
     }
     int timeout_ms = must_poll ? kPollIntervalMs : -1;
-    if (next_kill) {
-      const auto until = std::chrono::ceil<std::chrono::milliseconds>(*next_kill - Clock::now());
-      const int kill_ms = static_cast<int>(std::clamp<std::int64_t>(until.count(), 0, 60'000));
-      timeout_ms = timeout_ms < 0 ? kill_ms : std::min(timeout_ms, kill_ms);
+    if (scan) {
+      const auto until = std::chrono::ceil<std::chrono::milliseconds>(next_scan_ - Clock::now());
+      const int scan_ms = static_cast<int>(std::clamp<std::int64_t>(until.count(), 0, 60'000));
+      timeout_ms = timeout_ms < 0 ? scan_ms : std::min(timeout_ms, scan_ms);
     }
     lock.unlock();
     ::poll(fds.data(), fds.size(), timeout_ms);
@@ -432,8 +438,13 @@ void LocalExecutorImpl::CallbackLoop() {
 
 }  // namespace
 
+std::unique_ptr<Executor> NewLocalExecutor(const LocalOptions& options, const LayoutOptions& layout,
+                                           Callbacks callbacks) {
+  return std::make_unique<LocalExecutorImpl>(options, layout, std::move(callbacks));
+}
+
 std::unique_ptr<Executor> NewLocalExecutor(const LocalOptions& options, Callbacks callbacks) {
-  return std::make_unique<LocalExecutorImpl>(options, std::move(callbacks));
+  return NewLocalExecutor(options, LayoutOptions{}, std::move(callbacks));
 }
 
 }  // namespace allot::exec

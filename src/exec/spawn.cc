@@ -20,7 +20,7 @@ namespace allot::exec {
 namespace {
 
 // What the child reports through the error pipe when it cannot reach exec.
-enum ChildStage : int { kStageSetsid = 1, kStageDup = 2, kStageExec = 3 };
+enum ChildStage : int { kStageSetsid = 1, kStageDup = 2, kStageChdir = 3, kStageExec = 4 };
 
 struct ChildError {
   int stage = 0;
@@ -70,37 +70,63 @@ void WriteAll(int fd, const void* data, std::size_t size) {
   }
 }
 
+// Everything the child needs, prepared before fork: it may not allocate after.
+struct ChildPlan {
+  int error_fd = -1;
+  int stdin_fd = -1;
+  int stdout_fd = -1;  // -1: inherited
+  int stderr_fd = -1;
+  int pass_fd = -1;
+  bool new_session = true;
+  const char* working_dir = nullptr;
+  char* const* argv = nullptr;
+  char** envp = nullptr;
+};
+
+// dup2, or for a descriptor already in place only clearing its close-on-exec flag.
+int MoveTo(int fd, int target) {
+  if (fd < 0) return 0;
+  if (fd == target) return ::fcntl(fd, F_SETFD, 0);
+  return ::dup2(fd, target);
+}
+
+void ResetSignals() {
+  // Whatever the parent ignores or blocks, the program starts with the defaults.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    ::sigaction(sig, &dfl, nullptr);  // fails harmlessly for the signals it may not change
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
 // Runs in the child between fork and exec: only async-signal-safe calls, no allocation.
-[[noreturn]] void ChildMain(int error_fd, int stdin_fd, int stdout_fd, int stderr_fd,
-                            char* const* argv, char** envp) {
+[[noreturn]] void ChildMain(const ChildPlan& plan) {
   ChildError failure;
-  if (::setsid() < 0) {
+  const int isolated = plan.new_session ? (::setsid() < 0 ? -1 : 0) : ::setpgid(0, 0);
+  if (isolated < 0) {
     failure = {kStageSetsid, errno};
-  } else if (::dup2(stdin_fd, STDIN_FILENO) < 0 || ::dup2(stdout_fd, STDOUT_FILENO) < 0 ||
-             ::dup2(stderr_fd, STDERR_FILENO) < 0) {
+  } else if (::dup2(plan.stdin_fd, STDIN_FILENO) < 0 || MoveTo(plan.stdout_fd, STDOUT_FILENO) < 0 ||
+             MoveTo(plan.stderr_fd, STDERR_FILENO) < 0 || MoveTo(plan.pass_fd, 3) < 0) {
     failure = {kStageDup, errno};
+  } else if (plan.working_dir != nullptr && ::chdir(plan.working_dir) < 0) {
+    failure = {kStageChdir, errno};
   } else {
-    // Signals: whatever the server ignores or blocks, the job starts with the defaults.
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    for (int sig = 1; sig < NSIG; ++sig) {
-      if (sig == SIGKILL || sig == SIGSTOP) continue;
-      ::sigaction(sig, &dfl, nullptr);  // fails harmlessly for the signals it may not change
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    // Descriptors the server opened without O_CLOEXEC do not leak into the job (Linux >= 5.11;
-    // on older kernels this fails and they stay open).
+    ResetSignals();
+    // Descriptors the parent opened without O_CLOEXEC do not leak into the program (Linux >=
+    // 5.11; on older kernels this fails and they stay open).
 #ifdef SYS_close_range
-    ::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+    ::syscall(SYS_close_range, plan.pass_fd >= 0 ? 4U : 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
 #endif
-    environ = envp;  // execvp searches the job's PATH and passes this environment
-    ::execvp(argv[0], argv);
+    environ = plan.envp;  // execvp searches the program's PATH and passes this environment
+    ::execvp(plan.argv[0], plan.argv);
     failure = {kStageExec, errno};
   }
-  WriteAll(error_fd, &failure, sizeof failure);
+  WriteAll(plan.error_fd, &failure, sizeof failure);
   ::_exit(127);
 }
 
@@ -141,20 +167,31 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
   if (stdin_fd.get() < 0) return Internal("cannot open /dev/null: " + ErrnoText(errno));
   Fd stdout_fd;
   Fd stderr_fd;
-  ALLOT_RETURN_IF_ERROR(OpenLog(request.stdout_path, stdout_fd));
-  ALLOT_RETURN_IF_ERROR(OpenLog(request.stderr_path, stderr_fd));
+  if (!request.stdout_path.empty()) ALLOT_RETURN_IF_ERROR(OpenLog(request.stdout_path, stdout_fd));
+  if (!request.stderr_path.empty()) ALLOT_RETURN_IF_ERROR(OpenLog(request.stderr_path, stderr_fd));
 
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) < 0) return Internal("cannot create a pipe: " + ErrnoText(errno));
   Fd error_read(pipe_fds[0]);
   Fd error_write(pipe_fds[1]);
+  if (request.pass_fd >= 0 && error_write.get() <= 3) {
+    // The child moves pass_fd to 3 before it may need to report an error.
+    const int moved = ::fcntl(error_write.get(), F_DUPFD_CLOEXEC, 4);
+    if (moved < 0) return Internal("cannot create a pipe: " + ErrnoText(errno));
+    error_write.Reset(moved);
+  }
 
   const pid_t pid = ::fork();
   if (pid < 0) return Internal("cannot run '" + program + "': fork: " + ErrnoText(errno));
   if (pid == 0) {
-    ChildMain(error_write.get(), stdin_fd.get(), stdout_fd.get(), stderr_fd.get(), argv.data(),
-              envp.data());
+    ChildMain(ChildPlan{error_write.get(), stdin_fd.get(), stdout_fd.get(), stderr_fd.get(),
+                        request.pass_fd,
+                        request.isolation == SpawnRequest::Isolation::kSession,
+                        request.working_dir.empty() ? nullptr : request.working_dir.c_str(),
+                        argv.data(), envp.data()});
   }
+  // The parent sets the group too, so the caller may signal it as soon as this returns.
+  if (request.isolation == SpawnRequest::Isolation::kProcessGroup) ::setpgid(pid, pid);
   error_write.Reset();
 
   ChildError failure;
@@ -175,10 +212,13 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
   if (got < sizeof failure) return Internal("cannot run '" + program + "': the child failed");
   switch (failure.stage) {
     case kStageSetsid:
-      return Internal("cannot run '" + program + "': setsid: " + ErrnoText(failure.error));
+      return Internal("cannot run '" + program + "': setsid/setpgid: " + ErrnoText(failure.error));
     case kStageDup:
       return Internal("cannot run '" + program + "': redirecting output: " +
                       ErrnoText(failure.error));
+    case kStageChdir:
+      return Internal("cannot run '" + program + "': cannot enter '" + request.working_dir +
+                      "': " + ErrnoText(failure.error));
     default:
       return InvalidArgument("cannot run '" + program + "': " + ErrnoText(failure.error));
   }

@@ -1,6 +1,8 @@
 #pragma once
 
-// Starting one host process: fork, setsid, redirect, exec. Internal to the local executor.
+// Starting a process: fork, setsid or setpgid, redirect, exec. Internal to the local executor
+// (which starts each host's supervisor in its own session) and the supervisor (which starts the
+// job's command in its own process group).
 
 #include <sys/types.h>
 
@@ -15,12 +17,17 @@ namespace allot::exec {
 struct SpawnRequest {
   std::vector<std::string> argv;                   // argv[0] is looked up in the new PATH
   std::map<std::string, std::string> environment;  // the complete environment of the process
-  std::string stdout_path;                         // opened O_APPEND | O_CREAT
+  std::string stdout_path;  // opened O_APPEND | O_CREAT; empty: inherited
   std::string stderr_path;
+  enum class Isolation { kSession, kProcessGroup };
+  Isolation isolation = Isolation::kSession;
+  int pass_fd = -1;  // when >= 0, inherited by the process as descriptor 3
+  std::string working_dir;  // empty: the caller's
 };
 
-// Starts the process in a new session (its pid is its process group id), stdin from /dev/null,
-// every signal at its default disposition and unblocked, no descriptors but 0-2 inherited. Returns
+// Starts the process in a new session or a new process group (either way its pid is its process
+// group id), stdin from /dev/null, every signal at its default disposition and unblocked, no
+// descriptors but 0-2 (and 3, see pass_fd) inherited. Returns
 // its pid once exec succeeded; if it failed, the child has been reaped and the error names the
 // command, e.g. "cannot run 'nosuchprog': No such file or directory".
 Result<pid_t> SpawnProcess(const SpawnRequest& request);

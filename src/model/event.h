@@ -4,12 +4,15 @@
 // clock. Attempt events name the attempt so that a late report of an old attempt is ignored.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
 #include "common/time.h"
 #include "model/config.h"
+#include "model/decision.h"
 #include "model/job.h"
+#include "model/reason.h"
 
 namespace allot::model {
 
@@ -30,6 +33,16 @@ struct RestoreJob {
   int preemptions = 0;
   Timestamp last_checkpoint = 0;
   std::string reason;  // statusReason it returns with
+  // Set when attempt `attempt` still runs (its supervisors were re-adopted): the job comes back
+  // RUNNING and holds its capacity instead of returning to RUNNABLE.
+  struct Running {
+    Timestamp attempt_started = 0;
+    Timestamp running_since = 0;
+    bool stopping = false;  // a stop was asked before the restart
+    StopKind stop_kind = StopKind::kTermination;
+    PreemptionRule stop_rule = PreemptionRule::kReclaim;
+  };
+  std::optional<Running> running;
 };
 struct UpdateJobPriority { JobId job = 0; std::int32_t priority = 0; };
 struct TerminateJob { JobId job = 0; std::string reason; };

@@ -9,6 +9,8 @@
 #include <filesystem>
 
 #include "api/credentials.h"
+#include "exec/local_executor.h"
+#include "exec/sagemaker_layout.h"
 #include "server/api_error.h"
 
 namespace allot::server {
@@ -49,6 +51,7 @@ Status Controller::Open() {
   std::error_code ec;
   std::filesystem::create_directories(options_.data_dir, ec);
   if (ec) return Internal("cannot create data directory " + options_.data_dir + ": " + ec.message());
+  data_dir_ = std::filesystem::absolute(options_.data_dir).lexically_normal().string();
   // One server per data directory: the lock lives as long as the process.
   lock_fd_ = ::open((options_.data_dir + "/server.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -65,7 +68,14 @@ Status Controller::Open() {
     ExecutorStarted(seq, attempt, hosts);
   };
   callbacks.ended = [this](const exec::AttemptExit& exit) { ExecutorEnded(exit); };
-  executor_ = exec::NewLocalExecutor({}, std::move(callbacks));
+  callbacks.checkpoint = [this](model::JobId seq, int attempt, Timestamp newest) {
+    ExecutorCheckpoint(seq, attempt, newest);
+  };
+  std::error_code self_ec;
+  self_exe_ = std::filesystem::read_symlink("/proc/self/exe", self_ec).string();
+  exec::LayoutOptions layout;
+  layout.sandbox = options_.sandbox;
+  executor_ = exec::NewLocalExecutor({}, layout, std::move(callbacks));
 
   Result<std::vector<store::Record>> creds = store_->Load(store::Kind::kCredential);
   if (!creds.ok()) return creds.status();
@@ -98,6 +108,14 @@ std::optional<std::string> Controller::SecretFor(const std::string& access_key_i
 Timestamp Controller::Now() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
       .count();
+}
+
+std::string Controller::JobDir(const std::string& id) const {
+  return data_dir_ + "/jobs/" + id;
+}
+
+std::string Controller::AttemptDir(const std::string& id, int attempt) const {
+  return JobDir(id) + "/attempt-" + std::to_string(attempt);
 }
 
 std::string Controller::Arn(const std::string& resource) const {

@@ -34,6 +34,10 @@ struct LaunchInfo {
   std::map<std::string, std::string> environment;
   std::string instance_type;
   int instance_count = 1;
+  std::map<std::string, std::string> hyperparameters;
+  std::vector<std::pair<std::string, std::string>> channels;  // name, local directory
+  std::string checkpoint_local_path = "/opt/ml/checkpoints";
+  std::string checkpoint_sync_dir;  // CheckpointConfig.S3Uri when it is file://
 };
 
 struct JobRecord {
@@ -63,6 +67,16 @@ class Controller {
              const std::vector<std::string>& tag_keys);
 
   std::optional<std::string> SecretFor(const std::string& access_key_id);
+
+  // GET /allot/v1/jobs/{id}/logs: `stream` ("stdout" or "stderr") of `host` in `attempt`
+  // (0 = the latest) from byte `offset`. Throws ClientError for an unknown job, attempt or host.
+  struct LogChunk {
+    std::string text;
+    std::uint64_t next_offset = 0;
+    bool complete = false;  // the attempt has ended: nothing more will be written
+  };
+  LogChunk Logs(const std::string& job, int attempt, const std::string& host,
+                const std::string& stream, std::uint64_t offset);
   const Options& options() const { return options_; }
   const std::string& credentials_path() const { return credentials_path_; }
 
@@ -74,6 +88,7 @@ class Controller {
   Status Open();
   Status Recover();
   void RecoverJob(Json doc);
+  bool AdoptAttempt(JobRecord& job);
 
   // --- under mu_ ---
   Timestamp Now() const;
@@ -131,6 +146,9 @@ class Controller {
   void LaunchAttempt(model::JobId seq, int attempt);
   void ExecutorStarted(model::JobId seq, int attempt, const std::vector<exec::HostProcess>& hosts);
   void ExecutorEnded(const exec::AttemptExit& exit);
+  void ExecutorCheckpoint(model::JobId seq, int attempt, Timestamp newest);
+  std::string JobDir(const std::string& id) const;
+  std::string AttemptDir(const std::string& id, int attempt) const;
 
   // Runs on the loop thread after the batch holding it committed.
   using Effect = std::function<void()>;
@@ -142,6 +160,8 @@ class Controller {
 
   const Options options_;
   std::string credentials_path_;
+  std::string data_dir_;  // options_.data_dir, absolute
+  std::string self_exe_;  // this binary, which also runs the per-host supervisors
   int lock_fd_ = -1;  // flock on <data-dir>/server.lock
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<exec::Executor> executor_;

@@ -48,10 +48,15 @@ void Controller::ApplyDecisions(const model::Decisions& decisions) {
     } else if (const auto* x = std::get_if<model::Dispatch>(&d)) {
       OnDispatch(*job, *x);
     } else if (const auto* stop = std::get_if<model::Stop>(&d)) {
+      // Kept so that a restart re-adopting this attempt knows it was being stopped.
+      job->doc["allot"]["stopping"] = {{"kind", model::ToString(stop->kind)},
+                                       {"reason", stop->reason}};
       const int attempt = stop->attempt;
       const Duration grace = options_.stop_grace;
       pending_effects_.push_back(
-          [this, seq, attempt, grace] { executor_->Stop(seq, attempt, grace); });
+          [this, seq, attempt, grace, kind = stop->kind] {
+            executor_->Stop(seq, attempt, grace, kind);
+          });
     } else if (const auto* pa = std::get_if<model::PreemptedAttempt>(&d)) {
       OnPreempted(*job, *pa);
     }
@@ -76,6 +81,7 @@ void Controller::OnStatus(JobRecord& job, const model::StatusChanged& s) {
     if (s.from != model::JobStatus::kRunnable) doc["allot"]["runnableSince"] = now;
   }
   if (s.to == model::JobStatus::kRunning && !doc.contains("startedAt")) doc["startedAt"] = now;
+  if (!model::IsDispatched(s.to)) doc["allot"].erase("stopping");
   if (model::IsTerminal(s.to)) {
     doc["stoppedAt"] = now;
     CloseAttempt(doc, now, s.reason);
@@ -131,6 +137,7 @@ void Controller::OnPreemption(const model::Preemption& p) {
                         {"workLostInstanceSeconds", static_cast<double>(v.key.work_lost) / 1000.0},
                         {"attemptStartedAt", v.key.started_at}}},
          {"at", Now()}});
+    victim->doc["allot"]["stopRule"] = model::ToString(v.rule);
   }
 }
 
@@ -150,8 +157,13 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
     spec.environment = job->launch.environment;
     spec.instance_type = job->launch.instance_type;
     spec.instance_count = job->launch.instance_count;
-    spec.attempt_dir =
-        options_.data_dir + "/jobs/" + job->id + "/attempt-" + std::to_string(attempt);
+    spec.attempt_dir = AttemptDir(job->id, attempt);
+    spec.job_dir = JobDir(job->id);
+    spec.hyperparameters = job->launch.hyperparameters;
+    for (const auto& [name, dir] : job->launch.channels) spec.channels.push_back({name, dir});
+    spec.checkpoint_local_path = job->launch.checkpoint_local_path;
+    spec.checkpoint_sync_dir = job->launch.checkpoint_sync_dir;
+    spec.self_exe = self_exe_;
   }
   Status s = executor_->Launch(spec);
   if (s.ok()) return;
@@ -173,6 +185,13 @@ void Controller::ExecutorStarted(model::JobId seq, int attempt,
   }
   Apply(model::AttemptStarting{seq, attempt}, false);
   Apply(model::AttemptRunning{seq, attempt}, false);
+  Finish();
+}
+
+void Controller::ExecutorCheckpoint(model::JobId seq, int attempt, Timestamp newest) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Apply(model::CheckpointObserved{seq, attempt, newest}, false);
+  if (JobRecord* job = JobBySeq(seq)) Touch(*job);
   Finish();
 }
 

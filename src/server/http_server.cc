@@ -52,7 +52,9 @@ void Respond(httplib::Response& res, Controller::Reply reply) {
     }
   }
   res.status = 200;
-  res.set_content(reply.body.dump(), "application/json");
+  // Log text may hold bytes that are not UTF-8: they are replaced rather than refused.
+  res.set_content(reply.body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  "application/json");
 }
 
 }  // namespace
@@ -135,6 +137,26 @@ void HttpServer::Routes() {
       keys.push_back(it->second);
     }
     return controller_.Tags("DELETE", req.matches[1], Json::object(), keys);
+  }));
+  http_->Get(R"(/allot/v1/jobs/([^/]+)/logs)", guarded([this](const httplib::Request& req) {
+    auto param = [&req](const char* name, const std::string& fallback) {
+      return req.has_param(name) ? req.get_param_value(name) : fallback;
+    };
+    int attempt = 0;
+    std::uint64_t offset = 0;
+    try {
+      attempt = std::stoi(param("attempt", "0"));
+      offset = std::stoull(param("offset", "0"));
+    } catch (const std::exception&) {
+      Refuse("attempt and offset must be whole numbers");
+    }
+    Controller::LogChunk chunk =
+        controller_.Logs(req.matches[1], attempt, param("host", "algo-1"),
+                         param("stream", "stdout"), offset);
+    Controller::Reply reply;
+    reply.body = {{"text", chunk.text}, {"nextOffset", chunk.next_offset},
+                  {"complete", chunk.complete}};
+    return reply;
   }));
   http_->Post(R"(/v1/([a-z]+))", guarded([this](const httplib::Request& req) {
     return controller_.Call(req.matches[1], ParseBody(req.body));

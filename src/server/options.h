@@ -14,6 +14,7 @@ struct Options {
   std::string account = "000000000000";
   Duration stop_grace = Seconds(120);  // SIGTERM to SIGKILL for stopping jobs
   int http_threads = 32;
+  bool sandbox = true;  // run hosts under bubblewrap when it is installed
 };
 
 }  // namespace allot::server

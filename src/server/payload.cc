@@ -47,6 +47,50 @@ void ReadResources(const Json& p, ParsedPayload* out) {
   out->demand = demand.value();
 }
 
+// A local path from a file:// URI (the only S3Uri scheme a local executor can read).
+std::string LocalPathOf(const std::string& uri, const std::string& field) {
+  const std::string scheme = "file://";
+  if (uri.rfind(scheme, 0) != 0 || uri.size() == scheme.size() || uri[scheme.size()] != '/') {
+    Refuse(field + " must be a file:///absolute/path URI on this machine, got \"" + uri + "\"");
+  }
+  return uri.substr(scheme.size());
+}
+
+void ReadTrainingInputs(const Json& p, ParsedPayload* out) {
+  if (const Json* hps = OptionalObject(p, "HyperParameters")) {
+    for (const auto& [k, v] : hps->items()) {
+      if (!v.is_string()) Refuse("serviceRequestPayload.HyperParameters." + k + " must be a string");
+      out->launch.hyperparameters[k] = v.get<std::string>();
+    }
+  }
+  if (const Json* channels = OptionalArray(p, "InputDataConfig")) {
+    for (const Json& c : *channels) {
+      const std::string name = RequireString(c, "ChannelName");
+      const Json* source = OptionalObject(c, "DataSource");
+      const Json* s3 = source ? OptionalObject(*source, "S3DataSource") : nullptr;
+      if (s3 == nullptr) {
+        Refuse("serviceRequestPayload.InputDataConfig." + name + ".DataSource.S3DataSource is "
+               "required");
+      }
+      out->launch.channels.emplace_back(
+          name, LocalPathOf(RequireString(*s3, "S3Uri"),
+                            "serviceRequestPayload.InputDataConfig." + name + ".S3Uri"));
+    }
+  }
+  if (const Json* cc = OptionalObject(p, "CheckpointConfig")) {
+    if (auto local = OptionalString(*cc, "LocalPath")) {
+      if (local->empty() || (*local)[0] != '/') {
+        Refuse("serviceRequestPayload.CheckpointConfig.LocalPath must be an absolute path");
+      }
+      out->launch.checkpoint_local_path = *local;
+    }
+    if (auto uri = OptionalString(*cc, "S3Uri")) {
+      out->launch.checkpoint_sync_dir =
+          LocalPathOf(*uri, "serviceRequestPayload.CheckpointConfig.S3Uri");
+    }
+  }
+}
+
 }  // namespace
 
 ParsedPayload ParsePayload(const std::string& payload, const std::string& job_name) {
@@ -83,6 +127,7 @@ ParsedPayload ParsePayload(const std::string& payload, const std::string& job_na
     }
   }
   ReadResources(p, &out);
+  ReadTrainingInputs(p, &out);
   if (const Json* stop = OptionalObject(p, "StoppingCondition")) {
     out.max_runtime_seconds = OptionalInt(*stop, "MaxRuntimeInSeconds");
   }

@@ -101,7 +101,18 @@ Status Controller::Recover() {
     std::sort(docs.begin(), docs.end(), [](const Json& a, const Json& b) {
       return a["allot"]["seq"].get<model::JobId>() < b["allot"]["seq"].get<model::JobId>();
     });
-    for (Json& doc : docs) RecoverJob(std::move(doc));
+    // Attempts that still run take their capacity back before any waiting job is restored, so
+    // that no pass hands that capacity to someone else.
+    auto dispatched = [](const Json& doc) {
+      const std::string s = doc["status"];
+      return s == "SCHEDULED" || s == "STARTING" || s == "RUNNING";
+    };
+    for (Json& doc : docs) {
+      if (dispatched(doc)) RecoverJob(std::move(doc));
+    }
+    for (Json& doc : docs) {
+      if (!doc.is_null() && !dispatched(doc)) RecoverJob(std::move(doc));
+    }
   } catch (const std::exception& e) {
     return Internal(std::string("recovery failed: ") + e.what());
   }
@@ -138,6 +149,7 @@ void Controller::RecoverJob(Json doc) {
   Json& d = stored.doc;
   std::string reason = d.value("statusReason", "");
   if (status == "SCHEDULED" || status == "STARTING" || status == "RUNNING") {
+    if (AdoptAttempt(stored)) return;
     KillLeftovers(d);
     const Timestamp now = Now();
     if (!d["attempts"].empty() && !d["attempts"].back().contains("stoppedAt")) {
@@ -152,6 +164,44 @@ void Controller::RecoverJob(Json doc) {
   Apply(model::RestoreJob{stored.spec, d["allot"]["attempt"], d["allot"]["failedAttempts"],
                           d["allot"]["preemptions"], d["allot"]["lastCheckpoint"], reason},
         false);
+}
+
+// Watches the supervisors of a running attempt again and restores the job as RUNNING; false
+// if nothing of the attempt is left to adopt.
+bool Controller::AdoptAttempt(JobRecord& job) {
+  Json& d = job.doc;
+  const int attempt = d["allot"]["attempt"];
+  exec::AdoptSpec spec{.job = job.seq,
+                       .attempt = attempt,
+                       .attempt_dir = AttemptDir(job.id, attempt),
+                       .instance_count = job.launch.instance_count,
+                       .job_dir = JobDir(job.id),
+                       .checkpoint_sync_dir = job.launch.checkpoint_sync_dir};
+  if (!executor_->Adopt(spec).ok()) return false;
+  model::RestoreJob::Running running;
+  if (!d["attempts"].empty()) running.attempt_started = d["attempts"].back()["startedAt"];
+  running.running_since = running.attempt_started;
+  std::string reason = d.value("statusReason", "");
+  if (d["allot"].contains("stopping")) {
+    const std::string kind = d["allot"]["stopping"]["kind"];
+    running.stopping = true;
+    running.stop_kind = kind == "PREEMPTION" ? model::StopKind::kPreemption
+                        : kind == "TIMEOUT"  ? model::StopKind::kTimeout
+                                             : model::StopKind::kTermination;
+    const std::string rule = d["allot"].value("stopRule", "RECLAIM");
+    running.stop_rule = rule == "IN_SHARE"        ? model::PreemptionRule::kInShare
+                        : rule == "LIMIT_LOWERED" ? model::PreemptionRule::kLimitLowered
+                                                  : model::PreemptionRule::kReclaim;
+    if (running.stop_kind != model::StopKind::kPreemption) {
+      reason = d["allot"]["stopping"].value("reason", reason);  // the final reason
+    }
+  }
+  d["status"] = "SUBMITTED";  // the restore reports SUBMITTED -> RUNNING
+  Touch(job);
+  Apply(model::RestoreJob{job.spec, attempt, d["allot"]["failedAttempts"],
+                          d["allot"]["preemptions"], d["allot"]["lastCheckpoint"], reason, running},
+        false);
+  return true;
 }
 
 }  // namespace allot::server

@@ -306,5 +306,51 @@ TEST(PreemptionRetries, UnsetZeroOrN) {
   }
 }
 
+
+// After a restart the server re-adopts attempts that still run: RestoreJob with `running`
+// brings the job back RUNNING, holding its capacity, and a stop asked before the restart ends
+// the attempt the way that stop would have.
+TEST(RestoreJob, RunningAttemptsHoldTheirCapacityAndStopsCarryOver) {
+  struct Case {
+    std::string name;
+    bool stopping;
+    model::StopKind kind;
+    std::vector<std::string> on_end;  // job 1's attempt 3 ends (failed, as a killed job does)
+  };
+  const std::vector<Case> cases = {
+      {"running: a failure uses a retry", false, model::StopKind::kTermination,
+       {"status 1 RUNNING->FAILED \"killed\"", "status 2 RUNNABLE->SCHEDULED",
+        "dispatch 2 attempt=1 WITHIN_QUOTA"}},
+      {"stopping for preemption: requeued as preempted", true, model::StopKind::kPreemption,
+       {"preempted 1 attempt=3 RECLAIM lost=9000 count=2",
+        "status 1 RUNNING->RUNNABLE \"" + PreemptionReason(model::PreemptionRule::kReclaim) +
+            "\"",
+        "status 2 RUNNABLE->SCHEDULED", "dispatch 2 attempt=1 WITHIN_QUOTA"}},
+      {"stopping for termination: fails with its reason", true, model::StopKind::kTermination,
+       {"status 1 RUNNING->FAILED \"cancelled by alice\"", "status 2 RUNNABLE->SCHEDULED",
+        "dispatch 2 attempt=1 WITHIN_QUOTA"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Engine e;
+    Play(e, {Given(Env(1), 0), Given(Q(), 0), Given(Reserve("A", 1), 0)});
+    model::JobSpec spec;
+    spec.id = 1;
+    spec.queue = "q";
+    spec.share = "A";
+    spec.demand = {{kG5, 1}};
+    spec.created_at = 100;
+    model::RestoreJob r{spec, 3, 0, 1, 0, c.kind == model::StopKind::kTermination && c.stopping
+                                               ? "cancelled by alice" : "", {}};
+    r.running = model::RestoreJob::Running{.attempt_started = 1000, .running_since = 1000,
+                                           .stopping = c.stopping, .stop_kind = c.kind};
+    const std::string reason = r.reason.empty() ? "" : " \"" + r.reason + "\"";
+    Play(e, {{r, 10000, {"status 1 SUBMITTED->RUNNING" + reason}},
+             // The restored attempt holds the only instance: job 2 waits.
+             {J(2, "A", 9, 1, 10000), 10000, Waits(2)},
+             {Ended(1, 3, AttemptOutcome::kFailed, "killed"), 10000, c.on_end}});
+  }
+}
+
 }  // namespace
 }  // namespace allot::engine

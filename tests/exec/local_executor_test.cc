@@ -29,13 +29,14 @@ using testing::WaitUntilGone;
 using testing::WriteFile;
 
 const std::string kReasonPrefix = "Received status from SageMaker: AlgorithmError: ";
+constexpr model::StopKind kTerm = model::StopKind::kTermination;
 
 class LocalExecutorTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_FALSE(scratch_.path().empty()); }
 
   std::unique_ptr<Executor>& Start(LocalOptions options = {}) {
-    executor_ = NewLocalExecutor(options, recorder_.Callbacks());
+    executor_ = NewLocalExecutor(options, testing::NoSandbox(), recorder_.Callbacks());
     return executor_;
   }
   std::string Dir(const std::string& name) const { return scratch_.path() + "/" + name; }
@@ -77,17 +78,19 @@ TEST_F(LocalExecutorTest, ThreeHostsSucceedAndSeeTheirHostNames) {
     EXPECT_EQ(started->hosts[static_cast<std::size_t>(k - 1)].host, host);
     EXPECT_GT(started->hosts[static_cast<std::size_t>(k - 1)].pid, 0);
     EXPECT_EQ(ReadFile(Log("a1", host)),
-              "host=" + host + " hosts=[\"algo-1\",\"algo-2\",\"algo-3\"]\n");
+              "host=" + host + " hosts=[\"algo-1\", \"algo-2\", \"algo-3\"]\n");
   }
   EXPECT_NE(started->hosts[0].pid, started->hosts[1].pid);
   EXPECT_NE(started->thread, std::this_thread::get_id());  // callbacks come from the executor
   EXPECT_EQ(recorder_.log(), (std::vector<std::string>{"started 1/1", "ended 1/1"}));
 }
 
-TEST_F(LocalExecutorTest, EachHostIsItsOwnSessionAndProcessGroup) {
+TEST_F(LocalExecutorTest, EachHostIsItsOwnSessionAndTheJobItsOwnProcessGroup) {
   auto& executor = Start();
   ASSERT_TRUE(executor
-                  ->Launch(ShellSpec(1, 1, "echo \"pid=$$ pgid=$(ps -o pgid= -p $$ | tr -d ' ')\"",
+                  ->Launch(ShellSpec(1, 1,
+                                     "echo \"pid=$$ pgid=$(ps -o pgid= -p $$ | tr -d ' ') "
+                                     "sid=$(ps -o sid= -p $$ | tr -d ' ')\"",
                                      2, Dir("a1")))
                   .ok());
   const auto exit = recorder_.WaitEnded(1, 1);
@@ -96,11 +99,12 @@ TEST_F(LocalExecutorTest, EachHostIsItsOwnSessionAndProcessGroup) {
   ASSERT_TRUE(started.has_value());
   for (const HostProcess& host : started->hosts) {
     const std::string out = ReadFile(Log("a1", host.host));
-    if (out.find("pgid=") == std::string::npos || FindNumber(out, "pgid") == std::nullopt) {
+    if (FindNumber(out, "pgid") == std::nullopt || FindNumber(out, "sid") == std::nullopt) {
       GTEST_SKIP() << "ps is not available: " << out;
     }
-    EXPECT_EQ(FindNumber(out, "pid"), host.pid);
-    EXPECT_EQ(FindNumber(out, "pgid"), host.pid);
+    EXPECT_EQ(FindNumber(out, "pgid"), FindNumber(out, "pid"));  // the job's own group
+    EXPECT_EQ(FindNumber(out, "sid"), host.pid);                 // in its supervisor's session
+    EXPECT_NE(FindNumber(out, "pid"), host.pid);
   }
 }
 
@@ -213,7 +217,7 @@ TEST_F(LocalExecutorTest, StopOfAJobThatExitsOnTermReportsItsStatus) {
                                      1, Dir("a")))
                   .ok());
   ASSERT_TRUE(WaitForFileContaining(Log("a", "algo-1"), "ready"));
-  executor->Stop(8, 1, Seconds(60));  // a SIGKILL would come far beyond the wait limit
+  executor->Stop(8, 1, Seconds(60), kTerm);  // a SIGKILL would come far beyond the wait limit
   const auto exit = recorder_.WaitEnded(8, 1);
   ASSERT_TRUE(exit.has_value());
   EXPECT_TRUE(exit->succeeded);
@@ -227,7 +231,7 @@ TEST_F(LocalExecutorTest, StopOfAJobIgnoringTermKillsItAfterTheGrace) {
       executor->Launch(ShellSpec(9, 1, "trap '' TERM; echo ready; sleep 60", 2, Dir("a"))).ok());
   ASSERT_TRUE(WaitForFileContaining(Log("a", "algo-1"), "ready"));
   ASSERT_TRUE(WaitForFileContaining(Log("a", "algo-2"), "ready"));
-  executor->Stop(9, 1, 300);
+  executor->Stop(9, 1, 300, kTerm);
   const auto exit = recorder_.WaitEnded(9, 1);
   ASSERT_TRUE(exit.has_value());
   EXPECT_FALSE(exit->succeeded);
@@ -244,7 +248,7 @@ TEST_F(LocalExecutorTest, StopKillsTheChildrenOfTheJobToo) {
   ASSERT_TRUE(WaitForFileContaining(Log("a", "algo-1"), "child="));
   const auto child = FindNumber(ReadFile(Log("a", "algo-1")), "child");
   ASSERT_TRUE(child.has_value());
-  executor->Stop(10, 1, 300);
+  executor->Stop(10, 1, 300, kTerm);
   const auto exit = recorder_.WaitEnded(10, 1);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->exit_codes, (std::vector<int>{-SIGKILL}));
@@ -272,10 +276,10 @@ TEST_F(LocalExecutorTest, StopTwiceTheEarliestKillDeadlineWins) {
             .ok());
     ASSERT_TRUE(WaitForFileContaining(dir + "/algo-1/stdout", "ready"));
   }
-  executor->Stop(12, 1, Seconds(600));
-  executor->Stop(12, 1, 200);
-  executor->Stop(12, 2, 200);
-  executor->Stop(12, 2, Seconds(600));
+  executor->Stop(12, 1, Seconds(600), kTerm);
+  executor->Stop(12, 1, 200, kTerm);
+  executor->Stop(12, 2, 200, kTerm);
+  executor->Stop(12, 2, Seconds(600), kTerm);
   for (int attempt = 1; attempt <= 2; ++attempt) {
     const auto exit = recorder_.WaitEnded(12, attempt);
     ASSERT_TRUE(exit.has_value()) << attempt;
@@ -285,10 +289,10 @@ TEST_F(LocalExecutorTest, StopTwiceTheEarliestKillDeadlineWins) {
 
 TEST_F(LocalExecutorTest, StopOfAnUnknownAttemptIsIgnored) {
   auto& executor = Start();
-  executor->Stop(99, 1, 0);
+  executor->Stop(99, 1, 0, kTerm);
   ASSERT_TRUE(executor->Launch(ShellSpec(13, 1, "exit 0", 1, Dir("a"))).ok());
   ASSERT_TRUE(recorder_.WaitEnded(13, 1).has_value());
-  executor->Stop(13, 1, 0);  // already ended
+  executor->Stop(13, 1, 0, kTerm);  // already ended
   EXPECT_EQ(recorder_.ended().size(), 1U);
 }
 
@@ -297,7 +301,7 @@ TEST_F(LocalExecutorTest, StopWithZeroGraceKillsAtOnce) {
   ASSERT_TRUE(
       executor->Launch(ShellSpec(14, 1, "trap '' TERM; echo ready; sleep 60", 1, Dir("a"))).ok());
   ASSERT_TRUE(WaitForFileContaining(Log("a", "algo-1"), "ready"));
-  executor->Stop(14, 1, 0);
+  executor->Stop(14, 1, 0, kTerm);
   const auto exit = recorder_.WaitEnded(14, 1);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->exit_codes, (std::vector<int>{-SIGKILL}));
@@ -345,7 +349,7 @@ TEST_F(LocalExecutorTest, InvalidAndDuplicateLaunchesAreRejected) {
           .ok());
   EXPECT_EQ(executor->Launch(ShellSpec(17, 1, "true", 1, Dir("b"))).code(),
             StatusCode::kAlreadyExists);
-  executor->Stop(17, 1, 200);
+  executor->Stop(17, 1, 200, kTerm);
   ASSERT_TRUE(recorder_.WaitEnded(17, 1).has_value());
 }
 
@@ -369,7 +373,7 @@ TEST_F(LocalExecutorTest, SignalsBlockedByTheServerAreUnblockedInTheJob) {
   ASSERT_EQ(::pthread_sigmask(SIG_SETMASK, &old, nullptr), 0);
   ASSERT_TRUE(launched.ok());
   ASSERT_TRUE(WaitForFileContaining(Log("a", "algo-1"), "ready"));
-  executor->Stop(19, 1, Seconds(600));
+  executor->Stop(19, 1, Seconds(600), kTerm);
   const auto exit = recorder_.WaitEnded(19, 1);
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->exit_codes, (std::vector<int>{-SIGTERM}));
@@ -382,9 +386,9 @@ TEST_F(LocalExecutorTest, CallbacksMayCallIntoTheExecutor) {
   auto record_started = callbacks.started;
   callbacks.started = [&](model::JobId job, int attempt, const std::vector<HostProcess>& hosts) {
     record_started(job, attempt, hosts);
-    executor->Stop(job, attempt, 0);  // from the callback thread
+    executor->Stop(job, attempt, 0, kTerm);  // from the callback thread
   };
-  executor = NewLocalExecutor(LocalOptions{}, callbacks);
+  executor = NewLocalExecutor(LocalOptions{}, testing::NoSandbox(), callbacks);
   ASSERT_TRUE(executor->Launch(ShellSpec(20, 1, "trap '' TERM; sleep 60", 1, Dir("a"))).ok());
   const auto exit = recorder.WaitEnded(20, 1);
   ASSERT_TRUE(exit.has_value());
@@ -405,19 +409,21 @@ TEST_F(LocalExecutorTest, DetachLeavesProcessesRunningAndStopsCallbacks) {
 
   executor->Detach();
   executor->Detach();  // twice is fine
-  executor->Stop(21, 1, 0);  // ignored once detached
+  executor->Stop(21, 1, 0, kTerm);  // ignored once detached
   EXPECT_EQ(executor->Launch(ShellSpec(22, 1, "true", 1, Dir("b"))).code(),
             StatusCode::kFailedPrecondition);
   executor.reset();
 
-  EXPECT_EQ(::kill(pid, 0), 0);  // still running, still our (unreaped) child
+  EXPECT_EQ(::kill(pid, 0), 0);  // the supervisor runs, still our (unreaped) child
   int wstatus = 0;
   EXPECT_EQ(::waitpid(pid, &wstatus, WNOHANG), 0);
+  EXPECT_GT(testing::JobPid(Dir("a") + "/algo-1"), 0);
+  EXPECT_EQ(::kill(testing::JobPid(Dir("a") + "/algo-1"), 0), 0);  // and the job
   EXPECT_TRUE(recorder_.ended().empty());
 
-  ::kill(-pid, SIGKILL);
-  ASSERT_EQ(::waitpid(pid, &wstatus, 0), pid);
-  EXPECT_TRUE(WIFSIGNALED(wstatus));
+  // Killing the job ends its supervisor, which records the signal.
+  testing::KillHost(Dir("a") + "/algo-1", pid);
+  EXPECT_NE(ReadFile(Dir("a") + "/algo-1/status.json").find("\"signal\":9"), std::string::npos);
 }
 
 TEST_F(LocalExecutorTest, DestroyingTheExecutorDetaches) {
@@ -428,9 +434,7 @@ TEST_F(LocalExecutorTest, DestroyingTheExecutorDetaches) {
   const pid_t pid = started->hosts[0].pid;
   executor.reset();
   EXPECT_EQ(::kill(pid, 0), 0);
-  ::kill(-pid, SIGKILL);
-  int wstatus = 0;
-  ASSERT_EQ(::waitpid(pid, &wstatus, 0), pid);
+  testing::KillHost(Dir("a") + "/algo-1", pid);
   EXPECT_TRUE(recorder_.ended().empty());
 }
 

@@ -420,10 +420,13 @@ class ServerTestCase(unittest.TestCase):
     """A test class that shares one real server: `server`, a boto3 `batch` client and a `fx`."""
 
     stop_grace_seconds = 2
+    # Suites whose jobs write into the test's scratch directory run them unsandboxed: in the
+    # sandbox a job writes only to /opt/ml and a private /tmp (tests/integration/test_sandbox.py).
+    server_args = ()
 
     @classmethod
     def setUpClass(cls):
-        cls.server = AllotServer(stop_grace_seconds=cls.stop_grace_seconds)
+        cls.server = AllotServer(*cls.server_args, stop_grace_seconds=cls.stop_grace_seconds)
         try:
             cls.server.start()
         except Exception:

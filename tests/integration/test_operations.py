@@ -21,6 +21,7 @@ def now_ms():
 
 
 class OperationsTest(ServerTestCase):
+    server_args = ("--no-sandbox",)
 
     def setUp(self):
         self.t0 = now_ms()

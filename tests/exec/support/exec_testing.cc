@@ -1,6 +1,7 @@
 #include "exec/support/exec_testing.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "exec/host_files.h"
+
 namespace allot::exec::testing {
 
 exec::Callbacks Recorder::Callbacks() {
@@ -21,6 +24,12 @@ exec::Callbacks Recorder::Callbacks() {
     std::lock_guard<std::mutex> lock(mu_);
     started_.push_back(StartedEvent{job, attempt, hosts, std::this_thread::get_id()});
     log_.push_back("started " + std::to_string(job) + "/" + std::to_string(attempt));
+    cv_.notify_all();
+  };
+  callbacks.checkpoint = [this](model::JobId job, int attempt, Timestamp newest) {
+    std::lock_guard<std::mutex> lock(mu_);
+    checkpoints_.emplace_back(job, attempt, newest);
+    log_.push_back("checkpoint " + std::to_string(job) + "/" + std::to_string(attempt));
     cv_.notify_all();
   };
   callbacks.ended = [this](const AttemptExit& exit) {
@@ -50,6 +59,19 @@ std::optional<StartedEvent> Recorder::WaitStarted(model::JobId job, int attempt)
   cv_.wait_for(lock, kWaitLimit, [&] {
     for (const StartedEvent& e : started_) {
       if (e.job == job && e.attempt == attempt) found = e;
+    }
+    return found.has_value();
+  });
+  return found;
+}
+
+std::optional<Timestamp> Recorder::WaitCheckpoint(model::JobId job, int attempt,
+                                                  Timestamp at_least) {
+  std::unique_lock<std::mutex> lock(mu_);
+  std::optional<Timestamp> found;
+  cv_.wait_for(lock, kWaitLimit, [&] {
+    for (const auto& [j, a, t] : checkpoints_) {
+      if (j == job && a == attempt && t >= at_least) found = t;
     }
     return found.has_value();
   });
@@ -140,6 +162,31 @@ std::optional<std::int64_t> FindNumber(const std::string& text, const std::strin
   return value;
 }
 
+std::string SupervisorExe() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return (self.parent_path() / "exec_supervise_main").string();
+}
+
+LayoutOptions NoSandbox() {
+  LayoutOptions options;
+  options.sandbox = false;
+  return options;
+}
+
+pid_t JobPid(const std::string& host_dir) {
+  const Result<SupervisorRecord> record = ReadSupervisorRecord(host_dir);
+  return record.ok() ? record->child_pid : 0;
+}
+
+void KillHost(const std::string& host_dir, pid_t supervisor) {
+  const pid_t job = JobPid(host_dir);
+  if (job > 0) ::kill(-job, SIGKILL);
+  int wstatus = 0;
+  while (::waitpid(supervisor, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+}
+
 LaunchSpec ShellSpec(model::JobId job, int attempt, const std::string& script, int hosts,
                      const std::string& attempt_dir) {
   LaunchSpec spec;
@@ -150,6 +197,8 @@ LaunchSpec ShellSpec(model::JobId job, int attempt, const std::string& script, i
   spec.instance_type = "ml.m5.large";
   spec.instance_count = hosts;
   spec.attempt_dir = attempt_dir;
+  spec.job_dir = attempt_dir + ".job";
+  spec.self_exe = SupervisorExe();
   return spec;
 }
 

@@ -11,14 +11,16 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "exec/executor.h"
+#include "exec/sagemaker_layout.h"
 
 namespace allot::exec::testing {
 
 // Generous upper bound for anything the tests wait for; never a timing assertion.
-inline constexpr std::chrono::seconds kWaitLimit{10};
+inline constexpr std::chrono::seconds kWaitLimit{20};
 
 struct StartedEvent {
   model::JobId job = 0;
@@ -35,10 +37,12 @@ class Recorder {
   // Waits up to kWaitLimit for `ended` of the attempt.
   std::optional<AttemptExit> WaitEnded(model::JobId job, int attempt);
   std::optional<StartedEvent> WaitStarted(model::JobId job, int attempt);
+  // Waits up to kWaitLimit for a `checkpoint` of the attempt at or after `at_least`.
+  std::optional<Timestamp> WaitCheckpoint(model::JobId job, int attempt, Timestamp at_least);
 
   std::vector<StartedEvent> started() const;
   std::vector<AttemptExit> ended() const;
-  // The order callbacks came in: "started 7/1", "ended 7/1".
+  // The order callbacks came in: "started 7/1", "checkpoint 7/1", "ended 7/1".
   std::vector<std::string> log() const;
 
  private:
@@ -46,6 +50,7 @@ class Recorder {
   std::condition_variable cv_;
   std::vector<StartedEvent> started_;
   std::vector<AttemptExit> ended_;
+  std::vector<std::tuple<model::JobId, int, Timestamp>> checkpoints_;
   std::vector<std::string> log_;
 };
 
@@ -75,6 +80,20 @@ bool WaitUntilGone(pid_t pid);
 // The integer after "<key>=" in text, e.g. FindNumber("child=123\n", "child") = 123.
 std::optional<std::int64_t> FindNumber(const std::string& text, const std::string& key);
 
+// The tests' `allot __supervise` stand-in, built next to the test programs.
+std::string SupervisorExe();
+
+// Unsandboxed: the layout lives under the attempt directory.
+LayoutOptions NoSandbox();
+
+// The job's (not the supervisor's) process in supervisor.json of the host directory, 0 if none.
+pid_t JobPid(const std::string& host_dir);
+
+// Ends a host left running by a detached executor: SIGKILLs the job's group, then reaps the
+// supervisor (a child of the test).
+void KillHost(const std::string& host_dir, pid_t supervisor);
+
+// /bin/sh -c script on `hosts` hosts; job_dir is <attempt_dir>.job, self_exe SupervisorExe().
 LaunchSpec ShellSpec(model::JobId job, int attempt, const std::string& script, int hosts,
                      const std::string& attempt_dir);
 

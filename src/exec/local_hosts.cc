@@ -1,0 +1,234 @@
+#include "exec/local_hosts.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "exec/local_executor.h"
+#include "exec/spawn.h"
+
+namespace allot::exec {
+namespace {
+
+namespace fs = std::filesystem;
+
+// waitid's P_PIDFD (Linux 5.4), spelled out for older headers.
+constexpr int kPidfdIdType = 3;
+
+// A descriptor that becomes readable when the process exits, or -1 where the kernel has none.
+int OpenPidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  const long fd = ::syscall(SYS_pidfd_open, pid, 0);
+  if (fd >= 0) return static_cast<int>(fd);  // close-on-exec, as every pidfd
+#else
+  (void)pid;
+#endif
+  return -1;
+}
+
+// Reaps the exited process behind `pidfd` if it is this process's child; a no-op otherwise.
+void ReapByPidfd(int pidfd) {
+  siginfo_t info{};
+  ::waitid(static_cast<idtype_t>(kPidfdIdType), static_cast<id_t>(pidfd), &info,
+           WEXITED | WNOHANG);
+}
+
+void Signal(const Host& host, int sig) {
+  if (host.is_child) {
+    ::kill(host.pid, sig);  // not reaped: the pid is still ours
+#ifdef SYS_pidfd_send_signal
+  } else if (host.pidfd >= 0) {
+    ::syscall(SYS_pidfd_send_signal, host.pidfd, sig, nullptr, 0U);
+#endif
+  } else if (SameProcessRunning(host.pid, host.start_time)) {
+    ::kill(host.pid, sig);
+  }
+}
+
+// The host is gone: its status, or vanished (then its job's group goes too).
+void Finish(Host& host) {
+  host.running = false;
+  CloseHost(host);
+  const Result<HostStatus> status = ReadHostStatus(host.dir);
+  if (status.ok()) {
+    host.exit_code = status->exit_code;
+    return;
+  }
+  host.vanished = true;
+  host.exit_code = -SIGKILL;
+  if (host.child_pid > 0 && SameProcessRunning(host.child_pid, host.child_start_time)) {
+    ::kill(-host.child_pid, SIGKILL);
+  }
+}
+
+void RemoveStaleFiles(const std::string& dir) {
+  std::error_code error;
+  for (const char* name : {kSupervisorFile, kStatusFile, kStopFile}) {
+    fs::remove(dir + "/" + name, error);
+  }
+}
+
+// What the supervisor wrote on its ready descriptor: "0", or "<code> <message>".
+Status ReadReady(int fd, const Host& host, const std::string& self_exe) {
+  std::string text;
+  char buffer[512];
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  if (text == "0") return Status::Ok();
+  if (text.empty()) {
+    return Internal(host.name + ": the supervisor '" + self_exe + "' exited before the job started");
+  }
+  const std::size_t space = text.find(' ');
+  const int code = std::atoi(text.substr(0, space).c_str());
+  const std::string message = space == std::string::npos ? text : text.substr(space + 1);
+  if (code == static_cast<int>(StatusCode::kInvalidArgument)) return InvalidArgument(message);
+  return Internal(host.name + ": " + message);
+}
+
+SpawnRequest SupervisorRequest(const LaunchSpec& spec, const Host& host, const HostPlan& plan) {
+  SpawnRequest request;
+  const std::string self_exe = spec.self_exe.empty() ? "/proc/self/exe" : spec.self_exe;
+  request.argv = {self_exe,        "__supervise", "--dir", host.dir, "--output-dir",
+                  plan.output_dir, "--ready-fd",  "3"};
+  if (plan.sandboxed) request.argv.emplace_back("--sandboxed");
+  request.argv.emplace_back("--");
+  request.argv.insert(request.argv.end(), plan.argv.begin(), plan.argv.end());
+  request.environment = CurrentEnvironment();
+  for (const auto& [name, value] : plan.environment) request.environment[name] = value;
+  request.stdout_path = host.dir + "/stdout";
+  request.stderr_path = host.dir + "/stderr";
+  request.working_dir = plan.working_dir;
+  return request;
+}
+
+}  // namespace
+
+Result<Host> StartHost(const LaunchSpec& spec, int index, const LayoutOptions& layout) {
+  Host host;
+  host.name = HostName(index);
+  std::error_code error;
+  const fs::path dir = fs::absolute(fs::path(spec.attempt_dir) / host.name, error);
+  if (!error) fs::create_directories(dir, error);
+  if (error) return Internal("cannot create '" + dir.string() + "': " + error.message());
+  host.dir = dir.lexically_normal().string();
+  RemoveStaleFiles(host.dir);
+  Result<HostPlan> plan = PrepareHost(spec, index, layout);
+  if (!plan.ok()) return plan.status();
+  host.output_dir = plan->output_dir;
+
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) < 0) {
+    return Internal("cannot create a pipe: " + std::string(std::strerror(errno)));
+  }
+  SpawnRequest request = SupervisorRequest(spec, host, *plan);
+  request.pass_fd = ready[1];
+  const Result<pid_t> pid = SpawnProcess(request);
+  ::close(ready[1]);
+  if (!pid.ok()) {
+    ::close(ready[0]);
+    return pid.status();
+  }
+  host.pid = *pid;
+  host.is_child = true;
+  const Status started = ReadReady(ready[0], host, request.argv[0]);
+  ::close(ready[0]);
+  if (!started.ok()) {
+    while (::waitpid(host.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return started;
+  }
+  const Result<SupervisorRecord> record = ReadSupervisorRecord(host.dir);
+  if (record.ok()) {
+    host.start_time = record->start_time;
+    host.child_pid = record->child_pid;
+    host.child_start_time = record->child_start_time;
+  }
+  host.pidfd = OpenPidfd(host.pid);
+  return host;
+}
+
+Result<Host> AdoptHost(const std::string& attempt_dir, int index) {
+  Host host;
+  host.name = HostName(index);
+  std::error_code error;
+  host.dir = fs::absolute(fs::path(attempt_dir) / host.name, error).lexically_normal().string();
+  if (error || !fs::is_directory(host.dir, error)) return NotFound("no directory " + host.dir);
+  const Result<SupervisorRecord> record = ReadSupervisorRecord(host.dir);
+  if (record.ok()) {
+    host.pid = record->pid;
+    host.start_time = record->start_time;
+    host.child_pid = record->child_pid;
+    host.child_start_time = record->child_start_time;
+    host.output_dir = record->output_dir;
+    host.pidfd = OpenPidfd(host.pid);
+    // Checked after the pidfd pinned the process: a recycled pid is not taken for it.
+    if (SameProcessRunning(host.pid, host.start_time)) return host;
+    // Gone; if it was this process's child (started before a Detach), its zombie goes too.
+    if (host.pidfd >= 0 && StartTime(host.pid) == host.start_time) ReapByPidfd(host.pidfd);
+  }
+  Finish(host);
+  return host;
+}
+
+bool CheckGone(Host& host) {
+  if (!host.running) return true;
+  bool gone = false;
+  if (host.is_child) {
+    int wstatus = 0;
+    const pid_t reaped = ::waitpid(host.pid, &wstatus, WNOHANG);
+    if (reaped == host.pid || (reaped < 0 && errno == ECHILD)) {
+      host.is_child = false;  // ECHILD: someone else reaped it (SIGCHLD ignored?)
+      gone = true;
+    }
+  } else if (host.pidfd >= 0) {
+    pollfd exited{host.pidfd, POLLIN, 0};
+    gone = ::poll(&exited, 1, 0) > 0;
+    if (gone) ReapByPidfd(host.pidfd);
+  } else {
+    gone = !SameProcessRunning(host.pid, host.start_time);
+  }
+  if (gone) Finish(host);
+  return gone;
+}
+
+void SendStop(Host& host, const StopRequest& request) {
+  if (!host.running) return;
+  // Without stop.json the supervisor stops with "termination" and its default grace.
+  [[maybe_unused]] const Status written = WriteStopRequest(host.dir, request);
+  Signal(host, SIGTERM);
+  host.stop_sent = true;
+}
+
+void Abandon(Host& host) {
+  SendStop(host, StopRequest{"termination", 0});
+  if (host.is_child) {
+    while (::waitpid(host.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    host.is_child = false;
+  }
+  host.running = false;
+  CloseHost(host);
+}
+
+void CloseHost(Host& host) {
+  if (host.pidfd >= 0) ::close(host.pidfd);
+  host.pidfd = -1;
+}
+
+}  // namespace allot::exec

@@ -1,0 +1,921 @@
+#include "exec/sagemaker_layout.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+extern "C" char** environ;  // NOLINT(readability-redundant-declaration)
+
+namespace allot::exec {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kSandboxMl = "/opt/ml";
+constexpr std::size_t kFailureLimit = 1024;
+// Files being copied are written under this prefix, then renamed; copies skip such names.
+constexpr std::string_view kPartialPrefix = ".allot-partial-";
+
+// ---------------------------------------------------------------------------------------------
+// JSON, written the way Python's json.dumps does by default (", " and ": ").
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (u < 0x20) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\u00";
+          out += kHex[u >> 4];
+          out += kHex[u & 0xf];
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+// `members` are already-encoded values.
+std::string JsonObject(const std::vector<std::pair<std::string, std::string>>& members) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [key, value] : members) {
+    if (!first) out += ", ";
+    first = false;
+    out += JsonString(key);
+    out += ": ";
+    out += value;
+  }
+  out += '}';
+  return out;
+}
+
+std::string JsonStringList(const std::vector<std::string>& items) {
+  std::string out = "[";
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) out += ", ";
+    first = false;
+    out += JsonString(item);
+  }
+  out += ']';
+  return out;
+}
+
+// A strict JSON reader, only to tell whether a hyperparameter value is JSON (the SageMaker
+// training toolkit decodes such values for SM_HPS) and to decode JSON strings.
+class JsonReader {
+ public:
+  explicit JsonReader(std::string_view text) : text_(text) {}
+
+  // True when the whole text is one JSON value (surrounding white space allowed).
+  bool WholeValue() {
+    SkipSpace();
+    if (!Value(0)) return false;
+    SkipSpace();
+    return pos_ == text_.size();
+  }
+
+  // When the whole text is one JSON string, its decoded contents.
+  bool WholeString(std::string* decoded) {
+    SkipSpace();
+    if (!String(decoded)) return false;
+    SkipSpace();
+    return pos_ == text_.size();
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;
+
+  bool AtEnd() const { return pos_ >= text_.size(); }
+  char Peek() const { return text_[pos_]; }
+
+  void SkipSpace() {
+    while (!AtEnd() && (Peek() == ' ' || Peek() == '\t' || Peek() == '\n' || Peek() == '\r')) {
+      ++pos_;
+    }
+  }
+
+  bool Literal(std::string_view word) {
+    if (text_.substr(pos_, word.size()) != word) return false;
+    pos_ += word.size();
+    return true;
+  }
+
+  bool Digits() {
+    const std::size_t start = pos_;
+    while (!AtEnd() && Peek() >= '0' && Peek() <= '9') ++pos_;
+    return pos_ > start;
+  }
+
+  bool Number() {
+    if (!AtEnd() && Peek() == '-') ++pos_;
+    if (AtEnd()) return false;
+    if (Peek() == '0') {
+      ++pos_;
+    } else if (!Digits()) {
+      return false;
+    }
+    if (!AtEnd() && Peek() == '.') {
+      ++pos_;
+      if (!Digits()) return false;
+    }
+    if (!AtEnd() && (Peek() == 'e' || Peek() == 'E')) {
+      ++pos_;
+      if (!AtEnd() && (Peek() == '+' || Peek() == '-')) ++pos_;
+      if (!Digits()) return false;
+    }
+    return true;
+  }
+
+  bool Hex4(unsigned* value) {
+    if (pos_ + 4 > text_.size()) return false;
+    unsigned v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char c = text_[pos_++];
+      unsigned d = 0;
+      if (c >= '0' && c <= '9') {
+        d = static_cast<unsigned>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        d = static_cast<unsigned>(c - 'a') + 10U;
+      } else if (c >= 'A' && c <= 'F') {
+        d = static_cast<unsigned>(c - 'A') + 10U;
+      } else {
+        return false;
+      }
+      v = v * 16U + d;
+    }
+    *value = v;
+    return true;
+  }
+
+  static void AppendUtf8(unsigned cp, std::string* out) {
+    if (cp < 0x80) {
+      *out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      *out += static_cast<char>(0xC0U | (cp >> 6));
+      *out += static_cast<char>(0x80U | (cp & 0x3FU));
+    } else if (cp < 0x10000) {
+      *out += static_cast<char>(0xE0U | (cp >> 12));
+      *out += static_cast<char>(0x80U | ((cp >> 6) & 0x3FU));
+      *out += static_cast<char>(0x80U | (cp & 0x3FU));
+    } else {
+      *out += static_cast<char>(0xF0U | (cp >> 18));
+      *out += static_cast<char>(0x80U | ((cp >> 12) & 0x3FU));
+      *out += static_cast<char>(0x80U | ((cp >> 6) & 0x3FU));
+      *out += static_cast<char>(0x80U | (cp & 0x3FU));
+    }
+  }
+
+  bool String(std::string* decoded) {
+    if (AtEnd() || Peek() != '"') return false;
+    ++pos_;
+    while (!AtEnd()) {
+      const char c = text_[pos_++];
+      if (c == '"') return true;
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c != '\\') {
+        if (decoded != nullptr) *decoded += c;
+        continue;
+      }
+      if (AtEnd()) return false;
+      const char e = text_[pos_++];
+      char plain = 0;
+      switch (e) {
+        case '"':
+          plain = '"';
+          break;
+        case '\\':
+          plain = '\\';
+          break;
+        case '/':
+          plain = '/';
+          break;
+        case 'b':
+          plain = '\b';
+          break;
+        case 'f':
+          plain = '\f';
+          break;
+        case 'n':
+          plain = '\n';
+          break;
+        case 'r':
+          plain = '\r';
+          break;
+        case 't':
+          plain = '\t';
+          break;
+        case 'u': {
+          unsigned cp = 0;
+          if (!Hex4(&cp)) return false;
+          if (cp >= 0xD800 && cp <= 0xDBFF && text_.substr(pos_, 2) == "\\u") {
+            const std::size_t save = pos_;
+            pos_ += 2;
+            unsigned low = 0;
+            if (Hex4(&low) && low >= 0xDC00 && low <= 0xDFFF) {
+              cp = 0x10000U + ((cp - 0xD800U) << 10) + (low - 0xDC00U);
+            } else {
+              pos_ = save;
+            }
+          }
+          if (decoded != nullptr) AppendUtf8(cp, decoded);
+          continue;
+        }
+        default:
+          return false;
+      }
+      if (decoded != nullptr) *decoded += plain;
+    }
+    return false;
+  }
+
+  bool Value(int depth) {
+    if (depth > kMaxDepth || AtEnd()) return false;
+    switch (Peek()) {
+      case '"':
+        return String(nullptr);
+      case 't':
+        return Literal("true");
+      case 'f':
+        return Literal("false");
+      case 'n':
+        return Literal("null");
+      case '[': {
+        ++pos_;
+        SkipSpace();
+        if (!AtEnd() && Peek() == ']') {
+          ++pos_;
+          return true;
+        }
+        while (true) {
+          SkipSpace();
+          if (!Value(depth + 1)) return false;
+          SkipSpace();
+          if (AtEnd()) return false;
+          if (Peek() == ']') {
+            ++pos_;
+            return true;
+          }
+          if (Peek() != ',') return false;
+          ++pos_;
+        }
+      }
+      case '{': {
+        ++pos_;
+        SkipSpace();
+        if (!AtEnd() && Peek() == '}') {
+          ++pos_;
+          return true;
+        }
+        while (true) {
+          SkipSpace();
+          if (!String(nullptr)) return false;
+          SkipSpace();
+          if (AtEnd() || Peek() != ':') return false;
+          ++pos_;
+          SkipSpace();
+          if (!Value(depth + 1)) return false;
+          SkipSpace();
+          if (AtEnd()) return false;
+          if (Peek() == '}') {
+            ++pos_;
+            return true;
+          }
+          if (Peek() != ',') return false;
+          ++pos_;
+        }
+      }
+      default:
+        return Number();
+    }
+  }
+
+  std::string_view text_;
+  std::size_t pos_ = 0;
+};
+
+std::string Trim(std::string_view s) {
+  const auto space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+  };
+  std::size_t b = 0;
+  std::size_t e = s.size();
+  while (b < e && space(s[b])) ++b;
+  while (e > b && space(s[e - 1])) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+// The value SM_HPS carries for a hyperparameter: the value itself when it is JSON, else a string.
+std::string HpsValue(const std::string& value) {
+  if (JsonReader(value).WholeValue()) return Trim(value);
+  return JsonString(value);
+}
+
+// SM_HP_<NAME>: a JSON string's contents, any other value as given.
+std::string HpEnvValue(const std::string& value) {
+  std::string decoded;
+  if (JsonReader(value).WholeString(&decoded)) return decoded;
+  return value;
+}
+
+std::string Upper(std::string s) {
+  for (char& c : s) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files.
+
+std::string ErrorText(const std::error_code& ec) { return ec.message(); }
+
+Status MakeDirs(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Internal("cannot create directory '" + dir.string() + "': " + ErrorText(ec));
+  if (!fs::is_directory(dir, ec)) {
+    return Internal("'" + dir.string() + "' exists and is not a directory");
+  }
+  return Status::Ok();
+}
+
+// Writes the file whole (through a temporary name, then rename).
+Status WriteFileAtomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp =
+      path.parent_path() / (std::string(kPartialPrefix) + path.filename().string());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) return Internal("cannot write '" + tmp.string() + "'");
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Internal("cannot write '" + path.string() + "'");
+  }
+  return Status::Ok();
+}
+
+// Makes `path` an empty directory (a mount point) unless it is one already; replaces a symbolic
+// link left there.
+Status EnsureMountPoint(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (fs::is_symlink(st)) {
+    fs::remove(path, ec);
+    if (ec) return Internal("cannot remove '" + path.string() + "': " + ErrorText(ec));
+  }
+  return MakeDirs(path);
+}
+
+// Makes `link` a symbolic link to `target`, replacing an older link or an empty directory.
+Status EnsureSymlink(const fs::path& link, const fs::path& target) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(link, ec);
+  ec.clear();
+  if (fs::is_symlink(st)) {
+    if (fs::read_symlink(link, ec) == target && !ec) return Status::Ok();
+    ec.clear();
+    fs::remove(link, ec);
+  } else if (fs::exists(st)) {
+    fs::remove(link, ec);  // only an empty directory or a file goes
+  }
+  if (ec) return Internal("cannot replace '" + link.string() + "': " + ErrorText(ec));
+  fs::create_directory_symlink(target, link, ec);
+  if (ec) {
+    return Internal("cannot link '" + link.string() + "' to '" + target.string() +
+                    "': " + ErrorText(ec));
+  }
+  return Status::Ok();
+}
+
+struct FileInfo {
+  std::int64_t size = 0;
+  std::int64_t mtime_ns = 0;
+};
+
+bool Lstat(const fs::path& path, struct stat* st) { return ::lstat(path.c_str(), st) == 0; }
+
+std::int64_t MtimeNs(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000LL +
+         static_cast<std::int64_t>(st.st_mtim.tv_nsec);
+}
+
+// Copies one regular file, keeping its modification time; skips it when the destination has the
+// same size and modification time already.
+Status CopyFileKeepingTime(const fs::path& from, const struct stat& from_st, const fs::path& to) {
+  struct stat to_st {};
+  if (Lstat(to, &to_st) && S_ISREG(to_st.st_mode) && to_st.st_size == from_st.st_size &&
+      MtimeNs(to_st) == MtimeNs(from_st)) {
+    return Status::Ok();
+  }
+  const fs::path tmp = to.parent_path() / (std::string(kPartialPrefix) + to.filename().string());
+  std::error_code ec;
+  fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
+  if (ec) {
+    return Internal("cannot copy '" + from.string() + "' to '" + to.string() +
+                    "': " + ErrorText(ec));
+  }
+  const struct timespec times[2] = {from_st.st_atim, from_st.st_mtim};
+  if (::utimensat(AT_FDCWD, tmp.c_str(), times, 0) != 0) {
+    const int error = errno;
+    fs::remove(tmp, ec);
+    return Internal("cannot set the time of '" + to.string() + "': " + std::strerror(error));
+  }
+  if (fs::is_directory(fs::symlink_status(to, ec))) fs::remove_all(to, ec);
+  fs::rename(tmp, to, ec);
+  if (ec) {
+    const std::string message = ErrorText(ec);
+    fs::remove(tmp, ec);
+    return Internal("cannot copy '" + from.string() + "' to '" + to.string() + "': " + message);
+  }
+  return Status::Ok();
+}
+
+// Copies the tree under `from` into `to` (created), keeping modification times. Files only in
+// `to` stay. Symbolic links are copied as links; other special files are skipped.
+Status CopyTree(const fs::path& from, const fs::path& to) {
+  ALLOT_RETURN_IF_ERROR(MakeDirs(to));
+  std::error_code ec;
+  fs::directory_iterator it(from, ec);
+  if (ec) return Internal("cannot read '" + from.string() + "': " + ErrorText(ec));
+  std::vector<fs::path> entries;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    entries.push_back(it->path());
+  }
+  if (ec) return Internal("cannot read '" + from.string() + "': " + ErrorText(ec));
+  std::sort(entries.begin(), entries.end());
+  for (const fs::path& src : entries) {
+    const std::string name = src.filename().string();
+    if (name.rfind(kPartialPrefix, 0) == 0) continue;
+    const fs::path dst = to / src.filename();
+    struct stat st {};
+    if (!Lstat(src, &st)) continue;  // gone meanwhile
+    if (S_ISDIR(st.st_mode)) {
+      struct stat dst_st {};
+      if (Lstat(dst, &dst_st) && !S_ISDIR(dst_st.st_mode)) fs::remove(dst, ec);
+      ALLOT_RETURN_IF_ERROR(CopyTree(src, dst));
+      const struct timespec times[2] = {st.st_atim, st.st_mtim};
+      ::utimensat(AT_FDCWD, dst.c_str(), times, 0);  // best effort
+    } else if (S_ISREG(st.st_mode)) {
+      ALLOT_RETURN_IF_ERROR(CopyFileKeepingTime(src, st, dst));
+    } else if (S_ISLNK(st.st_mode)) {
+      const fs::path target = fs::read_symlink(src, ec);
+      if (ec) continue;
+      struct stat dst_st {};
+      if (Lstat(dst, &dst_st)) {
+        if (S_ISDIR(dst_st.st_mode)) {
+          fs::remove_all(dst, ec);
+        } else {
+          fs::remove(dst, ec);
+        }
+      }
+      fs::create_symlink(target, dst, ec);
+      if (ec) {
+        return Internal("cannot copy the link '" + src.string() + "': " + ErrorText(ec));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sandbox.
+
+// Runs argv with 0-2 on /dev/null and returns whether it exited 0.
+bool RunQuietly(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  if (posix_spawn_file_actions_init(&actions) != 0) return false;
+  for (int fd = 0; fd <= 2; ++fd) {
+    posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+  }
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return false;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return false;
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+bool ProbeSandbox(const std::string& bwrap) {
+  if (bwrap.empty() || ::access(bwrap.c_str(), X_OK) != 0) return false;
+  // The mounts every sandboxed host gets.
+  return RunQuietly({bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs",
+                     "/tmp", "--tmpfs", "/opt", "--", "/bin/true"}) ||
+         RunQuietly({bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs",
+                     "/tmp", "--tmpfs", "/opt", "--", "true"});
+}
+
+// The GPU device nodes a job needs to see inside the sandbox's private /dev.
+std::vector<std::string> GpuDevices() {
+  std::vector<std::string> devices;
+  std::error_code ec;
+  fs::directory_iterator it("/dev", ec);
+  if (ec) return devices;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    const std::string name = it->path().filename().string();
+    if (name.rfind("nvidia", 0) == 0 || name == "dri" || name == "kfd") {
+      devices.push_back(it->path().string());
+    }
+  }
+  std::sort(devices.begin(), devices.end());
+  return devices;
+}
+
+// SageMaker's pattern for channel names: [A-Za-z0-9\.\-_]+ (and never "." or "..").
+bool ValidChannelName(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '-' || c == '_';
+  });
+}
+
+bool IsUnder(const fs::path& path, const fs::path& dir) {
+  auto p = path.begin();
+  for (auto d = dir.begin(); d != dir.end(); ++d, ++p) {
+    if (d->empty()) continue;  // a trailing separator
+    if (p == path.end() || *p != *d) return false;
+  }
+  return true;
+}
+
+int CountGpus(const std::map<std::string, std::string>& environment) {
+  const auto it = environment.find("CUDA_VISIBLE_DEVICES");
+  if (it == environment.end()) return 0;
+  int count = 0;
+  std::string_view rest = it->second;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string entry = Trim(rest.substr(0, comma));
+    if (entry.empty() || entry[0] == '-') break;  // CUDA stops at an invalid entry ("-1")
+    ++count;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return count;
+}
+
+std::string HostName(int index) { return "algo-" + std::to_string(index); }
+
+}  // namespace
+
+bool SandboxAvailable(const LayoutOptions& options) {
+  if (!options.sandbox) return false;
+  static std::mutex mu;
+  static std::map<std::string, bool> cache;  // by bwrap path
+  std::lock_guard<std::mutex> lock(mu);
+  const auto it = cache.find(options.bwrap);
+  if (it != cache.end()) return it->second;
+  const bool available = ProbeSandbox(options.bwrap);
+  cache.emplace(options.bwrap, available);
+  return available;
+}
+
+Result<std::string> JobCheckpointDir(const std::string& job_dir) {
+  if (job_dir.empty()) return InvalidArgument("the job directory is not set");
+  const fs::path dir = fs::path(job_dir) / "checkpoints";
+  ALLOT_RETURN_IF_ERROR(MakeDirs(dir));
+  return dir.string();
+}
+
+Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const LayoutOptions& options) {
+  if (spec.instance_count < 1) return InvalidArgument("InstanceCount must be at least 1");
+  if (host_index < 1 || host_index > spec.instance_count) {
+    return InvalidArgument("host " + std::to_string(host_index) + " is not one of 1.." +
+                           std::to_string(spec.instance_count));
+  }
+  if (spec.argv.empty()) return InvalidArgument("the job has no command to run");
+  if (spec.attempt_dir.empty()) return InvalidArgument("the attempt directory is not set");
+
+  const bool sandboxed = SandboxAvailable(options);
+  const std::string host = HostName(host_index);
+  std::vector<std::string> hosts;
+  for (int i = 1; i <= spec.instance_count; ++i) hosts.push_back(HostName(i));
+
+  // Channels: names valid and distinct, sources existing directories.
+  std::set<std::string> seen;
+  std::vector<std::pair<std::string, fs::path>> channels;  // name, absolute source
+  for (const auto& channel : spec.channels) {
+    if (!ValidChannelName(channel.name)) {
+      return InvalidArgument("invalid channel name '" + channel.name + "'");
+    }
+    if (!seen.insert(channel.name).second) {
+      return InvalidArgument("channel '" + channel.name + "' is given twice");
+    }
+    std::error_code ec;
+    const fs::path source = fs::absolute(channel.source_dir, ec);
+    if (channel.source_dir.empty() || ec || !fs::is_directory(source, ec)) {
+      return FailedPrecondition("channel '" + channel.name + "': the directory '" +
+                                channel.source_dir + "' does not exist");
+    }
+    channels.emplace_back(channel.name, source.lexically_normal());
+  }
+
+  // The checkpoint directory: the job's, seen at CheckpointConfig.LocalPath in the sandbox.
+  const auto checkpoint_dir = JobCheckpointDir(spec.job_dir);
+  if (!checkpoint_dir.ok()) return checkpoint_dir.status();
+  fs::path local_path = spec.checkpoint_local_path.empty()
+                            ? fs::path("/opt/ml/checkpoints")
+                            : fs::path(spec.checkpoint_local_path).lexically_normal();
+  if (sandboxed) {
+    if (!local_path.is_absolute() || std::any_of(local_path.begin(), local_path.end(),
+                                                 [](const fs::path& p) { return p == ".."; })) {
+      return InvalidArgument("CheckpointConfig.LocalPath '" + spec.checkpoint_local_path +
+                             "' must be an absolute path");
+    }
+    if (local_path.filename().empty()) local_path = local_path.parent_path();  // trailing '/'
+    if (local_path == "/" || IsUnder(kSandboxMl, local_path) ||
+        IsUnder(local_path, fs::path(kSandboxMl) / "input")) {
+      return InvalidArgument("CheckpointConfig.LocalPath '" + spec.checkpoint_local_path +
+                             "' cannot be used as the checkpoint directory");
+    }
+    // Outside /opt and /tmp (private in the sandbox) the host's read-only file system must
+    // provide the mount point.
+    std::error_code ec;
+    if (!IsUnder(local_path, "/opt") && !IsUnder(local_path, "/tmp") &&
+        !fs::is_directory(local_path, ec)) {
+      return InvalidArgument("CheckpointConfig.LocalPath '" + spec.checkpoint_local_path +
+                             "' must be under /opt or /tmp, or an existing directory");
+    }
+  }
+
+  // The host's tree.
+  std::error_code ec;
+  const fs::path host_dir = fs::absolute(fs::path(spec.attempt_dir) / host, ec).lexically_normal();
+  if (ec) return Internal("bad attempt directory '" + spec.attempt_dir + "'");
+  const fs::path ml = host_dir / "ml";
+  const fs::path config = ml / "input" / "config";
+  const fs::path data = ml / "input" / "data";
+  ALLOT_RETURN_IF_ERROR(MakeDirs(config));
+  ALLOT_RETURN_IF_ERROR(MakeDirs(data));
+  ALLOT_RETURN_IF_ERROR(MakeDirs(ml / "model"));
+  ALLOT_RETURN_IF_ERROR(MakeDirs(ml / "output" / "data"));
+  ALLOT_RETURN_IF_ERROR(MakeDirs(ml / "output" / "intermediate"));
+  for (const auto& [name, source] : channels) {
+    if (sandboxed) {
+      ALLOT_RETURN_IF_ERROR(EnsureMountPoint(data / name));
+    } else {
+      ALLOT_RETURN_IF_ERROR(EnsureSymlink(data / name, source));
+    }
+  }
+  if (sandboxed && IsUnder(local_path, kSandboxMl)) {
+    ALLOT_RETURN_IF_ERROR(EnsureMountPoint(ml / local_path.lexically_relative(kSandboxMl)));
+  }
+
+  // Paths as the job sees them.
+  const std::string seen_ml = sandboxed ? std::string(kSandboxMl) : ml.string();
+  const std::string seen_checkpoints = sandboxed ? local_path.string() : *checkpoint_dir;
+  const std::string input_dir = seen_ml + "/input";
+  const std::string config_dir = input_dir + "/config";
+  const std::string model_dir = seen_ml + "/model";
+  const std::string output_dir = seen_ml + "/output";
+  const std::string output_data_dir = output_dir + "/data";
+  const std::string intermediate_dir = output_dir + "/intermediate";
+  const auto channel_dir = [&](const std::string& name) { return input_dir + "/data/" + name; };
+
+  // input/config/*.json
+  std::vector<std::pair<std::string, std::string>> hp_file;
+  std::vector<std::pair<std::string, std::string>> hps;
+  for (const auto& [name, value] : spec.hyperparameters) {
+    hp_file.emplace_back(name, JsonString(value));
+    hps.emplace_back(name, HpsValue(value));
+  }
+  const std::string hyperparameters_json = JsonObject(hp_file);
+  const std::string resource_json = JsonObject({{"current_host", JsonString(host)},
+                                                {"hosts", JsonStringList(hosts)},
+                                                {"network_interface_name", JsonString("lo")}});
+  std::vector<std::pair<std::string, std::string>> data_config;
+  std::vector<std::string> channel_names;
+  std::vector<std::pair<std::string, std::string>> channel_dirs;
+  for (const auto& [name, source] : channels) {
+    data_config.emplace_back(name,
+                             JsonObject({{"TrainingInputMode", JsonString("File")},
+                                         {"S3DistributionType", JsonString("FullyReplicated")},
+                                         {"RecordWrapperType", JsonString("None")}}));
+    channel_names.push_back(name);
+    channel_dirs.emplace_back(name, JsonString(channel_dir(name)));
+  }
+  const std::string data_config_json = JsonObject(data_config);
+  std::vector<std::pair<std::string, std::string>> checkpoint_config = {
+      {"LocalPath", JsonString(seen_checkpoints)}};
+  if (!spec.checkpoint_sync_dir.empty()) {
+    const fs::path sync = fs::absolute(spec.checkpoint_sync_dir, ec).lexically_normal();
+    checkpoint_config.emplace_back("S3Uri", JsonString("file://" + sync.string()));
+  }
+  const std::string checkpoint_json = JsonObject(checkpoint_config);
+  ALLOT_RETURN_IF_ERROR(WriteFileAtomically(config / "hyperparameters.json", hyperparameters_json));
+  ALLOT_RETURN_IF_ERROR(WriteFileAtomically(config / "resourceconfig.json", resource_json));
+  ALLOT_RETURN_IF_ERROR(WriteFileAtomically(config / "inputdataconfig.json", data_config_json));
+  ALLOT_RETURN_IF_ERROR(WriteFileAtomically(config / "checkpointconfig.json", checkpoint_json));
+
+  // /etc/hosts for the sandbox: the machine's, plus algo-1..N on the loopback interface.
+  fs::path hosts_file;
+  if (sandboxed && fs::is_regular_file("/etc/hosts", ec)) {
+    std::string text;
+    {
+      std::ifstream in("/etc/hosts", std::ios::binary);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    text += "127.0.0.1";
+    for (const auto& h : hosts) text += " " + h;
+    text += "\n";
+    hosts_file = host_dir / "etc-hosts";
+    ALLOT_RETURN_IF_ERROR(WriteFileAtomically(hosts_file, text));
+  }
+
+  // The environment.
+  const int num_gpus = CountGpus(spec.environment);
+  unsigned cpus = std::thread::hardware_concurrency();
+  if (cpus == 0) cpus = 1;
+  HostPlan plan;
+  plan.environment = spec.environment;
+  auto& env = plan.environment;
+  env["SM_HOSTS"] = JsonStringList(hosts);
+  env["SM_CURRENT_HOST"] = host;
+  env["SM_NUM_HOSTS"] = std::to_string(spec.instance_count);
+  env["SM_NETWORK_INTERFACE_NAME"] = "lo";
+  if (!spec.instance_type.empty()) env["SM_CURRENT_INSTANCE_TYPE"] = spec.instance_type;
+  env["SM_MODEL_DIR"] = model_dir;
+  env["SM_INPUT_DIR"] = input_dir;
+  env["SM_INPUT_CONFIG_DIR"] = config_dir;
+  env["SM_INPUT_DATA_CONFIG"] = data_config_json;
+  env["SM_OUTPUT_DIR"] = output_dir;
+  env["SM_OUTPUT_DATA_DIR"] = output_data_dir;
+  env["SM_OUTPUT_INTERMEDIATE_DIR"] = intermediate_dir;
+  env["SM_CHANNELS"] = JsonStringList(channel_names);
+  for (const auto& name : channel_names) env["SM_CHANNEL_" + Upper(name)] = channel_dir(name);
+  const std::string hps_json = JsonObject(hps);
+  env["SM_HPS"] = hps_json;
+  for (const auto& [name, value] : spec.hyperparameters)
+    env["SM_HP_" + Upper(name)] = HpEnvValue(value);
+  env["SM_NUM_GPUS"] = std::to_string(num_gpus);
+  env["SM_NUM_CPUS"] = std::to_string(cpus);
+  env["SM_RESOURCE_CONFIG"] = resource_json;
+  env["SM_TRAINING_ENV"] = JsonObject({
+      {"channel_input_dirs", JsonObject(channel_dirs)},
+      {"current_host", JsonString(host)},
+      {"current_instance_type", JsonString(spec.instance_type)},
+      {"hosts", JsonStringList(hosts)},
+      {"hyperparameters", hps_json},
+      {"input_config_dir", JsonString(config_dir)},
+      {"input_data_config", data_config_json},
+      {"input_dir", JsonString(input_dir)},
+      {"is_master", host_index == 1 ? "true" : "false"},
+      {"job_name", JsonString(spec.name)},
+      {"master_hostname", JsonString(hosts.front())},
+      {"model_dir", JsonString(model_dir)},
+      {"network_interface_name", JsonString("lo")},
+      {"num_cpus", std::to_string(cpus)},
+      {"num_gpus", std::to_string(num_gpus)},
+      {"output_data_dir", JsonString(output_data_dir)},
+      {"output_dir", JsonString(output_dir)},
+      {"output_intermediate_dir", JsonString(intermediate_dir)},
+      {"resource_config", resource_json},
+  });
+  if (!spec.name.empty()) env["TRAINING_JOB_NAME"] = spec.name;
+  env["ALLOT_CHECKPOINT_DIR"] = seen_checkpoints;
+
+  // The command.
+  if (sandboxed) {
+    auto& a = plan.argv;
+    a = {options.bwrap, "--ro-bind", "/", "/", "--dev", "/dev"};
+    for (const auto& device : GpuDevices()) a.insert(a.end(), {"--dev-bind", device, device});
+    a.insert(a.end(), {"--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/opt"});
+    if (options.die_with_parent) a.emplace_back("--die-with-parent");
+    if (!hosts_file.empty()) a.insert(a.end(), {"--ro-bind", hosts_file.string(), "/etc/hosts"});
+    a.insert(a.end(), {"--bind", ml.string(), std::string(kSandboxMl)});
+    a.insert(a.end(), {"--bind", *checkpoint_dir, local_path.string()});
+    for (const auto& [name, source] : channels) {
+      a.insert(a.end(), {"--ro-bind", source.string(), channel_dir(name)});
+    }
+    a.insert(a.end(), {"--chdir", std::string(kSandboxMl), "--"});
+    a.insert(a.end(), spec.argv.begin(), spec.argv.end());
+  } else {
+    plan.argv = spec.argv;
+  }
+  plan.ml_dir = ml.string();
+  plan.output_dir = (ml / "output").string();
+  plan.working_dir = ml.string();
+  plan.sandboxed = sandboxed;
+  return plan;
+}
+
+Status RestoreCheckpoints(const std::string& job_dir, const std::string& sync_dir) {
+  if (sync_dir.empty()) return Status::Ok();
+  std::error_code ec;
+  if (!fs::is_directory(sync_dir, ec)) return Status::Ok();
+  const auto dir = JobCheckpointDir(job_dir);
+  if (!dir.ok()) return dir.status();
+  return CopyTree(sync_dir, *dir);
+}
+
+Status SyncCheckpoints(const std::string& job_dir, const std::string& sync_dir) {
+  if (sync_dir.empty()) return Status::Ok();
+  const auto dir = JobCheckpointDir(job_dir);
+  if (!dir.ok()) return dir.status();
+  return CopyTree(*dir, sync_dir);
+}
+
+Timestamp NewestFileTime(const std::string& dir) {
+  Timestamp newest = 0;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  if (ec) return 0;
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it->path().filename().string().rfind(kPartialPrefix, 0) == 0) continue;
+    struct stat st {};
+    if (!Lstat(it->path(), &st) || !S_ISREG(st.st_mode)) continue;
+    newest = std::max(newest, static_cast<Timestamp>(MtimeNs(st) / 1000000));
+  }
+  return newest;
+}
+
+std::string FailureMessage(const std::string& output_dir) {
+  if (output_dir.empty()) return "";
+  std::ifstream in(fs::path(output_dir) / "failure", std::ios::binary);
+  if (!in) return "";
+  std::string text(kFailureLimit, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() == kFailureLimit) {
+    // Do not end inside a UTF-8 sequence.
+    std::size_t end = text.size();
+    std::size_t lead = end;
+    while (lead > 0 && (static_cast<unsigned char>(text[lead - 1]) & 0xC0U) == 0x80U) --lead;
+    if (lead > 0) {
+      const auto c = static_cast<unsigned char>(text[lead - 1]);
+      std::size_t need = 1;
+      if ((c & 0xE0U) == 0xC0U) {
+        need = 2;
+      } else if ((c & 0xF0U) == 0xE0U) {
+        need = 3;
+      } else if ((c & 0xF8U) == 0xF0U) {
+        need = 4;
+      }
+      if (c >= 0x80U && end - (lead - 1) < need) end = lead - 1;
+    }
+    text.resize(end);
+  }
+  return Trim(text);
+}
+
+}  // namespace allot::exec

@@ -1,0 +1,53 @@
+#pragma once
+
+// The SageMaker training container layout for one host of an attempt
+// (/opt/ml/input/config/*.json, /opt/ml/input/data/<channel>, /opt/ml/model, /opt/ml/output,
+// the checkpoint directory) and the SM_* variables the SageMaker training toolkit sets. With
+// bubblewrap the host runs in a sandbox where /opt/ml is its directory, the host's file system is
+// read-only and /tmp is private; without it the same tree lives under the attempt directory and
+// the variables point there.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "exec/executor.h"
+
+namespace allot::exec {
+
+struct LayoutOptions {
+  bool sandbox = true;  // use bubblewrap when it is installed
+  std::string bwrap = "/usr/bin/bwrap";
+  // Adds --die-with-parent: the job is killed when the process that started bwrap exits (set it
+  // only where that process is the supervisor; PR_SET_PDEATHSIG fires when its *thread* exits).
+  bool die_with_parent = false;
+};
+
+struct HostPlan {
+  std::vector<std::string> argv;  // what to exec: the job's command, wrapped in bwrap if sandboxed
+  std::map<std::string, std::string> environment;  // the payload's Environment plus the SM_* set
+  std::string ml_dir;       // the host-side directory that is /opt/ml for this host
+  std::string output_dir;   // host-side /opt/ml/output (stop-reason, failure)
+  std::string working_dir;  // host-side directory to start in (ml_dir; bwrap then uses --chdir)
+  bool sandboxed = false;
+};
+
+bool SandboxAvailable(const LayoutOptions& options);
+
+// Creates the host's tree (host_index 1-based) and returns what to run.
+Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const LayoutOptions& options);
+
+// <job_dir>/checkpoints, created if missing.
+Result<std::string> JobCheckpointDir(const std::string& job_dir);
+// Copies checkpoint_sync_dir into the job's checkpoint directory (before the first host starts).
+Status RestoreCheckpoints(const std::string& job_dir, const std::string& sync_dir);
+// Copies the job's checkpoint directory to checkpoint_sync_dir (after every attempt).
+Status SyncCheckpoints(const std::string& job_dir, const std::string& sync_dir);
+// The newest modification time of any file under `dir`, 0 if none.
+Timestamp NewestFileTime(const std::string& dir);
+// The contents of <output_dir>/failure (SageMaker's convention), trimmed; empty if none.
+std::string FailureMessage(const std::string& output_dir);
+
+}  // namespace allot::exec

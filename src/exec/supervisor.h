@@ -1,0 +1,32 @@
+#pragma once
+
+// The supervisor of one host of an attempt: `allot __supervise ...`, a hidden subcommand. The
+// local executor starts it in its own session with the host's environment, stdin from /dev/null
+// and stdout/stderr already redirected to the host's log files; it does not die with the server.
+//
+//   allot __supervise --dir <host_dir> --output-dir <host-side /opt/ml/output>
+//                     [--grace-ms N] [--ready-fd N] [--sandboxed] -- <command...>
+//
+// It starts the command in its own process group (the supervisor's session, the command's group,
+// inheriting the environment and the logs), then writes <host_dir>/supervisor.json (host_files.h)
+// and, with --ready-fd, reports "0" (or "<status code> <message>" when the command could not be
+// started, e.g. "1 cannot run 'x': No such file or directory") on that descriptor and closes it.
+//
+// Stopping: the supervisor owns the kill deadline, so the grace holds while no server runs. On
+// SIGTERM (or SIGINT) it reads <host_dir>/stop.json {reason, grace_ms} (missing: "termination"
+// and --grace-ms, default 120000), writes the reason word to <output-dir>/stop-reason (once, the
+// first reason stays), SIGTERMs the command's group (once) and SIGKILLs it when the grace ran
+// out; a later SIGTERM with a shorter grace brings the deadline forward, never back. With
+// --sandboxed (the command is bwrap) the SIGTERM goes to every process of the group but its
+// leader: bwrap would die of it and take the job along (--die-with-parent); the SIGKILL goes to all.
+//
+// When the command exits, whatever is left in its group is SIGKILLed, <host_dir>/status.json is
+// written and the supervisor exits 0 (1 if status.json could not be written, 2 for bad
+// arguments, 127 if the command could not be started). SIGHUP and SIGPIPE are ignored.
+
+namespace allot::exec {
+
+// argv holds the arguments after "__supervise" (argv[0] is the first option, e.g. "--dir").
+int SuperviseMain(int argc, char** argv);
+
+}  // namespace allot::exec

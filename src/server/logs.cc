@@ -1,0 +1,60 @@
+// Logs of an attempt's hosts, served from the data directory.
+
+#include <fstream>
+
+#include "server/api_error.h"
+#include "server/controller.h"
+
+namespace allot::server {
+
+namespace {
+
+constexpr std::uint64_t kMaxChunk = 1 << 20;
+
+}  // namespace
+
+Controller::LogChunk Controller::Logs(const std::string& job_id, int attempt,
+                                      const std::string& host, const std::string& stream,
+                                      std::uint64_t offset) {
+  std::string path;
+  bool complete = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    JobRecord& job = MustFindJob(job_id);
+    const int attempts = static_cast<int>(job.doc["attempts"].size());
+    if (attempts == 0) Refuse("job " + job.id + " has not started an attempt yet");
+    if (attempt == 0) attempt = attempts;
+    if (attempt < 1 || attempt > attempts) {
+      Refuse("attempt must be between 1 and " + std::to_string(attempts) + ", got " +
+             std::to_string(attempt));
+    }
+    if (stream != "stdout" && stream != "stderr") {
+      Refuse("stream must be stdout or stderr, got \"" + stream + "\"");
+    }
+    const int hosts = job.launch.instance_count;
+    bool known = false;
+    for (int k = 1; k <= hosts; ++k) known = known || host == "algo-" + std::to_string(k);
+    if (!known) {
+      Refuse("host must be one of algo-1 .. algo-" + std::to_string(hosts) + ", got \"" + host +
+             "\"");
+    }
+    complete = job.doc["attempts"][static_cast<std::size_t>(attempt - 1)].contains("stoppedAt");
+    path = AttemptDir(job.id, attempt) + "/" + host + "/" + stream;
+  }
+  LogChunk chunk;
+  chunk.complete = complete;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    chunk.next_offset = offset;
+    return chunk;
+  }
+  in.seekg(static_cast<std::streamoff>(offset));
+  chunk.text.resize(kMaxChunk);
+  in.read(chunk.text.data(), static_cast<std::streamsize>(kMaxChunk));
+  chunk.text.resize(static_cast<std::size_t>(in.gcount()));
+  chunk.next_offset = offset + chunk.text.size();
+  if (chunk.text.size() == kMaxChunk) chunk.complete = false;  // more to read
+  return chunk;
+}
+
+}  // namespace allot::server
