@@ -118,11 +118,10 @@ void EndPreempted(EngineState& st, Job& job) {
   MakeRunnable(st, job, reason);
 }
 
-void EndStopped(EngineState& st, Job& job, const model::AttemptEnded& e) {
-  if (e.outcome == model::AttemptOutcome::kSucceeded) {
-    FinishJob(st, job, JobStatus::kSucceeded, e.reason);
-    return;
-  }
+// A stopped attempt ends the way its stop says, whatever its exit status: a well-behaved job
+// checkpoints on SIGTERM and exits 0, and that is still a preemption (or a termination), as a
+// stopped SageMaker training job is "Stopped" whatever its process returned.
+void EndStopped(EngineState& st, Job& job) {
   switch (job.stop_kind) {
     case model::StopKind::kPreemption:
       EndPreempted(st, job);
@@ -298,7 +297,7 @@ Status Handle(EngineState& st, const model::AttemptEnded& e) {
   if (job->stopping) {
     job->stopping = false;
     --q.stopping_jobs;
-    EndStopped(st, *job, e);
+    EndStopped(st, *job);
   } else {
     RemoveCandidate(st, *job);
     AddUsage(q, kProjected, job->share, shape, -1);

@@ -190,9 +190,10 @@ TEST(Stop, TerminationFailsWaitingJobsAtOnceAndDispatchedOnesWhenGone) {
        {"stop 1 attempt=1 TERMINATION \"user\""}, AttemptOutcome::kFailed,
        {"status 1 RUNNING->FAILED \"user\"", "status 2 RUNNABLE->SCHEDULED",
         "dispatch 2 attempt=1 WITHIN_QUOTA"}},
-      {"dispatched, but the attempt reports success", 1,
+      // A stopped attempt ends as its stop says, even when the job exits 0 on SIGTERM.
+      {"dispatched, and the attempt exits 0 on SIGTERM", 1,
        {"stop 1 attempt=1 TERMINATION \"user\""}, AttemptOutcome::kSucceeded,
-       {"status 1 RUNNING->SUCCEEDED", "status 2 RUNNABLE->SCHEDULED",
+       {"status 1 RUNNING->FAILED \"user\"", "status 2 RUNNABLE->SCHEDULED",
         "dispatch 2 attempt=1 WITHIN_QUOTA"}},
   };
   for (const Case& c : cases) {
@@ -229,8 +230,9 @@ TEST(AttemptTimeout, RunsFromAttemptRunningViaTickAndNextDeadline) {
        {J(2, "A", 0, 1, 20000), 20000, Cat({stop}, Dispatched(2, "WITHIN_QUOTA"))},
        AttemptOutcome::kFailed,
        {"status 1 RUNNING->FAILED \"" + std::string(kTimeoutReason) + "\""}},
-      {"the attempt reports success", {Tick{}, 16000, {stop}}, AttemptOutcome::kSucceeded,
-       {"status 1 RUNNING->SUCCEEDED"}},
+      {"the attempt exits 0 on SIGTERM: still a timeout", {Tick{}, 16000, {stop}},
+       AttemptOutcome::kSucceeded,
+       {"status 1 RUNNING->FAILED \"" + std::string(kTimeoutReason) + "\""}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

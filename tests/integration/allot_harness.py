@@ -22,6 +22,7 @@ import tempfile
 import time
 import unittest
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 
@@ -305,6 +306,33 @@ class AllotServer:
                          config=config)
         self._clients.append(c)
         return c
+
+    def job_dir(self, job_id, *parts):
+        """<data-dir>/jobs/<jobId>[/parts...] on this machine (the host side of a job's files)."""
+        return os.path.join(self.data_dir, "jobs", job_id, *parts)
+
+    def host_dir(self, job_id, attempt=1, host="algo-1", *parts):
+        """<data-dir>/jobs/<jobId>/attempt-<N>/<host>[/parts...]: stdout, stderr and ml/ (what the
+        job saw as /opt/ml)."""
+        return self.job_dir(job_id, f"attempt-{attempt}", host, *parts)
+
+    def raw_get(self, path, query=None):
+        """GET <path>?<query> signed with SigV4 (Allot's /allot/v1 extension paths), returning
+        (status, parsed JSON body)."""
+        key, secret = self.credentials()
+        url = self.endpoint + path
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        req = botocore.awsrequest.AWSRequest(method="GET", url=url)
+        botocore.auth.SigV4Auth(botocore.credentials.Credentials(key, secret), "batch",
+                                REGION).add_auth(req)
+        prepared = req.prepare()
+        http = urllib.request.Request(url, method="GET", headers=dict(prepared.headers.items()))
+        try:
+            with urllib.request.urlopen(http, timeout=30) as r:
+                return r.status, json.loads(r.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
 
     def raw(self, action, body):
         """POST /v1/<action> signed with SigV4, returning (status, parsed JSON body).
