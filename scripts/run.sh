@@ -101,3 +101,12 @@ Job output is under $data/jobs/<job id>/.
 
 Stop the server:  $stop
 TEXT
+
+# The preemption story, once, on the freshly applied cluster (ALLOT_DEMO=0 skips it): team-a
+# borrows, team-b's job arrives, team-a's job is preempted, resumes from its checkpoint and ends.
+if [ "${ALLOT_DEMO:-1}" != 0 ]; then
+  echo
+  echo "Demo (about 30 s; ALLOT_DEMO=0 make run skips it):"
+  AWS_SHARED_CREDENTIALS_FILE="$(cd "$data" && pwd)/credentials" AWS_ENDPOINT_URL_BATCH="$endpoint" \
+    AWS_DEFAULT_REGION=local scripts/demo-preemption.sh
+fi
