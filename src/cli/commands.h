@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "server/options.h"
 
 namespace allot::cli {
 
@@ -30,5 +31,9 @@ void AddJobCommands(CLI::App& app, Runner* run);      // submit, jobs, describe,
 void AddSharesCommand(CLI::App& app, Runner* run);    // shares
 void AddBenchCommand(CLI::App& app, Runner* run);     // bench submit
 void AddLogsCommand(CLI::App& app, Runner* run);      // logs
+
+// `allot server --host-map FILE`: {instance type: [{gpus: "0", cpus: "0-3"}, ...]}. Throws
+// std::exception (with the reason) for a file it cannot read or that is not shaped so.
+std::map<std::string, std::vector<server::Options::Slot>> ReadHostMap(const std::string& path);
 
 }  // namespace allot::cli

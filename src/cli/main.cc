@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
   serve->add_option("--account", server.account, "account in ARNs")->capture_default_str();
   serve->add_option("--stop-grace-seconds", grace_seconds, "SIGTERM to SIGKILL grace for stopping jobs")
       ->capture_default_str();
+  std::string host_map_file;
+  serve->add_option("--host-map", host_map_file,
+                    "YAML file: per instance type, a list of slots {gpus: \"0\", cpus: \"0-3\"}; "
+                    "each host of a job gets its own slot's GPUs (CUDA_VISIBLE_DEVICES) and CPUs");
   bool no_sandbox = false;
   serve->add_flag("--no-sandbox", no_sandbox,
                   "run jobs without bubblewrap even where it is installed (the /opt/ml tree then "
@@ -48,6 +52,14 @@ int main(int argc, char** argv) {
     server.port = colon == std::string::npos ? 8742 : std::stoi(listen.substr(colon + 1));
     server.stop_grace = allot::Seconds(grace_seconds);
     server.sandbox = !no_sandbox;
+    if (!host_map_file.empty()) {
+      try {
+        server.host_map = allot::cli::ReadHostMap(host_map_file);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "allot server: --host-map %s: %s\n", host_map_file.c_str(), e.what());
+        return 1;
+      }
+    }
     return allot::server::RunServer(server);
   }
   if (!run) return 0;

@@ -45,6 +45,14 @@ struct LaunchSpec {
   std::string checkpoint_sync_dir;  // CheckpointConfig.S3Uri when file://, as a local directory
   // The allot binary: each host runs under `<self_exe> __supervise ...` (supervisor.h).
   std::string self_exe;
+  // The instance slot each host got from the server's host map (index = host - 1; missing or
+  // empty fields = no assignment): its GPUs become CUDA_VISIBLE_DEVICES, its CPU set the host's
+  // CPU affinity.
+  struct HostSlot {
+    std::string gpus;  // "0,1"
+    std::string cpus;  // "0-3"
+  };
+  std::vector<HostSlot> host_slots;
 };
 
 struct HostProcess {

@@ -635,6 +635,31 @@ Result<std::string> JobCheckpointDir(const std::string& job_dir) {
   return dir.string();
 }
 
+namespace {
+
+// CPUs in a list such as "0-3,8,10-11".
+unsigned CountCpus(const std::string& list) {
+  unsigned n = 0;
+  std::size_t pos = 0;
+  while (pos < list.size()) {
+    std::size_t end = list.find(',', pos);
+    if (end == std::string::npos) end = list.size();
+    const std::string part = list.substr(pos, end - pos);
+    const auto dash = part.find('-');
+    if (dash == std::string::npos) {
+      ++n;
+    } else {
+      const auto lo = std::strtoul(part.substr(0, dash).c_str(), nullptr, 10);
+      const auto hi = std::strtoul(part.substr(dash + 1).c_str(), nullptr, 10);
+      n += hi >= lo ? static_cast<unsigned>(hi - lo + 1) : 0U;
+    }
+    pos = end + 1;
+  }
+  return n;
+}
+
+}  // namespace
+
 Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const LayoutOptions& options) {
   if (spec.instance_count < 1) return InvalidArgument("InstanceCount must be at least 1");
   if (host_index < 1 || host_index > spec.instance_count) {
@@ -781,13 +806,17 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
     ALLOT_RETURN_IF_ERROR(WriteFileAtomically(hosts_file, text));
   }
 
-  // The environment.
-  const int num_gpus = CountGpus(spec.environment);
-  unsigned cpus = std::thread::hardware_concurrency();
-  if (cpus == 0) cpus = 1;
+  // The environment, with the host's slot of the host map if it has one.
+  const auto slot_index = static_cast<std::size_t>(host_index - 1);
+  const LaunchSpec::HostSlot slot =
+      slot_index < spec.host_slots.size() ? spec.host_slots[slot_index] : LaunchSpec::HostSlot{};
   HostPlan plan;
   plan.environment = spec.environment;
   auto& env = plan.environment;
+  if (!slot.gpus.empty()) env["CUDA_VISIBLE_DEVICES"] = slot.gpus;
+  const int num_gpus = CountGpus(env);
+  unsigned cpus = slot.cpus.empty() ? std::thread::hardware_concurrency() : CountCpus(slot.cpus);
+  if (cpus == 0) cpus = 1;
   env["SM_HOSTS"] = JsonStringList(hosts);
   env["SM_CURRENT_HOST"] = host;
   env["SM_NUM_HOSTS"] = std::to_string(spec.instance_count);
@@ -847,9 +876,11 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
       a.insert(a.end(), {"--ro-bind", source.string(), channel_dir(name)});
     }
     a.insert(a.end(), {"--chdir", std::string(kSandboxMl), "--"});
+    if (!slot.cpus.empty()) a.insert(a.end(), {"taskset", "--cpu-list", slot.cpus});
     a.insert(a.end(), spec.argv.begin(), spec.argv.end());
   } else {
-    plan.argv = spec.argv;
+    if (!slot.cpus.empty()) plan.argv = {"taskset", "--cpu-list", slot.cpus};
+    plan.argv.insert(plan.argv.end(), spec.argv.begin(), spec.argv.end());
   }
   plan.ml_dir = ml.string();
   plan.output_dir = (ml / "output").string();

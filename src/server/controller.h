@@ -161,6 +161,11 @@ class Controller {
   const Options options_;
   std::string credentials_path_;
   std::string data_dir_;  // options_.data_dir, absolute
+  // Host-map slots in use, per instance type (slots.cc).
+  std::map<std::string, std::vector<bool>> slots_in_use_;
+  void TakeSlots(JobRecord& job);
+  void ReleaseSlots(JobRecord& job);
+  std::vector<exec::LaunchSpec::HostSlot> SlotsOf(const JobRecord& job) const;
   std::string self_exe_;  // this binary, which also runs the per-host supervisors
   int lock_fd_ = -1;  // flock on <data-dir>/server.lock
   std::unique_ptr<store::Store> store_;

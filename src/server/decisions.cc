@@ -81,7 +81,10 @@ void Controller::OnStatus(JobRecord& job, const model::StatusChanged& s) {
     if (s.from != model::JobStatus::kRunnable) doc["allot"]["runnableSince"] = now;
   }
   if (s.to == model::JobStatus::kRunning && !doc.contains("startedAt")) doc["startedAt"] = now;
-  if (!model::IsDispatched(s.to)) doc["allot"].erase("stopping");
+  if (!model::IsDispatched(s.to)) {
+    doc["allot"].erase("stopping");
+    if (was_dispatched) ReleaseSlots(job);
+  }
   if (model::IsTerminal(s.to)) {
     doc["stoppedAt"] = now;
     CloseAttempt(doc, now, s.reason);
@@ -99,6 +102,7 @@ void Controller::OnDispatch(JobRecord& job, const model::Dispatch& d) {
   doc["scheduledAt"] = now;
   doc["allot"]["attempt"] = d.attempt;
   doc["allot"]["dispatchMode"] = model::ToString(d.mode);
+  TakeSlots(job);
   const model::JobId seq = job.seq;
   const int attempt = d.attempt;
   pending_effects_.push_back([this, seq, attempt] { LaunchAttempt(seq, attempt); });
@@ -164,6 +168,7 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
     spec.checkpoint_local_path = job->launch.checkpoint_local_path;
     spec.checkpoint_sync_dir = job->launch.checkpoint_sync_dir;
     spec.self_exe = self_exe_;
+    spec.host_slots = SlotsOf(*job);
   }
   Status s = executor_->Launch(spec);
   if (s.ok()) return;

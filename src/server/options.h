@@ -1,6 +1,8 @@
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "common/time.h"
 
@@ -15,6 +17,14 @@ struct Options {
   Duration stop_grace = Seconds(120);  // SIGTERM to SIGKILL for stopping jobs
   int http_threads = 32;
   bool sandbox = true;  // run hosts under bubblewrap when it is installed
+  // The optional host map: per instance type, one entry per instance slot with its own GPUs
+  // (CUDA_VISIBLE_DEVICES) and/or CPU set. A dispatched host takes the lowest free slot of its
+  // type and gives it back when its attempt ends.
+  struct Slot {
+    std::string gpus;
+    std::string cpus;
+  };
+  std::map<std::string, std::vector<Slot>> host_map;
 };
 
 }  // namespace allot::server
