@@ -160,6 +160,9 @@ void PrintJob(const Json& job, std::ostream& out) {
                          Str(allot, "failedAttempts") + ", preemptions " + Str(allot, "preemptions");
   if (allot.contains("dispatchMode")) counters += ", dispatched " + Str(allot, "dispatchMode");
   if (allot.contains("attempt")) Line(out, "Counters", counters);
+  if (allot.value("lastCheckpoint", 0) > 0) {
+    Line(out, "Checkpoint", "last at " + FormatTime(allot["lastCheckpoint"]));
+  }
   const std::string st = Str(job, "status");
   if (allot.contains("hosts") && (st == "SCHEDULED" || st == "STARTING" || st == "RUNNING")) {
     std::string hosts;
