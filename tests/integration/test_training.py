@@ -26,7 +26,6 @@ import uuid
 from allot_harness import (AllotServer, Fixture, ServerTestCase, payload, wait_for)
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-TRAIN = os.path.join(REPO, "examples", "train_regression.py")
 # The interpreter running the tests (a `python3` on PATH may be a shim); the reference run and
 # the preempted run use the same one, so their floating point agrees bit for bit.
 PYTHON = sys.executable or "python3"
@@ -54,9 +53,15 @@ def pid_alive(pid):
 
 
 def train_payload(**extra):
+    # The code comes in as an input channel (SageMaker's way), so the job finds it in the sandbox
+    # wherever the checkout lives, even under /tmp, which the sandbox replaces by a private one.
+    code = {"ChannelName": "code",
+            "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": "file://" + REPO}}}
+    script = f'exec "{PYTHON}" "$SM_CHANNEL_CODE/examples/train_regression.py"'
     return payload(AlgorithmSpecification={"TrainingInputMode": "File",
-                                           "ContainerEntrypoint": [PYTHON, TRAIN]},
-                   HyperParameters=dict(HPS), **extra)
+                                           "ContainerEntrypoint": ["/bin/sh", "-c"],
+                                           "ContainerArguments": [script]},
+                   HyperParameters=dict(HPS), InputDataConfig=[code], **extra)
 
 
 class TrainingCase(ServerTestCase):
