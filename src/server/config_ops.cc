@@ -10,7 +10,6 @@ namespace allot::server {
 
 namespace {
 
-constexpr char kImplicitShare[] = "_fifo";  // the one share of a queue without quota shares
 
 // The name at the end of an ARN ("...:job-queue/<name>") or the value itself.
 std::string NameOf(const std::string& name_or_arn, const std::string& type) {

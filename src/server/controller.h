@@ -40,6 +40,9 @@ struct LaunchInfo {
   std::string checkpoint_sync_dir;  // CheckpointConfig.S3Uri when it is file://
 };
 
+// The one internal share of a job queue without a quota-share policy (a plain FIFO queue).
+inline constexpr char kImplicitShare[] = "_fifo";
+
 struct JobRecord {
   model::JobId seq = 0;
   std::string id;
@@ -165,6 +168,7 @@ class Controller {
   std::map<std::string, std::vector<bool>> slots_in_use_;
   void TakeSlots(JobRecord& job);
   void ReleaseSlots(JobRecord& job);
+  void MarkSlotsTaken(const JobRecord& job);  // an adopted attempt keeps the slots it recorded
   std::vector<exec::LaunchSpec::HostSlot> SlotsOf(const JobRecord& job) const;
   std::string self_exe_;  // this binary, which also runs the per-host supervisors
   int lock_fd_ = -1;  // flock on <data-dir>/server.lock

@@ -12,7 +12,6 @@ namespace allot::server {
 
 namespace {
 
-constexpr char kImplicitShare[] = "_fifo";
 
 std::string NewJobId() {
   static thread_local std::mt19937_64 rng{std::random_device{}()};

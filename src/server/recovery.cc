@@ -15,7 +15,6 @@ namespace allot::server {
 
 namespace {
 
-constexpr char kImplicitShare[] = "_fifo";
 constexpr char kLostReason[] =
     "Attempt lost: the server stopped while it ran; requeued without using a retry";
 
@@ -178,15 +177,7 @@ bool Controller::AdoptAttempt(JobRecord& job) {
                        .job_dir = JobDir(job.id),
                        .checkpoint_sync_dir = job.launch.checkpoint_sync_dir};
   if (!executor_->Adopt(spec).ok()) return false;
-  // The adopted attempt keeps its host-map slots.
-  for (const Json& s : d["allot"].value("slots", Json::array())) {
-    const int slot = s["slot"];
-    auto map = options_.host_map.find(s["unit"].get<std::string>());
-    if (slot < 0 || map == options_.host_map.end()) continue;
-    std::vector<bool>& used = slots_in_use_[s["unit"].get<std::string>()];
-    used.resize(map->second.size(), false);
-    if (static_cast<std::size_t>(slot) < used.size()) used[static_cast<std::size_t>(slot)] = true;
-  }
+  MarkSlotsTaken(job);
   model::RestoreJob::Running running;
   if (!d["attempts"].empty()) running.attempt_started = d["attempts"].back()["startedAt"];
   running.running_since = running.attempt_started;

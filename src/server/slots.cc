@@ -34,11 +34,23 @@ void Controller::ReleaseSlots(JobRecord& job) {
   for (const Json& s : allot["slots"]) {
     const int slot = s["slot"];
     auto it = slots_in_use_.find(s["unit"].get<std::string>());
-    if (slot >= 0 && it != slots_in_use_.end() && static_cast<std::size_t>(slot) < it->second.size()) {
+    if (slot >= 0 && it != slots_in_use_.end() &&
+        static_cast<std::size_t>(slot) < it->second.size()) {
       it->second[static_cast<std::size_t>(slot)] = false;
     }
   }
   allot.erase("slots");
+}
+
+void Controller::MarkSlotsTaken(const JobRecord& job) {
+  for (const Json& s : job.doc["allot"].value("slots", Json::array())) {
+    const int slot = s["slot"];
+    auto map = options_.host_map.find(s["unit"].get<std::string>());
+    if (slot < 0 || map == options_.host_map.end()) continue;
+    std::vector<bool>& used = slots_in_use_[map->first];
+    used.resize(map->second.size(), false);
+    if (static_cast<std::size_t>(slot) < used.size()) used[static_cast<std::size_t>(slot)] = true;
+  }
 }
 
 std::vector<exec::LaunchSpec::HostSlot> Controller::SlotsOf(const JobRecord& job) const {
