@@ -2,7 +2,8 @@
 # The link graph is the layering, and this check keeps the sources honest: common/ includes only
 # common/, model/ only model/ and common/, engine/ only engine/, model/ and common/; none of them
 # may include headers for threads, clocks, files or randomness, or call such functions. The
-# engine must stay pure: no clock reads, no I/O, no threads.
+# engine must stay pure: no clock reads, no I/O, no threads. sim/ may use only sim/, engine/,
+# model/ and common/ under the same rules (it reads and writes streams the caller opens).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 status=0
@@ -22,5 +23,7 @@ check() {  # folder, allowed project folders (regex)
 check common 'common'
 check model 'model|common'
 check engine 'engine|model|common'
-if [ $status -eq 0 ]; then echo "layering: common, model and engine are pure and layered"; fi
+# The simulator is a driver, but a deterministic one: streams in and out, no clock, no threads.
+check sim 'sim|engine|model|common'
+if [ $status -eq 0 ]; then echo "layering: common, model, engine and sim are pure and layered"; fi
 exit $status

@@ -31,6 +31,7 @@ void AddJobCommands(CLI::App& app, Runner* run);      // submit, jobs, describe,
 void AddSharesCommand(CLI::App& app, Runner* run);    // shares
 void AddBenchCommand(CLI::App& app, Runner* run);     // bench submit
 void AddLogsCommand(CLI::App& app, Runner* run);      // logs
+void AddSimCommand(CLI::App& app, Runner* run);       // sim
 
 // `allot server --host-map FILE`: {instance type: [{gpus: "0", cpus: "0-3"}, ...]}. Throws
 // std::exception (with the reason) for a file it cannot read or that is not shaped so.

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   allot::cli::AddSharesCommand(app, &run);
   allot::cli::AddBenchCommand(app, &run);
   allot::cli::AddLogsCommand(app, &run);
+  allot::cli::AddSimCommand(app, &run);
 
   std::vector<char*> args = allot::cli::PrepareArgv(argc, argv);
   CLI11_PARSE(app, static_cast<int>(args.size() - 1), args.data());

@@ -11,7 +11,10 @@ namespace allot::engine {
 using internal::EngineState;
 using internal::Job;
 
-Engine::Engine() : state_(std::make_unique<EngineState>()) {}
+Engine::Engine() : Engine(EngineOptions{}) {}
+Engine::Engine(const EngineOptions& options) : state_(std::make_unique<EngineState>()) {
+  state_->newest_first = options.victim_order == VictimOrder::kNewestFirst;
+}
 Engine::~Engine() = default;
 Engine::Engine(Engine&&) noexcept = default;
 Engine& Engine::operator=(Engine&&) noexcept = default;

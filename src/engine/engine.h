@@ -69,9 +69,24 @@ struct JobView {
   Timestamp attempt_started_at = 0;
 };
 
+// How victims of equal priority are ordered (docs/design/engine.md, Victims).
+enum class VictimOrder : std::uint8_t {
+  // Allot's order: least work lost (instances x time since the last checkpoint or the attempt's
+  // start), then the most recently started.
+  kLeastWorkLost,
+  // Checkpoint-blind, as Kueue orders: the most recently started first. Only the simulator uses
+  // it, to measure what checkpoint awareness saves.
+  kNewestFirst,
+};
+
+struct EngineOptions {
+  VictimOrder victim_order = VictimOrder::kLeastWorkLost;
+};
+
 class Engine {
  public:
   Engine();
+  explicit Engine(const EngineOptions& options);
   ~Engine();
   Engine(Engine&&) noexcept;
   Engine& operator=(Engine&&) noexcept;

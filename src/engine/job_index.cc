@@ -7,7 +7,9 @@ namespace allot::engine::internal {
 namespace {
 
 WaitKey WaitKeyOf(const Job& j) { return {j.priority, j.created_at, j.id}; }
-RunKey RunKeyOf(const Job& j) { return {j.priority, j.WorkReference(), j.attempt_started, j.id}; }
+RunKey RunKeyOf(const EngineState& st, const Job& j) {
+  return {j.priority, j.OrderReference(st.newest_first), j.attempt_started, j.id};
+}
 
 void AddWaitingDemand(ShareState& s, const Shape& shape, std::int64_t sign) {
   for (const auto& [u, n] : shape.parts) s.waiting_demand[u] += sign * n;
@@ -47,7 +49,7 @@ void RemoveWaiting(EngineState& st, const Job& job) {
 void AddCandidate(EngineState& st, const Job& job) {
   ShareState& s = st.ShareOf(job);
   const Shape& shape = st.ShapeOf(job);
-  ALLOT_CHECK(s.running[shape.instances].insert(RunKeyOf(job)).second);
+  ALLOT_CHECK(s.running[shape.instances].insert(RunKeyOf(st, job)).second);
   auto [it, fresh] = s.held_by_priority.try_emplace(job.priority);
   if (fresh) it->second.assign(s.limit.size(), 0);
   for (const auto& [u, n] : shape.parts) it->second[u] += n;
@@ -57,7 +59,7 @@ void RemoveCandidate(EngineState& st, const Job& job) {
   ShareState& s = st.ShareOf(job);
   const Shape& shape = st.ShapeOf(job);
   auto cls = s.running.find(shape.instances);
-  ALLOT_CHECK(cls != s.running.end() && cls->second.erase(RunKeyOf(job)) == 1);
+  ALLOT_CHECK(cls != s.running.end() && cls->second.erase(RunKeyOf(st, job)) == 1);
   if (cls->second.empty()) s.running.erase(cls);
   auto it = s.held_by_priority.find(job.priority);
   ALLOT_CHECK(it != s.held_by_priority.end());

@@ -142,6 +142,11 @@ struct Job {
   Timestamp WorkReference() const {
     return last_checkpoint > attempt_started ? last_checkpoint : attempt_started;
   }
+  // The reference the victim order uses: the work reference, or with a checkpoint-blind order
+  // the attempt's start.
+  Timestamp OrderReference(bool newest_first) const {
+    return newest_first ? attempt_started : WorkReference();
+  }
 };
 
 enum class DeadlineKind : std::uint8_t { kAttemptTimeout, kTimeLimitAction };
@@ -159,6 +164,8 @@ struct Deadline {
 
 struct EngineState {
   Timestamp now = 0;
+  // EngineOptions::victim_order == kNewestFirst: checkpoints do not order victims.
+  bool newest_first = false;
   std::map<std::string, model::ServiceEnvironmentConfig, std::less<>> envs;
   std::vector<std::unique_ptr<QueueState>> queues;  // nullptr once a deleted queue is empty
   std::map<std::string, std::uint32_t, std::less<>> queue_index;

@@ -22,8 +22,8 @@ struct Cursor {
 // Lazily merges cursors on the exact victim key: priority, work lost now, newest start, id.
 class CandidateStream {
  public:
-  CandidateStream(Timestamp now, std::int32_t below_priority)
-      : now_(now), below_priority_(below_priority) {}
+  CandidateStream(const EngineState& st, std::int32_t below_priority)
+      : now_(st.now), newest_first_(st.newest_first), below_priority_(below_priority) {}
 
   void AddShare(const ShareState& s, std::uint32_t share) {
     for (const auto& [instances, set] : s.running) {
@@ -53,11 +53,16 @@ class CandidateStream {
   bool Less(const Cursor& a, const Cursor& b) const {
     const RunKey& x = *a.it;
     const RunKey& y = *b.it;
+    if (newest_first_) {
+      return std::make_tuple(x.priority, -x.started_at, x.id) <
+             std::make_tuple(y.priority, -y.started_at, y.id);
+    }
     return std::make_tuple(x.priority, Lost(a.instances, x), -x.started_at, x.id) <
            std::make_tuple(y.priority, Lost(b.instances, y), -y.started_at, y.id);
   }
 
   Timestamp now_;
+  bool newest_first_;
   std::int32_t below_priority_;
   std::vector<Cursor> cursors_;
 };
@@ -131,7 +136,7 @@ class Search {
   }
 
   void TakeInShare(bool for_quota) {
-    CandidateStream stream(st_.now, p_.priority);
+    CandidateStream stream(st_, p_.priority);
     stream.AddShare(*q_.shares[p_.share], p_.share);
     std::uint32_t share = 0;
     const RunKey* key = nullptr;
@@ -145,7 +150,7 @@ class Search {
   }
 
   void TakeReclaim() {
-    CandidateStream stream(st_.now, std::numeric_limits<std::int32_t>::max());
+    CandidateStream stream(st_, std::numeric_limits<std::int32_t>::max());
     for (std::uint32_t t = 0; t < q_.shares.size(); ++t) {
       const ShareState* s = q_.shares[t].get();
       if (t != p_.share && s != nullptr && BorrowsNeededUnit(*s)) stream.AddShare(*s, t);

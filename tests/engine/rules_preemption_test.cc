@@ -265,6 +265,50 @@ TEST(VictimOrder, LowerPriorityThenLeastWorkLostThenMostRecentThenId) {
   }
 }
 
+TEST(VictimOrder, NewestFirstIgnoresCheckpointsAndInstances) {
+  // The checkpoint-blind order the simulator compares against (Kueue's): lower priority, then
+  // the most recently started, then id; checkpoints and instance counts do not matter.
+  struct Running {
+    JobId id;
+    std::int32_t priority;
+    std::int64_t need;
+    Timestamp started;
+    Timestamp checkpoint;  // 0 = none
+  };
+  struct Case {
+    std::string name;
+    std::vector<Running> running;
+    JobId victim;
+  };
+  const Case cases[] = {
+      {"lower priority first", {{1, 0, 1, 1000, 0}, {2, 1, 1, 5000, 0}}, 1},
+      {"a fresh checkpoint does not protect the older job",
+       {{1, 0, 1, 1000, 0}, {2, 0, 1, 2000, 9500}}, 2},
+      {"more instances do not protect the newer job", {{1, 0, 1, 1000, 0}, {2, 0, 4, 7000, 0}},
+       2},
+      {"all equal: by id", {{1, 0, 1, 1000, 0}, {2, 0, 1, 1000, 0}}, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::int64_t total = 0;
+    for (const Running& r : c.running) total += r.need;
+    Engine e(EngineOptions{VictimOrder::kNewestFirst});
+    Play(e, {Given(Env(total), 0), Given(Q(), 0), Given(Reserve("A", total, true), 0)});
+    for (const Running& r : c.running) {
+      Play(e, {{J(r.id, "A", r.priority, r.need, r.started), r.started,
+                Dispatched(r.id, "WITHIN_QUOTA")}});
+    }
+    for (const Running& r : c.running) {
+      if (r.checkpoint != 0) Play(e, {{CheckpointObserved{r.id, 1, r.checkpoint}, r.checkpoint, {}}});
+    }
+    const Decisions d = MustApply(e, J(9, "A", 9, 1, 10000), 10000);
+    const std::vector<Preemption> p = Only<Preemption>(d);
+    ASSERT_EQ(p.size(), 1u);
+    ASSERT_EQ(p[0].victims.size(), 1u);
+    EXPECT_EQ(p[0].victims[0].victim, c.victim);
+  }
+}
+
 TEST(VictimOrder, AlreadyStoppingJobsCountFirst) {
   // A (limit 2, in-share) runs two priority-0 jobs; job 1 is being terminated. Its instance
   // counts as free in the projected view, so a 1-instance preemptor takes no victim and a
