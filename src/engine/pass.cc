@@ -117,11 +117,24 @@ FitMode NomineeMode(const ShareState& s) {
   return s.borrows() ? FitMode::kBorrow : FitMode::kWithinQuota;
 }
 
-// Step 0.
+// Whether every victim chosen for `nominee` has ended its stopped attempt.
+bool VictimsGone(const EngineState& st, model::JobId nominee) {
+  auto it = st.nominee_victims.find(nominee);
+  if (it == st.nominee_victims.end()) return true;
+  return std::none_of(it->second.begin(), it->second.end(), [&st](model::JobId v) {
+    const Job* victim = st.FindJob(v);
+    return victim != nullptr && victim->stopping;
+  });
+}
+
+// Step 0. A nominee starts once its own victims are gone. Free capacity in the actual view is
+// not enough: part of it may be what an older nominee reserved besides its victims' capacity,
+// and a younger nominee taking it would make the older one wait for the younger one's victims.
 bool DispatchNominees(EngineState& st, QueueState& q) {
   for (const auto& [seq, id] : q.nominees) {
     Job& job = *st.FindJob(id);
-    if (Fits(q, kActual, job.share, st.ShapeOf(job), NomineeMode(*q.shares[job.share]))) {
+    if (VictimsGone(st, id) &&
+        Fits(q, kActual, job.share, st.ShapeOf(job), NomineeMode(*q.shares[job.share]))) {
       q.nominees.erase(seq);
       st.nominee_victims.erase(job.id);
       DispatchJob(st, job, DispatchMode::kPreemptor, /*projected_held=*/true);

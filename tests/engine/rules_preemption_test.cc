@@ -206,6 +206,37 @@ TEST(Nomination, ReservedCapacityIsGivenToNoOneElse) {
              "status 3 RUNNABLE->SCHEDULED", "dispatch 3 attempt=1 PREEMPTOR"}}});
 }
 
+TEST(Nomination, AYoungerNomineeDoesNotTakeAnOlderOnesReservation) {
+  // Pool 4; A owns 2, B and C one each, all lend and borrow. B runs three jobs, two of them on
+  // A's and C's idle instances; one instance is free. A's job 4 needs 2: it reserves the free
+  // instance and reclaims one of B's. Then C's job 5 needs its one instance back and reclaims
+  // B's other borrowed job. The free instance is 4's: 5 must wait for its own victim rather
+  // than start at once on it (found by `allot sim` on a Pollux workload, where 4 then could not
+  // start when its victim ended).
+  Engine e;
+  Play(e, {Given(Env(4), 0), Given(Q(), 0), Given(LendBorrow("A", 2), 0),
+           Given(LendBorrow("B", 1), 0), Given(LendBorrow("C", 1), 0)});
+  for (JobId id = 1; id <= 3; ++id) MustApply(e, J(id, "B", 0, 1, 1000), 1000);
+  const Decisions first = MustApply(e, J(4, "A", 0, 2, 2000), 2000);
+  ASSERT_EQ(Only<Preemption>(first).size(), 1u);
+  const JobId victim_of_4 = Only<Preemption>(first)[0].victims.at(0).victim;
+  const Decisions second = MustApply(e, J(5, "C", 0, 1, 3000), 3000);
+  ASSERT_EQ(Only<Preemption>(second).size(), 1u);
+  const JobId victim_of_5 = Only<Preemption>(second)[0].victims.at(0).victim;
+  EXPECT_NE(victim_of_4, victim_of_5);
+  EXPECT_TRUE(Only<Dispatch>(second).empty()) << "5 started on 4's reserved instance";
+
+  const Decisions ended_4 =
+      MustApply(e, Ended(victim_of_4, 1, AttemptOutcome::kFailed, "stopped"), 4000);
+  ASSERT_EQ(Only<Dispatch>(ended_4).size(), 1u);
+  EXPECT_EQ(Only<Dispatch>(ended_4)[0].job, 4u);
+  EXPECT_EQ(Only<Dispatch>(ended_4)[0].mode, DispatchMode::kPreemptor);
+  const Decisions ended_5 =
+      MustApply(e, Ended(victim_of_5, 1, AttemptOutcome::kFailed, "stopped"), 5000);
+  ASSERT_EQ(Only<Dispatch>(ended_5).size(), 1u);
+  EXPECT_EQ(Only<Dispatch>(ended_5)[0].job, 5u);
+}
+
 TEST(VictimOrder, LowerPriorityThenLeastWorkLostThenMostRecentThenId) {
   // A (in-share) is full; a priority-9 job needing one instance at 10000 takes one victim.
   struct Running {
