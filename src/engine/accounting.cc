@@ -25,6 +25,7 @@ std::uint32_t InternUnit(QueueState& q, std::string_view unit) {
   q.unit_index.emplace(std::string(unit), index);
   const std::size_t n = q.units.size();
   q.pool.resize(n, 0);
+  q.nominee_free.resize(n, 0);
   for (Aggregates& a : q.agg) {
     a.held.resize(n, 0);
     a.sum_b.resize(n, 0);
@@ -138,8 +139,18 @@ bool Fits(const QueueState& q, View view, std::uint32_t share, const Shape& shap
   return true;
 }
 
+bool RoomBesideNominees(const QueueState& q, const Shape& shape,
+                        const std::vector<std::int64_t>* own_free) {
+  for (const auto& [u, n] : shape.parts) {
+    const std::int64_t own = own_free != nullptr && u < own_free->size() ? (*own_free)[u] : 0;
+    if (q.agg[kActual].held[u] + q.nominee_free[u] - own + n > q.pool[u]) return false;
+  }
+  return true;
+}
+
 bool FitsNow(const QueueState& q, std::uint32_t share, const Shape& shape, FitMode mode) {
-  return Fits(q, kProjected, share, shape, mode) && Fits(q, kActual, share, shape, mode);
+  return Fits(q, kProjected, share, shape, mode) && Fits(q, kActual, share, shape, mode) &&
+         RoomBesideNominees(q, shape, nullptr);
 }
 
 bool WithinQuota(const QueueState& q, std::uint32_t share, const Shape& shape) {

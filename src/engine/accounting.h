@@ -30,7 +30,11 @@ void AddUsage(QueueState& q, View view, std::uint32_t share, const Shape& shape,
 bool UnitFits(const QueueState& q, View view, std::uint32_t share, std::uint32_t u,
               std::int64_t count, FitMode mode);
 bool Fits(const QueueState& q, View view, std::uint32_t share, const Shape& shape, FitMode mode);
-// Fits in both views: what a normal dispatch needs.
+// The pool has room for `shape` now, beside the free part of the nominees' reservations (less
+// `own_free`, the part of the caller's own reservation, when a nominee asks).
+bool RoomBesideNominees(const QueueState& q, const Shape& shape,
+                        const std::vector<std::int64_t>* own_free);
+// Fits in both views, and beside the nominees' free reservations: what a normal dispatch needs.
 bool FitsNow(const QueueState& q, std::uint32_t share, const Shape& shape, FitMode mode);
 // U' + N <= L on every unit (projected): the job is within its share's quota.
 bool WithinQuota(const QueueState& q, std::uint32_t share, const Shape& shape);

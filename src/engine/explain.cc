@@ -140,11 +140,10 @@ Result<model::WaitReason> Engine::Explain(model::JobId id) const {
   Positions(q, *job, &r);
   if (job->nominated) {
     r.rule = WaitRule::kNominated;
-    auto it = st.nominee_victims.find(id);
-    if (it != st.nominee_victims.end()) {
-      for (model::JobId v : it->second) {
-        const Job* victim = st.FindJob(v);
-        if (victim != nullptr && victim->stopping) r.waiting_for.push_back(v);
+    auto it = st.nominee_waits.find(id);
+    if (it != st.nominee_waits.end()) {
+      for (const internal::StoppedAttempt& a : it->second.victims) {
+        if (st.StillStopping(a)) r.waiting_for.push_back(a.job);
       }
     }
   } else if (job->misconfig != model::Misconfiguration::kNone) {

@@ -5,6 +5,7 @@
 #include "engine/handlers.h"
 #include "engine/job_index.h"
 #include "engine/lifecycle.h"
+#include "engine/nominees.h"
 
 namespace allot::engine::internal {
 
@@ -297,7 +298,9 @@ Status Handle(EngineState& st, const model::AttemptEnded& e) {
   if (job->stopping) {
     job->stopping = false;
     --q.stopping_jobs;
-    EndStopped(st, *job);
+    const model::JobId id = job->id;
+    EndStopped(st, *job);  // may end the job: `job` dangles from here on
+    VictimEnded(st, q, id);
   } else {
     RemoveCandidate(st, *job);
     AddUsage(q, kProjected, job->share, shape, -1);

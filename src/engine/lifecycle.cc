@@ -3,6 +3,7 @@
 #include "common/check.h"
 #include "engine/accounting.h"
 #include "engine/job_index.h"
+#include "engine/nominees.h"
 
 namespace allot::engine::internal {
 
@@ -124,7 +125,7 @@ void Denominate(EngineState& st, Job& job) {
   QueueState& q = st.QueueOf(job);
   AddUsage(q, kProjected, job.share, st.ShapeOf(job), -1);
   q.nominees.erase(job.nomination);
-  st.nominee_victims.erase(job.id);
+  ForgetNominee(st, q, job.id);
   job.nominated = false;
   job.misconfig = CheckMisconfiguration(q, job);
   AddWaiting(st, job);
@@ -136,7 +137,7 @@ void FinishJob(EngineState& st, Job& job, JobStatus status, std::string reason) 
   --st.QueueOf(job).live_jobs;
   --st.ShareOf(job).live_jobs;
   st.final_reasons.erase(id);
-  st.nominee_victims.erase(id);
+  ForgetNominee(st, st.QueueOf(job), id);
   st.jobs.erase(id);  // `job` dangles from here on
 }
 

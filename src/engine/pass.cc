@@ -5,6 +5,7 @@
 #include "engine/accounting.h"
 #include "engine/job_index.h"
 #include "engine/lifecycle.h"
+#include "engine/nominees.h"
 #include "engine/victims.h"
 
 namespace allot::engine::internal {
@@ -117,26 +118,30 @@ FitMode NomineeMode(const ShareState& s) {
   return s.borrows() ? FitMode::kBorrow : FitMode::kWithinQuota;
 }
 
-// Whether every victim chosen for `nominee` has ended its stopped attempt.
+// Whether every attempt `nominee` waits for has ended.
 bool VictimsGone(const EngineState& st, model::JobId nominee) {
-  auto it = st.nominee_victims.find(nominee);
-  if (it == st.nominee_victims.end()) return true;
-  return std::none_of(it->second.begin(), it->second.end(), [&st](model::JobId v) {
-    const Job* victim = st.FindJob(v);
-    return victim != nullptr && victim->stopping;
-  });
+  auto it = st.nominee_waits.find(nominee);
+  if (it == st.nominee_waits.end()) return true;
+  return std::none_of(it->second.victims.begin(), it->second.victims.end(),
+                      [&st](const StoppedAttempt& a) { return st.StillStopping(a); });
 }
 
-// Step 0. A nominee starts once its own victims are gone. Free capacity in the actual view is
-// not enough: part of it may be what an older nominee reserved besides its victims' capacity,
-// and a younger nominee taking it would make the older one wait for the younger one's victims.
+// Step 0. A nominee starts once its own victims are gone and it fits the actual view beside the
+// other nominees' free reservations. Free capacity alone is not enough: part of it (of the pool
+// or of its share's quota) may be what an older nominee reserved, and taking it would make that
+// one wait for this one's victims.
 bool DispatchNominees(EngineState& st, QueueState& q) {
   for (const auto& [seq, id] : q.nominees) {
     Job& job = *st.FindJob(id);
-    if (VictimsGone(st, id) &&
-        Fits(q, kActual, job.share, st.ShapeOf(job), NomineeMode(*q.shares[job.share]))) {
+    const Shape& shape = st.ShapeOf(job);
+    if (!VictimsGone(st, id) ||
+        !Fits(q, kActual, job.share, shape, NomineeMode(*q.shares[job.share]))) {
+      continue;
+    }
+    const auto wait = st.nominee_waits.find(id);
+    if (RoomBesideNominees(q, shape, wait == st.nominee_waits.end() ? nullptr : &wait->second.free)) {
       q.nominees.erase(seq);
-      st.nominee_victims.erase(job.id);
+      ForgetNominee(st, q, job.id);
       DispatchJob(st, job, DispatchMode::kPreemptor, /*projected_held=*/true);
       return true;
     }
@@ -167,10 +172,10 @@ void Nominate(EngineState& st, QueueState& q, Job& preemptor,
   preemptor.nomination = st.next_nomination++;
   q.nominees.emplace(preemptor.nomination, preemptor.id);
   model::Preemption record{preemptor.id, {}};
-  std::vector<model::JobId>& waiting_for = st.nominee_victims[preemptor.id];
+  std::vector<StoppedAttempt> waiting_for;
   for (const VictimChoice& v : victims) {
     record.victims.push_back({v.job->id, q.shares[v.job->share]->config.name, v.rule, v.key});
-    waiting_for.push_back(v.job->id);
+    waiting_for.push_back({v.job->id, v.job->attempt});
   }
   st.out->push_back(std::move(record));
   for (const VictimChoice& v : victims) {
@@ -179,6 +184,7 @@ void Nominate(EngineState& st, QueueState& q, Job& preemptor,
     BeginStop(st, *v.job, model::StopKind::kPreemption, model::PreemptionReason(v.rule),
               /*already_removed=*/true);
   }
+  TrackNominee(st, q, preemptor, waiting_for);
 }
 
 bool TryPreempt(EngineState& st, QueueState& q, Job& job, bool in_share) {

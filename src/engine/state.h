@@ -109,6 +109,7 @@ struct QueueState {
   std::vector<Shape> shapes;
   std::map<std::vector<std::pair<std::uint32_t, std::int64_t>>, std::uint32_t> shape_index;
   std::map<std::uint64_t, JobId> nominees;  // by nomination sequence
+  std::vector<std::int64_t> nominee_free;   // sum of the nominees' NomineeWait::free, per unit
   std::int64_t live_jobs = 0;
   std::int64_t stopping_jobs = 0;
 };
@@ -149,6 +150,21 @@ struct Job {
   }
 };
 
+// An attempt a nominee waits for. The victim may end it, be requeued and dispatched again (and
+// even be stopped again for someone else) before the nominee starts: only this attempt counts.
+struct StoppedAttempt {
+  JobId job = 0;
+  std::int32_t attempt = 0;
+};
+
+// What a nominee waits for, and the part of its reservation that is free already: capacity its
+// victims no longer hold (or that was free when it was nominated). Normal dispatches must leave
+// that part alone in the actual view too, or the nominee could not start when its victims end.
+struct NomineeWait {
+  std::vector<StoppedAttempt> victims;
+  std::vector<std::int64_t> free;  // per unit of the queue
+};
+
 enum class DeadlineKind : std::uint8_t { kAttemptTimeout, kTimeLimitAction };
 
 struct Deadline {
@@ -174,7 +190,8 @@ struct EngineState {
   std::map<std::string, std::uint32_t> retry_index;
   std::set<Deadline> deadlines;
   std::unordered_map<JobId, std::string> final_reasons;  // for jobs stopping to terminate
-  std::unordered_map<JobId, std::vector<JobId>> nominee_victims;
+  std::unordered_map<JobId, NomineeWait> nominee_waits;
+  std::unordered_map<JobId, JobId> victim_nominee;  // a victim still stopping -> its nominee
   std::uint64_t next_nomination = 1;
   std::set<std::uint32_t> dirty;  // queues whose pass must run
   model::Decisions* out = nullptr;  // where the current Apply writes
@@ -186,6 +203,10 @@ struct EngineState {
   const Job* FindJob(JobId id) const {
     auto it = jobs.find(id);
     return it == jobs.end() ? nullptr : &it->second;
+  }
+  bool StillStopping(const StoppedAttempt& a) const {
+    const Job* victim = FindJob(a.job);
+    return victim != nullptr && victim->stopping && victim->attempt == a.attempt;
   }
   QueueState& QueueOf(const Job& j) { return *queues[j.queue]; }
   ShareState& ShareOf(const Job& j) { return *queues[j.queue]->shares[j.share]; }

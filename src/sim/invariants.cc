@@ -10,8 +10,9 @@ std::string At(Timestamp now) { return "at virtual time " + std::to_string(now) 
 
 }  // namespace
 
-InvariantChecker::InvariantChecker(const Cluster& cluster, const Meter& meter, bool enabled)
-    : meter_(meter), enabled_(enabled) {
+InvariantChecker::InvariantChecker(const Cluster& cluster, const Meter& meter, bool enabled,
+                                   Duration stop_grace)
+    : meter_(meter), enabled_(enabled), stop_grace_(stop_grace) {
   shares_.resize(meter.shares());
   for (const auto& q : cluster.queues) {
     const int qi = static_cast<int>(queue_names_.size());
@@ -43,6 +44,7 @@ InvariantChecker::InvariantChecker(const Cluster& cluster, const Meter& meter, b
 void InvariantChecker::Nominated(const model::Preemption& p) {
   if (!enabled_) return;
   std::set<model::JobId>& victims = nominees_[p.preemptor];
+  released_at_.erase(p.preemptor);  // nominated anew
   for (const model::VictimRecord& v : p.victims) {
     victims.insert(v.victim);
     victim_of_[v.victim] = p.preemptor;
@@ -118,12 +120,17 @@ Status InvariantChecker::Check(const engine::Engine& engine, Timestamp now) {
   for (std::size_t q = 0; q < queue_names_.size(); ++q) ALLOT_RETURN_IF_ERROR(CheckQueue(q, now));
   ALLOT_RETURN_IF_ERROR(CheckEngineUsage(engine, now));
   for (model::JobId nominee : released_) {
-    if (nominees_.count(nominee) != 0) {
-      return Internal(At(now) + "invariant 4 broken: every victim of job " +
-                      std::to_string(nominee) + " has ended but it was not dispatched");
-    }
+    if (nominees_.count(nominee) != 0) released_at_.emplace(nominee, now);
   }
   released_.clear();
+  for (const auto& [nominee, at] : released_at_) {
+    if (now <= at + stop_grace_) continue;
+    Result<model::WaitReason> why = engine.Explain(nominee);
+    return Internal(At(now) + "invariant 4 broken: every victim of job " +
+                    std::to_string(nominee) + " had ended at " + std::to_string(at) +
+                    " ms but it was still not dispatched (" +
+                    (why.ok() ? why->message : why.status().message()) + ")");
+  }
   return Status::Ok();
 }
 

@@ -5,7 +5,9 @@
 //   1. sum_s U[s,u] <= P[u]
 //   2. B[s,u] <= C[s,u]
 //   3. sum_s B[s,u] <= sum_s I[s,u]
-//   4. a nominated preemptor is dispatched by the time its last victim has ended
+//   4. capacity reserved for a nominated preemptor goes to no one else: once its last victim
+//      has ended it is dispatched, at the latest when the jobs stopping then have ended too
+//      (they may still hold part of its share's quota), i.e. within one stop grace period
 // and the engine's own Usage and work-lost figures against the world's. The world counts U
 // itself, from Dispatch to the attempt's end, so the checks do not trust the engine's books.
 
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
 #include "engine/engine.h"
 #include "model/decision.h"
 #include "sim/cluster.h"
@@ -25,15 +28,21 @@ namespace allot::sim::internal {
 
 class InvariantChecker {
  public:
-  InvariantChecker(const Cluster& cluster, const Meter& meter, bool enabled);
+  InvariantChecker(const Cluster& cluster, const Meter& meter, bool enabled, Duration stop_grace);
 
   bool enabled() const { return enabled_; }
   std::int64_t checks() const { return checks_; }
 
   void Nominated(const model::Preemption& p);
-  void Dispatched(model::JobId job) { nominees_.erase(job); }
+  void Dispatched(model::JobId job) {
+    nominees_.erase(job);
+    released_at_.erase(job);
+  }
   void AttemptEnded(model::JobId job);
-  void Finished(model::JobId job) { nominees_.erase(job); }
+  void Finished(model::JobId job) {
+    nominees_.erase(job);
+    released_at_.erase(job);
+  }
 
   // The state after one event and its decisions.
   Status Check(const engine::Engine& engine, Timestamp now);
@@ -61,6 +70,8 @@ class InvariantChecker {
   std::unordered_map<model::JobId, std::set<model::JobId>> nominees_;
   std::unordered_map<model::JobId, model::JobId> victim_of_;
   std::vector<model::JobId> released_;  // nominees whose last victim ended in this event
+  std::unordered_map<model::JobId, Timestamp> released_at_;  // ... and when, until dispatched
+  Duration stop_grace_;
 };
 
 }  // namespace allot::sim::internal

@@ -20,7 +20,7 @@ World::World(const Trace& trace, const Policy& policy, const SimOptions& options
       options_(options),
       engine_(OptionsOf(policy)),
       meter_(policy.cluster, trace, options.chart_buckets),
-      checker_(policy.cluster, meter_, options.check_invariants),
+      checker_(policy.cluster, meter_, options.check_invariants, options.stop_grace),
       jobs_(trace.jobs.size()) {}
 
 // ---------- the driving loop ----------

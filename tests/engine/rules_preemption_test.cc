@@ -237,6 +237,37 @@ TEST(Nomination, AYoungerNomineeDoesNotTakeAnOlderOnesReservation) {
   EXPECT_EQ(Only<Dispatch>(ended_5)[0].job, 5u);
 }
 
+TEST(Nomination, ANormalDispatchDoesNotTakeWhatAVictimFreedForItsNominee) {
+  // Pool 6; A, B and C own 2 each, all lend and borrow. B runs 1-4 (two of them on A's idle
+  // instances), C runs 5 (2 instances). A's 6 (needs 2) reclaims two of B's. C's 7 (priority 5,
+  // needs 1) preempts 5 in-share, which frees one instance more than 7 needs. When the first of
+  // 6's victims has ended, the instance it freed is 6's: the victim may not borrow it back on the
+  // strength of the instance 5 will free later (found by the simulator's random replays; 6 then
+  // could not start when its second victim ended).
+  Engine e;
+  Play(e, {Given(Env(6), 0), Given(Q(), 0), Given(LendBorrow("A", 2), 0),
+           Given(LendBorrow("B", 2), 0), Given(LendBorrow("C", 2, -1, /*in_share=*/true), 0)});
+  for (JobId id = 1; id <= 4; ++id) MustApply(e, J(id, "B", 0, 1, 1000), 1000);
+  MustApply(e, J(5, "C", 0, 2, 1000), 1000);
+  const Decisions reclaim = MustApply(e, J(6, "A", 0, 2, 2000), 2000);
+  ASSERT_EQ(Only<Preemption>(reclaim).size(), 1u);
+  ASSERT_EQ(Only<Preemption>(reclaim)[0].victims.size(), 2u);
+  const JobId first = Only<Preemption>(reclaim)[0].victims[0].victim;
+  const JobId second = Only<Preemption>(reclaim)[0].victims[1].victim;
+  const Decisions in_share = MustApply(e, J(7, "C", 5, 1, 3000), 3000);
+  ASSERT_EQ(Only<Preemption>(in_share).size(), 1u);
+  EXPECT_EQ(Only<Preemption>(in_share)[0].victims.at(0).victim, 5u);
+
+  const Decisions first_ended =
+      MustApply(e, Ended(first, 1, AttemptOutcome::kFailed, "stopped"), 4000);
+  EXPECT_TRUE(Only<Dispatch>(first_ended).empty()) << Lines(first_ended).back();
+  const Decisions second_ended =
+      MustApply(e, Ended(second, 1, AttemptOutcome::kFailed, "stopped"), 5000);
+  ASSERT_FALSE(Only<Dispatch>(second_ended).empty());
+  EXPECT_EQ(Only<Dispatch>(second_ended)[0].job, 6u);
+  EXPECT_EQ(Only<Dispatch>(second_ended)[0].mode, DispatchMode::kPreemptor);
+}
+
 TEST(VictimOrder, LowerPriorityThenLeastWorkLostThenMostRecentThenId) {
   // A (in-share) is full; a priority-9 job needing one instance at 10000 takes one victim.
   struct Running {

@@ -246,7 +246,7 @@ Status CheckWithHeld(const Cluster& c, const std::string& share, std::int64_t he
   for (const auto& q : c.queues) (void)engine.Apply(model::PutJobQueue{q}, 1, &out);
   for (const auto& s : c.shares) (void)engine.Apply(model::PutQuotaShare{s}, 1, &out);
   meter.AddHeld(meter.ShareIndex("q", share), meter.UnitIndex("gpu"), held);
-  internal::InvariantChecker checker(c, meter, true);
+  internal::InvariantChecker checker(c, meter, true, 0);
   return checker.Check(engine, 1);
 }
 
