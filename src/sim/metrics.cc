@@ -160,7 +160,7 @@ void Meter::IntegrateQueue(int queue, double dt, std::vector<double>* chart) {
       const std::int64_t short_of = std::max<std::int64_t>(0, demand_in_quota - held_[c]);
       a.used += static_cast<double>(held_[c]) * dt;
       a.borrowed += static_cast<double>(b) * dt;
-      a.entitled += static_cast<double>(demand_in_quota) * dt;
+      a.demand += static_cast<double>(held_[c] + waiting_[c]) * dt;
       a.iww += static_cast<double>(std::min(idle, waiting_[c])) * dt;
       a.shortfall += static_cast<double>(std::min(short_of, sum_b - b)) * dt;
       if (info.strategy != model::SharingStrategy::kReserve && sum_i > 0) {
@@ -329,8 +329,8 @@ RunResult Meter::Finish(Timestamp end) {
     all.completions.insert(all.completions.end(), a.completions.begin(), a.completions.end());
     all.slowdowns.insert(all.slowdowns.end(), a.slowdowns.begin(), a.slowdowns.end());
     all.episodes.insert(all.episodes.end(), a.episodes.begin(), a.episodes.end());
-    if (a.entitled > 0) {
-      const double x = a.used / a.entitled;
+    if (a.demand > 0) {
+      const double x = a.used / a.demand;
       jain_sum += x;
       jain_squares += x * x;
       ++jain_n;

@@ -79,7 +79,7 @@ class Meter {
     std::vector<std::int64_t> limit;  // per unit
   };
   struct Accumulators {
-    double used = 0, iww = 0, shortfall = 0, borrowed = 0, lent = 0, entitled = 0;  // inst-ms
+    double used = 0, iww = 0, shortfall = 0, borrowed = 0, lent = 0, demand = 0;  // inst-ms
     std::int64_t jobs = 0, rejected = 0, succeeded = 0, failed = 0;
     std::int64_t reclaim = 0, in_share = 0;
     double lost = 0, restart = 0;  // instance-ms

@@ -71,7 +71,7 @@ struct RunResult {
   double span_seconds = 0;   // first submission to the last event
   double bucket_seconds = 0; // width of one chart bucket
   Figures overall;
-  double jain_index = 0;     // over used / entitled (docs/sim.md), shares with entitlement
+  double jain_index = 0;     // over the served fraction of demand (docs/sim.md), shares with demand
   std::vector<ShareResult> shares;  // by queue, then share name
   std::vector<GroupResult> groups;  // by group name
   std::vector<double> pool_usage;   // mean instances held per bucket, all queues

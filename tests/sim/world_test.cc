@@ -172,6 +172,17 @@ TEST(World, ReserveLeavesCapacityIdleWhileOthersWait) {
   EXPECT_DOUBLE_EQ(Share(lend, "b").borrowed_instance_hours, 1.0);
 }
 
+TEST(World, JainsIndexComparesTheServedFractionOfDemand) {
+  // Static partitions: a's one job runs at once (served 1 of its demand); b's second job waits an
+  // hour, so b is served 120 of 180 instance-minutes of demand (2/3). (1 + 2/3)^2 / (2 (1 + 4/9)).
+  const Trace t{{MakeJob(0, 60 * kMinute, "a"), MakeJob(0, 60 * kMinute, "b"),
+                 MakeJob(0, 60 * kMinute, "b")}};
+  const Cluster c = MakeCluster(2, {{"a", 1, model::SharingStrategy::kReserve},
+                                    {"b", 1, model::SharingStrategy::kReserve}});
+  const RunResult r = MustSimulate(t, c, Quiet());
+  EXPECT_NEAR(r.jain_index, (25.0 / 9) / (2 * 13.0 / 9), 1e-12);
+}
+
 TEST(World, InSharePreemptionCountsSeparatelyFromReclaim) {
   const Trace t{{MakeJob(0, 60 * kMinute, "a"), MakeJob(10 * kMinute, 10 * kMinute, "a", 1, 9)}};
   const Cluster c = MakeCluster(1, {{"a", 1, model::SharingStrategy::kReserve, true}});
