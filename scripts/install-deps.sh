@@ -3,7 +3,8 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev
           libcpp-httplib-dev nlohmann-json3-dev libsqlite3-dev sqlite3 libssl-dev libspdlog-dev
-          libfmt-dev libcli11-dev libyaml-cpp-dev pkg-config curl bubblewrap)
+          libfmt-dev libcli11-dev libyaml-cpp-dev pkg-config curl bubblewrap
+          time)  # /usr/bin/time: the simulator benchmarks report max RSS
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

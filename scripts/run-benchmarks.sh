@@ -21,3 +21,24 @@ for _ in 1 2 3 4; do
   "$build/bin/allot" bench submit --endpoint "http://127.0.0.1:$port" --clients 16 --jobs 20000 |
     tail -1
 done
+
+# The simulator (docs/sim.md): each line of `allot sim` on standard error gives the wall time of
+# one policy's replay. The Philly trace lives beside the repository (../shared/data/traces); the
+# 1M-job trace and the Kueue baseline are generated from examples/sim/.
+root=$(cd "$(dirname "$0")/.." && pwd)
+traces=${ALLOT_TRACES:-$root/../shared/data/traces}
+echo "simulator: Kueue scheduler-performance baseline (15,000 workloads), 3 runs:"
+for _ in 1 2 3; do "$build/bin/allot" sim --format kueue-baseline -q; done
+if [ -f "$traces/philly-pollux/philly.csv" ]; then
+  echo "simulator: Philly (82,247 jobs), 1x and 6x arrival rate:"
+  for c in 1 6; do
+    /usr/bin/time -f "  whole command: %e s, max RSS %M KB" "$build/bin/allot" sim --format philly \
+      --trace "$traces/philly-pollux/philly.csv" \
+      --vc-config "$traces/philly-vc-config/philly_vc.csv" --compress $c -q
+  done
+else
+  echo "simulator: Philly trace not found under $traces (set ALLOT_TRACES); skipped"
+fi
+echo "simulator: 1,000,000 jobs, 20 shares (examples/sim/scale-1m.yaml):"
+/usr/bin/time -f "  whole command: %e s, max RSS %M KB" "$build/bin/allot" sim \
+  --format kueue-baseline --trace "$root/examples/sim/scale-1m.yaml" -q
