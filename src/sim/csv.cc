@@ -113,6 +113,16 @@ Result<std::size_t> CsvReader::Require(std::string_view column) const {
   return InvalidArgument(origin_ + ": missing required column " + std::string(column));
 }
 
+Status CsvReader::RequireAll(
+    std::initializer_list<std::pair<std::string_view, std::size_t*>> columns) const {
+  for (const auto& [name, index] : columns) {
+    Result<std::size_t> found = Require(name);
+    if (!found.ok()) return found.status();
+    *index = *found;
+  }
+  return Status::Ok();
+}
+
 Status CsvReader::OnlyColumns(const std::vector<std::string_view>& allowed) const {
   for (const std::string& name : columns_) {
     bool known = false;
@@ -161,6 +171,21 @@ Result<Duration> CsvReader::Millis(std::size_t column) const {
 
 Status CsvReader::FieldError(std::size_t column, const std::string& what) const {
   return InvalidArgument(Where() + ": " + ColumnLabel(column) + ": " + what);
+}
+
+Result<Trace> ReadTraceRecords(CsvReader& csv,
+                               const std::function<Result<TraceJob>(const CsvReader&)>& read_job) {
+  Trace trace;
+  while (true) {
+    Result<bool> more = csv.Next();
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    Result<TraceJob> job = read_job(csv);
+    if (!job.ok()) return job.status();
+    trace.jobs.push_back(std::move(job).value());
+  }
+  Normalize(&trace);
+  return trace;
 }
 
 }  // namespace allot::sim

@@ -6,14 +6,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <istream>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
 #include "common/time.h"
+#include "sim/trace.h"
 
 namespace allot::sim {
 
@@ -43,6 +47,9 @@ class CsvReader {
   std::optional<std::size_t> Find(std::string_view column) const;
   // The index of a column the format needs; fails naming it when the header lacks it.
   Result<std::size_t> Require(std::string_view column) const;
+  // Require() for each (name, where to store its index), stopping at the first one missing.
+  Status RequireAll(
+      std::initializer_list<std::pair<std::string_view, std::size_t*>> columns) const;
   // Fails on the first header column not in `allowed`, listing the allowed ones.
   Status OnlyColumns(const std::vector<std::string_view>& allowed) const;
 
@@ -75,5 +82,10 @@ class CsvReader {
   std::size_t line_ = 0;
   std::size_t records_ = 0;
 };
+
+// Reads every record after the header with `read_job` (which looks at the current record) and
+// returns the jobs as a Normalize()d trace.
+Result<Trace> ReadTraceRecords(CsvReader& csv,
+                               const std::function<Result<TraceJob>(const CsvReader&)>& read_job);
 
 }  // namespace allot::sim

@@ -79,15 +79,11 @@ struct PhillyColumns {
 // gpu_time (= duration x num_gpus) and any other column carry nothing the replay needs.
 Result<PhillyColumns> FindPhillyColumns(const CsvReader& csv) {
   PhillyColumns c;
-  const std::pair<std::string_view, std::size_t*> required[] = {{"timestamp", &c.timestamp},
-                                                                {"duration", &c.duration},
-                                                                {"num_gpus", &c.num_gpus},
-                                                                {"cluster", &c.cluster}};
-  for (const auto& [name, index] : required) {
-    Result<std::size_t> found = csv.Require(name);
-    if (!found.ok()) return found.status();
-    *index = *found;
-  }
+  ALLOT_RETURN_IF_ERROR(csv.RequireAll({
+      {"timestamp", &c.timestamp},
+      {"duration", &c.duration},
+      {"num_gpus", &c.num_gpus},
+      {"cluster", &c.cluster}}));
   return c;
 }
 
@@ -180,17 +176,9 @@ Result<Trace> ReadPhillyCsv(std::istream& in, const std::string& origin,
   ALLOT_RETURN_IF_ERROR(csv.ReadHeader());
   Result<PhillyColumns> columns = FindPhillyColumns(csv);
   if (!columns.ok()) return columns.status();
-  Trace trace;
-  while (true) {
-    Result<bool> more = csv.Next();
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    Result<TraceJob> job = ReadPhillyJob(csv, *columns, options);
-    if (!job.ok()) return job.status();
-    trace.jobs.push_back(std::move(job).value());
-  }
-  Normalize(&trace);  // the file is not in submission order
-  return trace;
+  // The file is not in submission order: ReadTraceRecords sorts it.
+  return ReadTraceRecords(
+      csv, [&](const CsvReader& r) { return ReadPhillyJob(r, *columns, options); });
 }
 
 Result<Cluster> PhillyCluster(std::istream& vc_csv, const std::string& origin, const Trace& trace,

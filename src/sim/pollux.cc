@@ -52,15 +52,11 @@ struct PolluxColumns {
 // batch_size is Pollux's own tuning knob; a fixed-size replay does not use it.
 Result<PolluxColumns> FindPolluxColumns(const CsvReader& csv) {
   PolluxColumns c;
-  const std::pair<std::string_view, std::size_t*> required[] = {{"name", &c.name},
-                                                                {"time", &c.time},
-                                                                {"application", &c.application},
-                                                                {"num_replicas", &c.replicas}};
-  for (const auto& [name, index] : required) {
-    Result<std::size_t> found = csv.Require(name);
-    if (!found.ok()) return found.status();
-    *index = *found;
-  }
+  ALLOT_RETURN_IF_ERROR(csv.RequireAll({
+      {"name", &c.name},
+      {"time", &c.time},
+      {"application", &c.application},
+      {"num_replicas", &c.replicas}}));
   return c;
 }
 
@@ -110,17 +106,8 @@ Result<Trace> ReadPolluxWorkload(std::istream& in, const std::string& origin,
   ALLOT_RETURN_IF_ERROR(csv.ReadHeader());
   Result<PolluxColumns> columns = FindPolluxColumns(csv);
   if (!columns.ok()) return columns.status();
-  Trace trace;
-  while (true) {
-    Result<bool> more = csv.Next();
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    Result<TraceJob> job = ReadPolluxJob(csv, *columns, queue, unit);
-    if (!job.ok()) return job.status();
-    trace.jobs.push_back(std::move(job).value());
-  }
-  Normalize(&trace);
-  return trace;
+  return ReadTraceRecords(
+      csv, [&](const CsvReader& r) { return ReadPolluxJob(r, *columns, queue, unit); });
 }
 
 }  // namespace allot::sim

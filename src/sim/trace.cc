@@ -48,18 +48,13 @@ const std::vector<std::string_view>& AllowedAllotColumns() {
 Result<AllotColumns> FindAllotColumns(const CsvReader& csv) {
   ALLOT_RETURN_IF_ERROR(csv.OnlyColumns(AllowedAllotColumns()));
   AllotColumns c;
-  const std::pair<std::string_view, std::size_t*> required[] = {
+  ALLOT_RETURN_IF_ERROR(csv.RequireAll({
       {"submit_s", &c.submit},
       {"duration_s", &c.duration},
       {"instance_type", &c.instance_type},
       {"instance_count", &c.instance_count},
       {"share", &c.share},
-      {"priority", &c.priority}};
-  for (const auto& [name, index] : required) {
-    Result<std::size_t> found = csv.Require(name);
-    if (!found.ok()) return found.status();
-    *index = *found;
-  }
+      {"priority", &c.priority}}));
   c.checkpoint_interval = csv.Find("checkpoint_interval_s");
   c.queue = csv.Find("queue");
   c.name = csv.Find("name");
@@ -144,17 +139,8 @@ Result<Trace> ReadAllotCsv(std::istream& in, const std::string& origin) {
   ALLOT_RETURN_IF_ERROR(csv.ReadHeader());
   Result<AllotColumns> columns = FindAllotColumns(csv);
   if (!columns.ok()) return columns.status();
-  Trace trace;
-  while (true) {
-    Result<bool> more = csv.Next();
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    Result<TraceJob> job = ReadAllotJob(csv, *columns);
-    if (!job.ok()) return job.status();
-    trace.jobs.push_back(std::move(job).value());
-  }
-  Normalize(&trace);
-  return trace;
+  return ReadTraceRecords(csv,
+                          [&](const CsvReader& r) { return ReadAllotJob(r, *columns); });
 }
 
 }  // namespace allot::sim
