@@ -132,6 +132,7 @@ void Controller::Apply(const model::Event& event, bool must_succeed) {
 void Controller::Touch(JobRecord& job) { touched_.insert(job.id); }
 
 Controller::Reply Controller::Finish() {
+  WakeLoopIfEarlierDeadline();
   for (const std::string& id : touched_) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) continue;
@@ -170,7 +171,23 @@ void Controller::Post(Effect effect) {
   loop_cv_.notify_one();
 }
 
-// The loop runs committed effects in commit order and ticks the engine at its deadlines.
+// Called under mu_ after every change of the engine: an engine timer that is now earlier than
+// the one the loop sleeps for (or the first one while it sleeps without) wakes the loop, which
+// re-arms. Without this a quiet server fires a new 2 s timeout only when the next call comes.
+void Controller::WakeLoopIfEarlierDeadline() {
+  const std::optional<Timestamp> next = engine_.NextDeadline();
+  if (!next || *next >= armed_deadline_) return;
+  armed_deadline_ = *next;  // the loop re-reads it; another wake for the same time is useless
+  {
+    std::lock_guard<std::mutex> lock(loop_mu_);
+    rearm_ = true;
+  }
+  loop_cv_.notify_one();
+}
+
+// The loop runs committed effects in commit order and ticks the engine at its deadlines. It
+// sleeps until the earliest engine deadline (armed_deadline_, read and written under mu_), a
+// posted effect, a re-arm request or shutdown.
 void Controller::Loop() {
   std::unique_lock<std::mutex> lock(loop_mu_);
   while (!stopping_) {
@@ -182,22 +199,26 @@ void Controller::Loop() {
       lock.lock();
       continue;
     }
-    std::optional<Timestamp> deadline;
+    rearm_ = false;
+    lock.unlock();
+    Timestamp deadline = kNoDeadline;
     {
-      lock.unlock();
       std::lock_guard<std::mutex> g(mu_);
-      deadline = engine_.NextDeadline();
-      if (deadline && *deadline <= Now()) {
+      if (std::optional<Timestamp> next = engine_.NextDeadline(); next && *next <= Now()) {
         Apply(model::Tick{}, false);
         Finish();
-        deadline.reset();
       }
-      lock.lock();
+      deadline = engine_.NextDeadline().value_or(kNoDeadline);
+      armed_deadline_ = deadline;
     }
-    if (!loop_queue_.empty() || stopping_) continue;
-    const auto wait = deadline ? std::chrono::milliseconds(std::max<Timestamp>(1, *deadline - Now()))
-                               : std::chrono::milliseconds(1000);
-    loop_cv_.wait_for(lock, wait);
+    lock.lock();
+    if (!loop_queue_.empty() || stopping_ || rearm_) continue;
+    if (deadline == kNoDeadline) {
+      loop_cv_.wait(lock, [this] { return stopping_ || rearm_ || !loop_queue_.empty(); });
+    } else {
+      const auto wait = std::chrono::milliseconds(std::max<Timestamp>(1, deadline - Now()));
+      loop_cv_.wait_for(lock, wait, [this] { return stopping_ || rearm_ || !loop_queue_.empty(); });
+    }
   }
 }
 

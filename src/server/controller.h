@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <future>
 #include <map>
 #include <memory>
@@ -157,6 +158,7 @@ class Controller {
   using Effect = std::function<void()>;
   void Post(Effect effect);
   void Loop();
+  void WakeLoopIfEarlierDeadline();  // requires mu_
 
   // ARNs
   std::string Arn(const std::string& resource) const;
@@ -195,6 +197,9 @@ class Controller {
   std::condition_variable loop_cv_;
   std::deque<Effect> loop_queue_;
   bool stopping_ = false;
+  bool rearm_ = false;  // guarded by loop_mu_: the engine's next deadline moved earlier
+  static constexpr Timestamp kNoDeadline = std::numeric_limits<Timestamp>::max();
+  Timestamp armed_deadline_ = kNoDeadline;  // guarded by mu_: what the loop sleeps until
   std::thread loop_;
 };
 
