@@ -1,17 +1,19 @@
-# allot_sigv4: AWS Signature Version 4 signing and verification, and the shared-credentials file.
-# Included from src/api/CMakeLists.txt.
+# allot_sigv4: AWS Signature Version 4 signing and verification, the shared-credentials file, and
+# depth-capped parsing of JSON from the wire (wire_json). Included from src/api/CMakeLists.txt.
 find_package(OpenSSL REQUIRED GLOBAL)  # GLOBAL: targets in other folders link allot_sigv4 too
+find_package(nlohmann_json REQUIRED GLOBAL)
 allot_library(allot_sigv4
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/sigv4.cc ${CMAKE_CURRENT_LIST_DIR}/credentials.cc
-  DEPS allot_common OpenSSL::Crypto)
+          ${CMAKE_CURRENT_LIST_DIR}/wire_json.cc
+  DEPS allot_common OpenSSL::Crypto nlohmann_json::nlohmann_json)
 
 # The tests. GoogleTest is found and tests/ is added only after src/, so the test targets are
 # made at the end of the top-level CMakeLists.txt. When allot_api exists, tests/CMakeLists.txt
-# has already made api_sigv4_test and api_credentials_test (linked with allot_api); otherwise
-# they are made here, linked with allot_sigv4 alone.
+# has already made api_sigv4_test, api_credentials_test and api_wire_json_test (linked with
+# allot_api); otherwise they are made here, linked with allot_sigv4 alone.
 if(ALLOT_BUILD_TESTS)
   function(allot_sigv4_tests)
-    foreach(name sigv4_test credentials_test)
+    foreach(name sigv4_test credentials_test wire_json_test)
       if(NOT TARGET api_${name})
         allot_test(api_${name} SOURCES ${PROJECT_SOURCE_DIR}/tests/api/${name}.cc
                    DEPS allot_sigv4)

@@ -1,0 +1,157 @@
+#include "api/wire_json.h"
+
+#include <exception>
+#include <utility>
+
+namespace allot::api {
+namespace {
+
+using Json = nlohmann::json;
+
+// Counts nesting while nlohmann's iterative SAX parser reads the text, and stops it at the first
+// level past the cap. Values are not kept: this pass only decides whether building a DOM is safe.
+class DepthLimiter {
+ public:
+  explicit DepthLimiter(int max_depth) : max_depth_(max_depth) {}
+
+  bool null() { return true; }
+  bool boolean(bool /*value*/) { return true; }
+  bool number_integer(Json::number_integer_t /*value*/) { return true; }
+  bool number_unsigned(Json::number_unsigned_t /*value*/) { return true; }
+  bool number_float(Json::number_float_t /*value*/, const Json::string_t& /*text*/) { return true; }
+  bool string(Json::string_t& /*value*/) { return true; }
+  bool binary(Json::binary_t& /*value*/) { return true; }
+  bool key(Json::string_t& /*value*/) { return true; }
+  bool start_object(std::size_t /*size*/) { return Open(); }
+  bool start_array(std::size_t /*size*/) { return Open(); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+
+  bool parse_error(std::size_t position, const std::string& /*last_token: input bytes*/,
+                   const nlohmann::detail::exception& ex) {
+    error_position_ = position;
+    error_id_ = ex.id;
+    error_text_ = ex.what();
+    return false;
+  }
+
+  bool too_deep() const { return too_deep_; }
+  std::size_t error_position() const { return error_position_; }
+  int error_id() const { return error_id_; }
+  const std::string& error_text() const { return error_text_; }
+
+ private:
+  bool Open() {
+    if (++depth_ > max_depth_) {
+      too_deep_ = true;
+      return false;
+    }
+    return true;
+  }
+  bool Close() {
+    --depth_;
+    return true;
+  }
+
+  int max_depth_;
+  int depth_ = 0;
+  bool too_deep_ = false;
+  std::size_t error_position_ = 0;
+  int error_id_ = 0;
+  std::string error_text_;
+};
+
+// nlohmann's reason without its "[json.exception...] parse error at line L, column C: " prefix
+// and without "; last read: '<input bytes>'" and what follows it.
+std::string ShortReason(std::string text) {
+  if (std::size_t end = text.find("] ");
+      text.rfind("[json.exception.", 0) == 0 && end != std::string::npos) {
+    text.erase(0, end + 2);
+  }
+  if (text.rfind("parse error", 0) == 0) {
+    if (std::size_t colon = text.find(": "); colon != std::string::npos) text.erase(0, colon + 2);
+  }
+  if (std::size_t last = text.find("; last read:"); last != std::string::npos) text.erase(last);
+  return text;
+}
+
+// Why the SAX pass stopped, in words that quote no input.
+std::string Reason(const DepthLimiter& limiter) {
+  const std::string at = " (at byte " + std::to_string(limiter.error_position()) + ")";
+  if (limiter.error_id() == 406) return "a number is out of range" + at;  // 1e400
+  if (limiter.error_text().find("UTF-8") != std::string::npos) return "invalid UTF-8" + at;
+  return ShortReason(limiter.error_text()) + at;
+}
+
+// The longest prefix of ASCII dump output `s` that fits in max_chars without cutting an escape
+// ("\n", "\u00e9") in two.
+std::size_t EscapeSafeCut(const std::string& s, std::size_t max_chars) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t len = 1;
+    if (s[i] == '\\' && i + 1 < s.size()) len = s[i + 1] == 'u' ? 6 : 2;
+    if (i + len > max_chars) break;
+    i += len;
+  }
+  return i;
+}
+
+std::string Count(std::size_t n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
+}  // namespace
+
+Result<Json> ParseWireJson(std::string_view text, std::string_view what, int max_depth) {
+  ALLOT_CHECK(max_depth >= 0);
+  const std::string name(what);
+  try {
+    DepthLimiter limiter(max_depth);
+    if (!Json::sax_parse(text.begin(), text.end(), &limiter)) {
+      if (limiter.too_deep()) {
+        return InvalidArgument(name + " nests deeper than " + std::to_string(max_depth) +
+                               " levels");
+      }
+      return InvalidArgument(name + " is not valid JSON: " + Reason(limiter));
+    }
+    Json value = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded()) return InvalidArgument(name + " is not valid JSON");
+    return value;
+  } catch (const std::exception& e) {  // bad_alloc; nlohmann reports through the handler
+    return InvalidArgument(name + " could not be read: " + e.what());
+  }
+}
+
+std::string QuoteForMessage(const Json& value, std::size_t max_chars) {
+  switch (value.type()) {
+    case Json::value_t::array:
+      return "a list of " + Count(value.size(), "item", "items");
+    case Json::value_t::object:
+      return "an object with " + Count(value.size(), "field", "fields");
+    case Json::value_t::binary:
+      return "binary data";
+    case Json::value_t::discarded:
+      return "nothing";
+    default:
+      break;
+  }
+  std::string text;
+  try {
+    text = value.dump(-1, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace);
+  } catch (const std::exception&) {
+    return "an unprintable value";
+  }
+  if (text.size() <= max_chars) return text;
+  text.resize(EscapeSafeCut(text, max_chars));
+  return text + "...";
+}
+
+std::string DumpWire(const Json& value) {
+  try {
+    return value.dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+  } catch (const std::exception&) {
+    return "null";
+  }
+}
+
+}  // namespace allot::api

@@ -1,0 +1,152 @@
+#include "api/wire_json.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace allot::api {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string NestedArrays(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+std::string NestedObjects(std::size_t depth) {
+  std::string s;
+  for (std::size_t i = 0; i < depth; ++i) s += "{\"a\":";
+  s += "1";
+  s += std::string(depth, '}');
+  return s;
+}
+
+void ExpectRefused(const Result<Json>& r, std::string_view want_in_message) {
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find(want_in_message), std::string::npos) << r.status().message();
+}
+
+TEST(ParseWireJson, ReadsAnOrdinaryBody) {
+  Result<Json> r = ParseWireJson(R"({"jobName":"j1","n":[1,2.5,true,null]})", "the request body");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->at("jobName"), "j1");
+  EXPECT_EQ(r->at("n").size(), 4u);
+}
+
+TEST(ParseWireJson, DepthAtTheCapIsAccepted) {
+  EXPECT_TRUE(ParseWireJson(NestedArrays(64), "body").ok());
+  EXPECT_TRUE(ParseWireJson(NestedObjects(64), "body").ok());
+  EXPECT_TRUE(ParseWireJson("7", "body", 0).ok());
+}
+
+TEST(ParseWireJson, OneLevelPastTheCapIsRefused) {
+  ExpectRefused(ParseWireJson(NestedArrays(65), "the request body"),
+                "the request body nests deeper than 64 levels");
+  ExpectRefused(ParseWireJson(NestedObjects(65), "the request body"),
+                "the request body nests deeper than 64 levels");
+  ExpectRefused(ParseWireJson("[[1]]", "x", 1), "x nests deeper than 1 levels");
+  EXPECT_TRUE(ParseWireJson("[[1]]", "x", 2).ok());
+}
+
+TEST(ParseWireJson, HugeDepthIsRefusedWithoutRecursing) {
+  const std::string closed = NestedArrays(100'000);
+  ExpectRefused(ParseWireJson(closed, "body"), "body nests deeper than 64 levels");
+  ExpectRefused(ParseWireJson(std::string(100'000, '['), "body"), "nests deeper than 64 levels");
+  // The issue's shape: a deep value under an unknown field of an otherwise fine request.
+  ExpectRefused(ParseWireJson(R"({"jobName":"j","unknownField":)" + closed + "}", "body"),
+                "nests deeper than 64 levels");
+}
+
+TEST(ParseWireJson, HugeDepthInsideAJsonStringIsRefusedWhenThatStringIsParsed) {
+  Json outer = {{"serviceRequestPayload", NestedArrays(100'000)}};
+  Result<Json> body = ParseWireJson(DumpWire(outer), "the request body");
+  ASSERT_TRUE(body.ok()) << body.status().message();  // a string is depth 1 however it reads
+  ExpectRefused(
+      ParseWireJson(body->at("serviceRequestPayload").get<std::string>(), "serviceRequestPayload"),
+      "serviceRequestPayload nests deeper than 64 levels");
+}
+
+TEST(ParseWireJson, InvalidUtf8IsRefusedNamingTheField) {
+  ExpectRefused(ParseWireJson("{\"a\":\"ok \xff\"}", "serviceRequestPayload"),
+                "serviceRequestPayload is not valid JSON: invalid UTF-8");
+  ExpectRefused(ParseWireJson("\"\xc3\x28\"", "tags"), "tags is not valid JSON: invalid UTF-8");
+  ExpectRefused(ParseWireJson("\"\xed\xa0\x80\"", "x"), "invalid UTF-8");  // a UTF-16 surrogate
+  EXPECT_TRUE(ParseWireJson("\"caf\xc3\xa9\"", "x").ok());
+}
+
+TEST(ParseWireJson, SyntaxErrorsSayWhereWithoutEchoingTheInput) {
+  const char* kBad[] = {"",    "{",          "[1,]",       "1 2", "{\"a\" 1}", "tru SECRETSECRET",
+                        "'x'", "{\"a\":1,}", "\"\\uD800\""};
+  for (const char* bad : kBad) {
+    SCOPED_TRACE(bad);
+    Result<Json> r = ParseWireJson(bad, "the request body");
+    ExpectRefused(r, "the request body is not valid JSON: ");
+    EXPECT_NE(r.status().message().find(" (at byte "), std::string::npos) << r.status().message();
+    EXPECT_EQ(r.status().message().find("last read"), std::string::npos) << r.status().message();
+    EXPECT_EQ(r.status().message().find("SECRET"), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(ParseWireJson, NumbersOutOfRangeAreRefused) {
+  ExpectRefused(ParseWireJson("1e400", "x"),
+                "x is not valid JSON: a number is out of range (at byte 5)");
+  ExpectRefused(ParseWireJson(R"({"n":[-1e400]})", "x"), "out of range");
+  Result<Json> big = ParseWireJson("1e308", "x");
+  ASSERT_TRUE(big.ok());
+  EXPECT_TRUE(big->is_number_float());
+}
+
+TEST(ParseWireJson, HugeIntegersBecomeFloatsTheCallerCanRefuse) {
+  Result<Json> r = ParseWireJson(
+      "[18446744073709551615, -9223372036854775808, 18446744073709551616, "
+      "-9223372036854775809, 123456789012345678901234567890]",
+      "x");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->at(0).is_number_unsigned());
+  EXPECT_TRUE(r->at(1).is_number_integer());
+  EXPECT_EQ(r->at(1).get<std::int64_t>(), INT64_MIN);
+  for (std::size_t i = 2; i < 5; ++i) EXPECT_TRUE(r->at(i).is_number_float()) << i;
+}
+
+TEST(QuoteForMessage, ScalarsAsJson) {
+  EXPECT_EQ(QuoteForMessage(Json("abc")), "\"abc\"");
+  EXPECT_EQ(QuoteForMessage(Json(12)), "12");
+  EXPECT_EQ(QuoteForMessage(Json(true)), "true");
+  EXPECT_EQ(QuoteForMessage(Json(nullptr)), "null");
+  EXPECT_EQ(QuoteForMessage(Json("caf\xc3\xa9")), "\"caf\\u00e9\"");  // ASCII only
+}
+
+TEST(QuoteForMessage, LongStringsAreCutOutsideEscapes) {
+  EXPECT_EQ(QuoteForMessage(Json(std::string(100, 'x')), 10), "\"xxxxxxxxx...");
+  // "\"ab\u00e9..." : a cut at 8 would split the 6-character escape, so it stops before it.
+  EXPECT_EQ(QuoteForMessage(Json("ab\xc3\xa9zzzzzz"), 8), "\"ab...");
+  EXPECT_EQ(QuoteForMessage(Json("ab\ncd"), 4), "\"ab...");
+  EXPECT_LE(QuoteForMessage(Json(std::string(100'000, 'q'))).size(), 64u + 3u);
+}
+
+TEST(QuoteForMessage, InvalidUtf8IsReplacedNotThrown) {
+  EXPECT_EQ(QuoteForMessage(Json("a\xff")), "\"a\\ufffd\"");
+}
+
+TEST(QuoteForMessage, ContainersByKindAndSize) {
+  EXPECT_EQ(QuoteForMessage(Json::array({1, 2, 3})), "a list of 3 items");
+  EXPECT_EQ(QuoteForMessage(Json::array({1})), "a list of 1 item");
+  EXPECT_EQ(QuoteForMessage(Json::object()), "an object with 0 fields");
+  EXPECT_EQ(QuoteForMessage(Json{{"a", 1}}), "an object with 1 field");
+}
+
+TEST(QuoteForMessage, DeepValueBuiltInCodeDoesNotRecurse) {
+  Json deep = Json::array();
+  for (int i = 0; i < 100'000; ++i) deep = Json::array({std::move(deep)});
+  EXPECT_EQ(QuoteForMessage(deep), "a list of 1 item");
+}
+
+TEST(DumpWire, CompactAndTolerantOfInvalidUtf8) {
+  EXPECT_EQ(DumpWire(Json{{"a", Json::array({1, "b"})}}), R"({"a":[1,"b"]})");
+  EXPECT_EQ(DumpWire(Json("x\xff")), "\"x\xef\xbf\xbd\"");
+  EXPECT_EQ(DumpWire(Json("caf\xc3\xa9")), "\"caf\xc3\xa9\"");
+}
+
+}  // namespace
+}  // namespace allot::api
