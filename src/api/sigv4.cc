@@ -522,7 +522,7 @@ Status Sign(HttpRequest& req, const Credentials& creds, std::string_view region,
 }
 
 VerifyResult Verify(const HttpRequestView& req, const KeyLookup& lookup, Timestamp now,
-                    Duration max_skew) {
+                    Duration max_skew, std::string_view service) {
   std::optional<std::string> auth_header = FindHeader(req, "authorization");
   if (!auth_header) {
     return AuthError{403, "MissingAuthenticationTokenException", "Missing Authentication Token"};
@@ -596,6 +596,10 @@ VerifyResult Verify(const HttpRequestView& req, const KeyLookup& lookup, Timesta
         "Credential should be scoped with a valid terminator: 'aws4_request', "
         "not '" +
         std::string(scope[4]) + "'.");
+  }
+  if (scope[3] != service) {
+    return InvalidSignature("Credential should be scoped to correct service: '" +
+                            std::string(service) + "'.");
   }
   if (scope[1] != std::string_view(*amz_date).substr(0, 8)) {
     return InvalidSignature(

@@ -29,6 +29,8 @@ namespace allot::api {
 
 inline constexpr std::string_view kSigV4Algorithm = "AWS4-HMAC-SHA256";
 inline constexpr Duration kDefaultMaxSkew = 15 * 60 * kMillisPerSecond;
+// The service name in the credential scope of every request to Allot (botocore's signing name).
+inline constexpr std::string_view kBatchService = "batch";
 
 // One HTTP request as it is (or will be) on the wire. It owns its strings, so the same struct is
 // both the server's read-only view and the client's mutable request to sign.
@@ -123,7 +125,7 @@ struct AuthError {
 struct VerifiedCaller {
   std::string access_key_id;
   std::string region;    // from the credential scope (any region is accepted)
-  std::string service;   // from the credential scope (any service is accepted: check it yourself)
+  std::string service;   // from the credential scope: always the `service` Verify was given
   std::string amz_date;  // the signed request time, "YYYYMMDDTHHMMSSZ"
   Timestamp request_time = 0;  // the same, epoch milliseconds
 };
@@ -157,8 +159,10 @@ using KeyLookup = std::function<std::optional<std::string>(std::string_view acce
 // X-Amz-Content-Sha256 is present it must equal SHA-256 of the body (UNSIGNED-PAYLOAD is
 // refused). The signature is compared in constant time. For clients that sign an AWS-normalized
 // query instead of botocore's raw one, that form is tried too. Presigned URLs (query-string
-// authentication) are not supported and answer MissingAuthenticationTokenException.
+// authentication) are not supported and answer MissingAuthenticationTokenException. The credential
+// scope must name `service` exactly (a signature made for another AWS service is refused with
+// InvalidSignatureException "Credential should be scoped to correct service: 'batch'.").
 VerifyResult Verify(const HttpRequestView& req, const KeyLookup& lookup, Timestamp now,
-                    Duration max_skew = kDefaultMaxSkew);
+                    Duration max_skew = kDefaultMaxSkew, std::string_view service = kBatchService);
 
 }  // namespace allot::api

@@ -182,7 +182,7 @@ TEST_P(SigV4Suite, SignsLikeAwsAndBotocore) {
             std::string("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/"
                         "aws4_request, SignedHeaders=") +
                 GetParam().signed_headers + ", Signature=" + GetParam().signature);
-  VerifyResult verified = Verify(req, kExampleKeys, kExampleTime);
+  VerifyResult verified = Verify(req, kExampleKeys, kExampleTime, kDefaultMaxSkew, "service");
   ASSERT_TRUE(verified.ok()) << verified.error().message;
   EXPECT_EQ(verified->access_key_id, "AKIDEXAMPLE");
   EXPECT_EQ(verified->region, "us-east-1");
@@ -496,13 +496,25 @@ TEST(SigV4Verify, ClockSkew) {
               "InvalidSignatureException", "Signature expired:");
 }
 
-TEST(SigV4Verify, AnyRegionAndServiceAreReported) {
+TEST(SigV4Verify, AnyRegionIsAcceptedAndReported) {
   HttpRequest req = BatchRequest();
-  ASSERT_TRUE(Sign(req, kExample, "eu-central-1", "execute-api", kExampleDate).ok());
+  ASSERT_TRUE(Sign(req, kExample, "eu-central-1", "batch", kExampleDate).ok());
   VerifyResult verified = Verify(req, kExampleKeys, kExampleTime);
   ASSERT_TRUE(verified.ok());
   EXPECT_EQ(verified->region, "eu-central-1");
-  EXPECT_EQ(verified->service, "execute-api");
+  EXPECT_EQ(verified->service, "batch");
+}
+
+TEST(SigV4Verify, CredentialScopeMustNameTheBatchService) {
+  // A correct signature scoped to another service (one a key holder may have signed for some
+  // other endpoint) is not a Batch request.
+  for (const char* service : {"execute-api", "s3", "Batch", "batch2"}) {
+    SCOPED_TRACE(service);
+    HttpRequest req = BatchRequest();
+    ASSERT_TRUE(Sign(req, kExample, "us-west-2", service, kExampleDate).ok());
+    ExpectError(Verify(req, kExampleKeys, kExampleTime), 403, "InvalidSignatureException",
+                "Credential should be scoped to correct service: 'batch'.");
+  }
 }
 
 TEST(SigV4Verify, AwsNormalizedQueryIsAcceptedToo) {
