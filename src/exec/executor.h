@@ -55,9 +55,14 @@ struct LaunchSpec {
   std::vector<HostSlot> host_slots;
 };
 
+// A host's processes and their identities: a pid names a process only together with its start
+// time (env/process.h), so nothing is signalled unless both match.
 struct HostProcess {
   std::string host;  // "algo-1"
-  pid_t pid = 0;     // also the process group id (each host runs in its own session)
+  pid_t pid = 0;     // the supervisor; also its process group id (each host runs in its own session)
+  std::uint64_t start_time = 0;        // the supervisor's; 0: unknown
+  pid_t child_pid = 0;                 // the job's process, the leader of the job's process group
+  std::uint64_t child_start_time = 0;  // 0: unknown (it exited before it was recorded)
 };
 
 struct AttemptExit {
@@ -87,6 +92,9 @@ struct AdoptSpec {
   int instance_count = 1;
   std::string job_dir;
   std::string checkpoint_sync_dir;
+  // The hosts' identities as `started` reported them when the attempt started (empty: unknown).
+  // Used only where the attempt's files no longer name its processes.
+  std::vector<HostProcess> recorded_hosts;
 };
 
 class Executor {
@@ -107,6 +115,10 @@ class Executor {
   // meanwhile reports the exit status its supervisor recorded; one that vanished without a
   // status fails the attempt with a clear reason. `started` is not called again; `ended` follows
   // as for a launched attempt. Fails (and nothing follows) if the attempt left nothing to adopt.
+  // Where a host's directory or its supervisor record is gone (the attempt's directory was
+  // removed, say), its leftovers are killed by spec.recorded_hosts: the supervisor and the job's
+  // process group, each only if its pid still runs with the recorded start time. No process is
+  // ever signalled by pid alone.
   virtual Status Adopt(const AdoptSpec& spec) = 0;
 
   // Stops reporting and returns; processes keep running (the server is shutting down).

@@ -1,127 +1,58 @@
 #include "exec/host_files.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <charconv>
 #include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <string>
-#include <system_error>
 #include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "env/files.h"
 
 namespace allot::exec {
 namespace {
 
-std::string Quote(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof buffer, "\\u%04x", static_cast<unsigned>(c));
-      out += buffer;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
+using Json = nlohmann::json;
+
+// Invalid UTF-8 in a string is replaced rather than thrown about.
+Status WriteJson(const std::string& path, const Json& object) {
+  return env::WriteFileAtomically(path,
+                                  object.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
-class FlatParser {
- public:
-  explicit FlatParser(const std::string& text) : text_(text) {}
+// The file as a JSON object; an error for a missing file or anything but an object.
+Result<Json> ReadJsonObject(const std::string& path) {
+  Result<std::string> text = env::ReadFile(path);
+  if (!text.ok()) return text.status();
+  Json object;
+  try {
+    object = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  } catch (const Json::exception&) {  // none expected without exceptions; kept at the edge
+    object = Json();
+  }
+  if (!object.is_object()) return Internal("'" + path + "' is not a JSON object");
+  return object;
+}
 
-  std::optional<std::map<std::string, std::string>> Parse() {
-    std::map<std::string, std::string> fields;
-    if (!Eat('{')) return std::nullopt;
-    if (Eat('}')) return End(fields);
-    do {
-      std::string key;
-      std::string value;
-      if (!String(key) || !Eat(':') || !Value(value)) return std::nullopt;
-      fields[key] = value;
-    } while (Eat(','));
-    if (!Eat('}')) return std::nullopt;
-    return End(fields);
-  }
-
- private:
-  std::optional<std::map<std::string, std::string>> End(std::map<std::string, std::string>& f) {
-    Space();
-    if (at_ != text_.size()) return std::nullopt;
-    return std::move(f);
-  }
-  void Space() {
-    while (at_ < text_.size() && std::strchr(" \t\r\n", text_[at_]) != nullptr) ++at_;
-  }
-  bool Eat(char c) {
-    Space();
-    if (at_ >= text_.size() || text_[at_] != c) return false;
-    ++at_;
-    return true;
-  }
-  bool Value(std::string& out) {
-    Space();
-    if (at_ < text_.size() && text_[at_] == '"') return String(out);
-    const std::size_t start = at_;
-    if (at_ < text_.size() && text_[at_] == '-') ++at_;
-    while (at_ < text_.size() && text_[at_] >= '0' && text_[at_] <= '9') ++at_;
-    out = text_.substr(start, at_ - start);
-    return !out.empty() && out != "-";
-  }
-  bool String(std::string& out) {
-    if (!Eat('"')) return false;
-    out.clear();
-    while (at_ < text_.size() && text_[at_] != '"') {
-      char c = text_[at_++];
-      if (c == '\\') {
-        if (at_ >= text_.size()) return false;
-        c = text_[at_++];
-        if (c == 'u') {
-          if (at_ + 4 > text_.size()) return false;
-          c = static_cast<char>(std::stoi(text_.substr(at_, 4), nullptr, 16));
-          at_ += 4;
-        } else if (c == 'n') {
-          c = '\n';
-        } else if (c == 't') {
-          c = '\t';
-        }
-      }
-      out += c;
-    }
-    return Eat('"');
-  }
-
-  const std::string& text_;
-  std::size_t at_ = 0;
-};
-
+// The integer field `key` if it is one and fits T.
 template <typename T>
-std::optional<T> Number(const std::map<std::string, std::string>& fields, const std::string& key) {
-  const auto it = fields.find(key);
-  if (it == fields.end()) return std::nullopt;
-  T value{};
-  const char* end = it->second.data() + it->second.size();
-  const auto [ptr, error] = std::from_chars(it->second.data(), end, value);
-  if (error != std::errc() || ptr != end) return std::nullopt;
-  return value;
+std::optional<T> Number(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end()) return std::nullopt;
+  if (it->is_number_unsigned()) {
+    const auto value = it->get<std::uint64_t>();
+    if (std::in_range<T>(value)) return static_cast<T>(value);
+  } else if (it->is_number_integer()) {
+    const auto value = it->get<std::int64_t>();
+    if (std::in_range<T>(value)) return static_cast<T>(value);
+  }
+  return std::nullopt;
 }
 
-Result<std::map<std::string, std::string>> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot read '" + path + "': " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
-  auto fields = ParseFlatJson(text.str());
-  if (!fields) return Internal("'" + path + "' is not a flat JSON object");
-  return std::move(*fields);
+std::optional<std::string> Text(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
 }
 
 Status Malformed(const std::string& path) { return Internal("'" + path + "' lacks a field"); }
@@ -140,146 +71,62 @@ std::string StopReasonWord(model::StopKind kind) {
   return "termination";
 }
 
-std::string FlatJson(const std::map<std::string, std::string>& strings,
-                     const std::map<std::string, std::int64_t>& numbers) {
-  std::string out = "{";
-  for (const auto& [key, value] : strings) {
-    out += (out.size() > 1 ? "," : "") + Quote(key) + ":" + Quote(value);
-  }
-  for (const auto& [key, value] : numbers) {
-    out += (out.size() > 1 ? "," : "") + Quote(key) + ":" + std::to_string(value);
-  }
-  return out + "}\n";
-}
-
-std::optional<std::map<std::string, std::string>> ParseFlatJson(const std::string& text) {
-  return FlatParser(text).Parse();
-}
-
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Internal("cannot write '" + tmp + "': " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      return Internal("cannot write '" + tmp + "': " + std::strerror(error));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) < 0) {
-    return Internal("cannot rename '" + tmp + "': " + std::strerror(errno));
-  }
-  return Status::Ok();
-}
-
 Status WriteSupervisorRecord(const std::string& host_dir, const SupervisorRecord& record) {
-  return WriteFileAtomically(
-      host_dir + "/" + kSupervisorFile,
-      FlatJson({{"output_dir", record.output_dir}},
-               {{"pid", record.pid},
-                {"start_time", static_cast<std::int64_t>(record.start_time)},
-                {"child_pid", record.child_pid},
-                {"child_start_time", static_cast<std::int64_t>(record.child_start_time)}}));
+  return WriteJson(host_dir + "/" + kSupervisorFile,
+                   Json{{"pid", record.pid},
+                        {"start_time", record.start_time},
+                        {"child_pid", record.child_pid},
+                        {"child_start_time", record.child_start_time},
+                        {"output_dir", record.output_dir}});
 }
 
 Result<SupervisorRecord> ReadSupervisorRecord(const std::string& host_dir) {
   const std::string path = host_dir + "/" + kSupervisorFile;
-  auto fields = ReadJsonFile(path);
+  const Result<Json> fields = ReadJsonObject(path);
   if (!fields.ok()) return fields.status();
-  SupervisorRecord record;
   const auto pid = Number<pid_t>(*fields, "pid");
   const auto start = Number<std::uint64_t>(*fields, "start_time");
   const auto child = Number<pid_t>(*fields, "child_pid");
   const auto child_start = Number<std::uint64_t>(*fields, "child_start_time");
   if (!pid || !start || !child || !child_start || *pid <= 0 || *child <= 0) return Malformed(path);
-  record.pid = *pid;
-  record.start_time = *start;
-  record.child_pid = *child;
-  record.child_start_time = *child_start;
-  const auto out = fields->find("output_dir");
-  if (out != fields->end()) record.output_dir = out->second;
-  return record;
+  return SupervisorRecord{*pid, *start, *child, *child_start,
+                          Text(*fields, "output_dir").value_or("")};
 }
 
 Status WriteHostStatus(const std::string& host_dir, const HostStatus& status) {
-  std::map<std::string, std::int64_t> numbers{{"started_at", status.started_at},
-                                              {"ended_at", status.ended_at}};
+  Json object{{"started_at", status.started_at}, {"ended_at", status.ended_at}};
   if (status.exit_code < 0) {
-    numbers["signal"] = -status.exit_code;
+    object["signal"] = -status.exit_code;
   } else {
-    numbers["exit_code"] = status.exit_code;
+    object["exit_code"] = status.exit_code;
   }
-  return WriteFileAtomically(host_dir + "/" + kStatusFile, FlatJson({}, numbers));
+  return WriteJson(host_dir + "/" + kStatusFile, object);
 }
 
 Result<HostStatus> ReadHostStatus(const std::string& host_dir) {
   const std::string path = host_dir + "/" + kStatusFile;
-  auto fields = ReadJsonFile(path);
+  const Result<Json> fields = ReadJsonObject(path);
   if (!fields.ok()) return fields.status();
-  HostStatus status;
   const auto code = Number<int>(*fields, "exit_code");
   const auto signal = Number<int>(*fields, "signal");
   if (!code && !signal) return Malformed(path);
-  status.exit_code = code ? *code : -*signal;
-  status.started_at = Number<Timestamp>(*fields, "started_at").value_or(0);
-  status.ended_at = Number<Timestamp>(*fields, "ended_at").value_or(0);
-  return status;
+  return HostStatus{code ? *code : -*signal, Number<Timestamp>(*fields, "started_at").value_or(0),
+                    Number<Timestamp>(*fields, "ended_at").value_or(0)};
 }
 
 Status WriteStopRequest(const std::string& host_dir, const StopRequest& request) {
-  return WriteFileAtomically(host_dir + "/" + kStopFile,
-                             FlatJson({{"reason", request.reason}}, {{"grace_ms", request.grace_ms}}));
+  return WriteJson(host_dir + "/" + kStopFile,
+                   Json{{"reason", request.reason}, {"grace_ms", request.grace_ms}});
 }
 
 Result<StopRequest> ReadStopRequest(const std::string& host_dir) {
   const std::string path = host_dir + "/" + kStopFile;
-  auto fields = ReadJsonFile(path);
+  const Result<Json> fields = ReadJsonObject(path);
   if (!fields.ok()) return fields.status();
   const auto grace = Number<Duration>(*fields, "grace_ms");
-  const auto reason = fields->find("reason");
-  if (!grace || reason == fields->end()) return Malformed(path);
-  return StopRequest{reason->second, *grace};
-}
-
-namespace {
-
-std::optional<std::uint64_t> StartTimeOf(pid_t pid, bool zombies) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!in || !std::getline(in, stat)) return std::nullopt;
-  // "pid (comm) S ppid ...": comm may hold spaces and parentheses; fields follow the last ')'.
-  const std::size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(paren + 1));
-  std::string state;
-  fields >> state;  // field 3
-  if (!zombies && (state == "Z" || state == "X" || state == "x")) return std::nullopt;
-  std::string field;
-  for (int i = 4; i <= 22 && fields >> field; ++i) {
-    if (i == 22) {
-      std::uint64_t value = 0;
-      const auto [ptr, error] = std::from_chars(field.data(), field.data() + field.size(), value);
-      if (error != std::errc()) return std::nullopt;
-      return value;
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<std::uint64_t> RunningStartTime(pid_t pid) { return StartTimeOf(pid, false); }
-std::optional<std::uint64_t> StartTime(pid_t pid) { return StartTimeOf(pid, true); }
-
-bool SameProcessRunning(pid_t pid, std::uint64_t start_time) {
-  const auto start = RunningStartTime(pid);
-  return start && *start == start_time;
+  auto reason = Text(*fields, "reason");
+  if (!grace || !reason) return Malformed(path);
+  return StopRequest{std::move(*reason), *grace};
 }
 
 Timestamp EpochMillisNow() {

@@ -1,13 +1,14 @@
 #pragma once
 
 // The files a host's supervisor (supervisor.h) and the local executor exchange in the host's
-// directory <attempt_dir>/algo-K/. Every JSON file is one flat object, written to <name>.tmp and
-// renamed into place, so a reader sees all of it or nothing.
+// directory <attempt_dir>/algo-K/. Every JSON file is one flat object, written atomically
+// (env::WriteFileAtomically), so a reader sees all of it or nothing. A reader ignores fields it
+// does not know; a file that is not such an object, or lacks a field, is an error Status.
 //
 //   supervisor.json  supervisor -> executor, once the job's command runs:
 //                    {"pid":P,"start_time":T,"child_pid":C,"child_start_time":U,"output_dir":"..."}
-//                    start times are field 22 of /proc/<pid>/stat (clock ticks since boot), so a
-//                    recycled pid is never taken for the supervisor or the job.
+//                    start times as env/process.h reads them, so a recycled pid is never taken
+//                    for the supervisor or the job.
 //   stop.json        executor -> supervisor, written before each SIGTERM to the supervisor:
 //                    {"reason":"preemption","grace_ms":120000}
 //   status.json      supervisor -> executor, when the job's command ended:
@@ -17,8 +18,6 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -61,22 +60,6 @@ Result<HostStatus> ReadHostStatus(const std::string& host_dir);
 Status WriteStopRequest(const std::string& host_dir, const StopRequest& request);
 Result<StopRequest> ReadStopRequest(const std::string& host_dir);
 
-// Writes <path>.tmp, then renames it to path.
-Status WriteFileAtomically(const std::string& path, const std::string& text);
-
-// Field 22 of /proc/<pid>/stat; nullopt if there is no such process or it already exited (a
-// zombie).
-std::optional<std::uint64_t> RunningStartTime(pid_t pid);
-// The same, zombies included.
-std::optional<std::uint64_t> StartTime(pid_t pid);
-// The process `pid` runs and is the one that started at `start_time`.
-bool SameProcessRunning(pid_t pid, std::uint64_t start_time);
-
 Timestamp EpochMillisNow();
-
-// A flat JSON object of string and integer values; the parser returns nullopt for anything else.
-std::string FlatJson(const std::map<std::string, std::string>& strings,
-                     const std::map<std::string, std::int64_t>& numbers);
-std::optional<std::map<std::string, std::string>> ParseFlatJson(const std::string& text);
 
 }  // namespace allot::exec

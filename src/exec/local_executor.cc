@@ -221,7 +221,10 @@ Status LocalExecutorImpl::Launch(const LaunchSpec& spec) {
     attempt.hosts.push_back(std::move(*host));
   }
   std::vector<HostProcess> processes;
-  for (const Host& h : attempt.hosts) processes.push_back(HostProcess{h.name, h.pid});
+  for (const Host& h : attempt.hosts) {
+    processes.push_back(
+        HostProcess{h.name, h.pid, h.start_time, h.child_pid, h.child_start_time});
+  }
   Register(std::move(attempt), std::move(processes));
   return Status::Ok();
 }
@@ -241,10 +244,12 @@ Status LocalExecutorImpl::Adopt(const AdoptSpec& spec) {
   attempt.job_dir = spec.job_dir;
   attempt.sync_dir = spec.checkpoint_sync_dir;
   bool any_dir = false;
+  std::set<std::string> identified;  // hosts whose supervisor.json names their processes
   for (int k = 1; k <= std::max(spec.instance_count, 1); ++k) {
     Result<Host> host = AdoptHost(spec.attempt_dir, k);
     any_dir = any_dir || host.ok();
     if (host.ok()) {
+      if (host->pid > 0) identified.insert(host->name);
       attempt.hosts.push_back(std::move(*host));
       continue;
     }
@@ -254,6 +259,10 @@ Status LocalExecutorImpl::Adopt(const AdoptSpec& spec) {
     missing.vanished = true;
     missing.exit_code = -SIGKILL;
     attempt.hosts.push_back(std::move(missing));
+  }
+  // The files are gone: what the server recorded is all that names the processes left behind.
+  for (const HostProcess& recorded : spec.recorded_hosts) {
+    if (identified.count(recorded.host) == 0) KillRecorded(recorded);
   }
   if (!any_dir) {
     return NotFound("attempt " + std::to_string(spec.attempt) + " of job " +

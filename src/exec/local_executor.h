@@ -27,6 +27,8 @@
 //
 // A host whose supervisor is gone without status.json "vanished": its job's group is SIGKILLed
 // if its leader still runs (pid and start time from supervisor.json) and the attempt fails.
+// Adopt() of a host whose directory or supervisor.json is gone kills its supervisor and job's
+// group by AdoptSpec::recorded_hosts, pid and start time verified (local_hosts.h KillRecorded).
 //
 // Detach() (and the destructor) stop both threads; pending callbacks are dropped, processes keep
 // running. Detach() may be called from a callback; the destructor must not run on the callback

@@ -16,6 +16,7 @@
 #include <system_error>
 #include <vector>
 
+#include "env/process.h"
 #include "exec/local_executor.h"
 #include "exec/spawn.h"
 
@@ -52,9 +53,36 @@ void Signal(const Host& host, int sig) {
   } else if (host.pidfd >= 0) {
     ::syscall(SYS_pidfd_send_signal, host.pidfd, sig, nullptr, 0U);
 #endif
-  } else if (SameProcessRunning(host.pid, host.start_time)) {
+  } else if (env::SameProcessRunning(host.pid, host.start_time)) {
     ::kill(host.pid, sig);
   }
+}
+
+// SIGKILLs the process group led by `leader` if the leader runs and started at `start_time`: a
+// group id is not recycled while its leader lives, so the group is the one recorded.
+void KillVerifiedGroup(pid_t leader, std::uint64_t start_time) {
+  if (leader > 1 && start_time != 0 && env::SameProcessRunning(leader, start_time)) {
+    ::kill(-leader, SIGKILL);
+  }
+}
+
+// SIGKILLs `pid` if it runs and started at `start_time`, through a pidfd opened before the check
+// where the kernel has them, so a pid recycled after the check is not signalled.
+void KillVerifiedProcess(pid_t pid, std::uint64_t start_time) {
+  if (pid <= 1 || start_time == 0) return;
+  const int pidfd = OpenPidfd(pid);
+  if (env::SameProcessRunning(pid, start_time)) {
+#ifdef SYS_pidfd_send_signal
+    if (pidfd >= 0) {
+      ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0U);
+    } else {
+      ::kill(pid, SIGKILL);
+    }
+#else
+    ::kill(pid, SIGKILL);
+#endif
+  }
+  if (pidfd >= 0) ::close(pidfd);
 }
 
 // The host is gone: its status, or vanished (then its job's group goes too).
@@ -68,9 +96,7 @@ void Finish(Host& host) {
   }
   host.vanished = true;
   host.exit_code = -SIGKILL;
-  if (host.child_pid > 0 && SameProcessRunning(host.child_pid, host.child_start_time)) {
-    ::kill(-host.child_pid, SIGKILL);
-  }
+  KillVerifiedGroup(host.child_pid, host.child_start_time);
 }
 
 void RemoveStaleFiles(const std::string& dir) {
@@ -178,12 +204,17 @@ Result<Host> AdoptHost(const std::string& attempt_dir, int index) {
     host.output_dir = record->output_dir;
     host.pidfd = OpenPidfd(host.pid);
     // Checked after the pidfd pinned the process: a recycled pid is not taken for it.
-    if (SameProcessRunning(host.pid, host.start_time)) return host;
+    if (env::SameProcessRunning(host.pid, host.start_time)) return host;
     // Gone; if it was this process's child (started before a Detach), its zombie goes too.
-    if (host.pidfd >= 0 && StartTime(host.pid) == host.start_time) ReapByPidfd(host.pidfd);
+    if (host.pidfd >= 0 && env::StartTime(host.pid) == host.start_time) ReapByPidfd(host.pidfd);
   }
   Finish(host);
   return host;
+}
+
+void KillRecorded(const HostProcess& recorded) {
+  KillVerifiedProcess(recorded.pid, recorded.start_time);
+  KillVerifiedGroup(recorded.child_pid, recorded.child_start_time);
 }
 
 bool CheckGone(Host& host) {
@@ -201,7 +232,7 @@ bool CheckGone(Host& host) {
     gone = ::poll(&exited, 1, 0) > 0;
     if (gone) ReapByPidfd(host.pidfd);
   } else {
-    gone = !SameProcessRunning(host.pid, host.start_time);
+    gone = !env::SameProcessRunning(host.pid, host.start_time);
   }
   if (gone) Finish(host);
   return gone;

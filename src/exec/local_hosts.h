@@ -39,6 +39,11 @@ Result<Host> StartHost(const LaunchSpec& spec, int index, const LayoutOptions& l
 // (status.json) or vanished. NotFound if its directory does not exist.
 Result<Host> AdoptHost(const std::string& attempt_dir, int index);
 
+// What is left of a host whose directory or supervisor.json is gone, by the identities the server
+// recorded at launch: SIGKILLs the supervisor and the job's process group (through its leader),
+// each only while its pid runs with the recorded start time. Unverified pids are not signalled.
+void KillRecorded(const HostProcess& recorded);
+
 // True once the host is gone; then running is false and exit_code (or vanished) is set, the
 // supervisor reaped if it was a child, and the pidfd closed.
 bool CheckGone(Host& host);

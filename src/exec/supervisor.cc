@@ -16,8 +16,11 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
+#include "env/files.h"
+#include "env/process.h"
 #include "exec/host_files.h"
 #include "exec/spawn.h"
 
@@ -27,6 +30,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr Duration kDefaultGraceMs = Seconds(120);
+// Retries of a status.json that could not be written: 50 ms, doubling up to 2 s.
+constexpr std::chrono::milliseconds kFirstRetry{50};
+constexpr std::chrono::milliseconds kLastRetry{2000};
 
 struct Args {
   std::string dir;
@@ -167,7 +173,7 @@ class Supervision {
       std::error_code error;
       std::filesystem::create_directories(args_.output_dir, error);
       const Status written =
-          WriteFileAtomically(args_.output_dir + "/" + kStopReasonFile, stop.reason);
+          env::WriteFileAtomically(args_.output_dir + "/" + kStopReasonFile, stop.reason);
       if (!written.ok()) std::fprintf(stderr, "allot supervisor: %s\n", written.message().c_str());
       reason_written_ = true;
     }
@@ -191,6 +197,29 @@ class Supervision {
   bool kill_sent_ = false;
   std::optional<Clock::time_point> deadline_;
 };
+
+// Writes status.json, retrying while it cannot be written (a full disk): the status is kept in
+// memory until it is on disk, so the executor never finds this supervisor gone without one. Says
+// so once on stderr. Gives up (returns 1) only when the host's directory is gone; returns 0 once
+// written.
+int RecordStatus(const std::string& dir, const HostStatus& status) {
+  std::chrono::milliseconds backoff = kFirstRetry;
+  bool said = false;
+  while (true) {
+    const Status written = WriteHostStatus(dir, status);
+    if (written.ok()) return 0;
+    std::error_code error;
+    const bool dir_gone = !std::filesystem::is_directory(dir, error);
+    if (!said || dir_gone) {
+      std::fprintf(stderr, "allot supervisor: %s%s\n", written.message().c_str(),
+                   dir_gone ? "; the host directory is gone, giving up" : "; retrying");
+      said = true;
+    }
+    if (dir_gone) return 1;
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, kLastRetry);
+  }
+}
 
 }  // namespace
 
@@ -221,9 +250,9 @@ int SuperviseMain(int argc, char** argv) {
   }
   SupervisorRecord record;
   record.pid = ::getpid();
-  record.start_time = RunningStartTime(record.pid).value_or(0);
+  record.start_time = env::RunningStartTime(record.pid).value_or(0);
   record.child_pid = *child;
-  record.child_start_time = RunningStartTime(*child).value_or(0);  // 0: it already exited
+  record.child_start_time = env::RunningStartTime(*child).value_or(0);  // 0: it already exited
   record.output_dir = args->output_dir;
   const Status recorded = WriteSupervisorRecord(args->dir, record);
   if (!recorded.ok()) std::fprintf(stderr, "allot supervisor: %s\n", recorded.message().c_str());
@@ -236,13 +265,7 @@ int SuperviseMain(int argc, char** argv) {
     return 1;
   }
   const int exit_code = Supervision(*args, *child).Run();
-  const Status written = WriteHostStatus(args->dir, HostStatus{exit_code, started_at,
-                                                               EpochMillisNow()});
-  if (!written.ok()) {
-    std::fprintf(stderr, "allot supervisor: %s\n", written.message().c_str());
-    return 1;
-  }
-  return 0;
+  return RecordStatus(args->dir, HostStatus{exit_code, started_at, EpochMillisNow()});
 }
 
 }  // namespace allot::exec

@@ -21,8 +21,11 @@
 // leader: bwrap would die of it and take the job along (--die-with-parent); the SIGKILL goes to all.
 //
 // When the command exits, whatever is left in its group is SIGKILLed, <host_dir>/status.json is
-// written and the supervisor exits 0 (1 if status.json could not be written, 2 for bad
-// arguments, 127 if the command could not be started). SIGHUP and SIGPIPE are ignored.
+// written and the supervisor exits 0. While status.json cannot be written (a full disk) the
+// supervisor keeps the status in memory and retries (50 ms, doubling up to 2 s; said once on
+// stderr), so it never exits without one; it gives up with 1 only once <host_dir> is gone. Other
+// exits: 1 if supervisor.json could not be written, 2 for bad arguments, 127 if the command could
+// not be started. SIGHUP and SIGPIPE are ignored.
 
 namespace allot::exec {
 

@@ -6,16 +6,22 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
+#include "env/process.h"
 #include "exec/host_files.h"
 #include "exec/local_executor.h"
 #include "exec/spawn.h"
@@ -36,15 +42,43 @@ using testing::WriteFile;
 // ---------------------------------------------------------------------------------------------
 // The files.
 
-TEST(HostFiles, FlatJsonRoundTrips) {
-  const std::string json = FlatJson({{"reason", "a \"quoted\"\nline"}}, {{"grace_ms", -5}});
-  const auto fields = ParseFlatJson(json);
-  ASSERT_TRUE(fields.has_value()) << json;
-  EXPECT_EQ(fields->at("reason"), "a \"quoted\"\nline");
-  EXPECT_EQ(fields->at("grace_ms"), "-5");
-  EXPECT_FALSE(ParseFlatJson("{\"a\":").has_value());
-  EXPECT_FALSE(ParseFlatJson("{\"a\":1} x").has_value());
-  EXPECT_TRUE(ParseFlatJson(" { } ").has_value());
+TEST(HostFiles, StringsRoundTripAndOldFilesStillRead) {
+  ScratchDir dir;
+  ASSERT_TRUE(WriteStopRequest(dir.path(), {"a \"quoted\"\nline", -5}).ok());
+  const auto stop = ReadStopRequest(dir.path());
+  ASSERT_TRUE(stop.ok()) << stop.status().message();
+  EXPECT_EQ(stop->reason, "a \"quoted\"\nline");
+  EXPECT_EQ(stop->grace_ms, -5);
+  // As the hand-written writer wrote them: strings first, then numbers.
+  WriteFile(dir.path() + "/supervisor.json",
+            "{\"output_dir\":\"/o\\\"ut\",\"child_pid\":56,\"child_start_time\":78,"
+            "\"pid\":12,\"start_time\":34}\n");
+  const auto record = ReadSupervisorRecord(dir.path());
+  ASSERT_TRUE(record.ok()) << record.status().message();
+  EXPECT_EQ(record->pid, 12);
+  EXPECT_EQ(record->child_start_time, 78U);
+  EXPECT_EQ(record->output_dir, "/o\"ut");
+  WriteFile(dir.path() + "/status.json", "{\"ended_at\":2,\"exit_code\":0,\"started_at\":1}\n");
+  EXPECT_EQ(ReadHostStatus(dir.path())->ended_at, 2);
+}
+
+TEST(HostFiles, MalformedFilesAreErrorsNotExceptions) {
+  ScratchDir dir;
+  const std::string kMalformed[] = {
+      "", "{", "[1,2]", "null", "{\"a\":1} x", "\xff\xfe{}", "{\"pid\":\"12\"}",
+      "{\"exit_code\":1.5,\"pid\":1e999,\"reason\":7,\"grace_ms\":\"1\"}",
+      "{\"exit_code\":99999999999,\"pid\":-3,\"start_time\":-1,\"grace_ms\":true}",
+      std::string(100000, '[') + std::string(100000, ']')};
+  for (const std::string& text : kMalformed) {
+    SCOPED_TRACE(text.substr(0, 40));
+    for (const char* name : {"supervisor.json", "status.json", "stop.json"}) {
+      WriteFile(dir.path() + "/" + name, text);
+    }
+    EXPECT_EQ(ReadSupervisorRecord(dir.path()).status().code(), StatusCode::kInternal);
+    EXPECT_EQ(ReadHostStatus(dir.path()).status().code(), StatusCode::kInternal);
+    EXPECT_EQ(ReadStopRequest(dir.path()).status().code(), StatusCode::kInternal);
+  }
+  EXPECT_EQ(ReadHostStatus(dir.path() + "/none").status().code(), StatusCode::kNotFound);
 }
 
 TEST(HostFiles, RecordsRoundTripAndStopWords) {
@@ -66,13 +100,6 @@ TEST(HostFiles, RecordsRoundTripAndStopWords) {
   EXPECT_EQ(StopReasonWord(model::StopKind::kTermination), "termination");
   EXPECT_EQ(StopReasonWord(model::StopKind::kTimeout), "timeout");
   EXPECT_FALSE(ReadHostStatus(dir.path() + "/none").ok());
-}
-
-TEST(HostFiles, StartTimesTellProcessesApart) {
-  const auto mine = RunningStartTime(::getpid());
-  ASSERT_TRUE(mine.has_value());
-  EXPECT_TRUE(SameProcessRunning(::getpid(), *mine));
-  EXPECT_FALSE(SameProcessRunning(::getpid(), *mine + 1));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,9 +198,9 @@ class SupervisedTest : public ::testing::Test {
   std::string Host(const std::string& attempt, int k = 1) const {
     return Dir(attempt) + "/algo-" + std::to_string(k);
   }
-  static AdoptSpec AdoptOf(const LaunchSpec& spec) {
-    return AdoptSpec{spec.job, spec.attempt, spec.attempt_dir, spec.instance_count, spec.job_dir,
-                     spec.checkpoint_sync_dir};
+  static AdoptSpec AdoptOf(const LaunchSpec& spec, std::vector<HostProcess> recorded = {}) {
+    return AdoptSpec{spec.job,     spec.attempt,           spec.attempt_dir, spec.instance_count,
+                     spec.job_dir, spec.checkpoint_sync_dir, std::move(recorded)};
   }
 
   ScratchDir scratch_;
@@ -290,7 +317,7 @@ TEST_F(SupervisedTest, AdoptChecksTheStartTimeNotThePidAlone) {
   // supervisor.json names a live process (this test) that started at another time.
   const std::string host = Host("a");
   ASSERT_TRUE(std::filesystem::create_directories(host));
-  const std::uint64_t mine = RunningStartTime(::getpid()).value_or(0);
+  const std::uint64_t mine = env::RunningStartTime(::getpid()).value_or(0);
   ASSERT_TRUE(WriteSupervisorRecord(host, {::getpid(), mine + 7, ::getpid(), mine + 7, ""}).ok());
   auto executor = New(a_);
   ASSERT_TRUE(executor->Adopt(AdoptSpec{6, 1, Dir("a"), 1, "", ""}).ok());
@@ -337,6 +364,168 @@ TEST_F(SupervisedTest, CheckpointsWrittenByTheJobAreReported) {
   WriteFile(go, "");
   ASSERT_TRUE(a_.WaitEnded(9, 1).has_value());
   EXPECT_EQ(a_.log().back(), "ended 9/1");
+}
+
+// ---------------------------------------------------------------------------------------------
+// An exit status that cannot be written at once (issue 9, item 5).
+
+// A tmpfs of 1 MiB mounted at `dir` (and lazily unmounted when the object goes); mounted() is
+// false where mounting is not allowed.
+class SmallDisk {
+ public:
+  explicit SmallDisk(const std::string& dir) : dir_(dir) {
+    std::error_code error;
+    std::filesystem::create_directories(dir, error);
+    mounted_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=1m") == 0;
+  }
+  ~SmallDisk() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  SmallDisk(const SmallDisk&) = delete;
+  SmallDisk& operator=(const SmallDisk&) = delete;
+  bool mounted() const { return mounted_; }
+
+  // Writes <dir>/filler until the disk is full; Free() removes it.
+  void Fill() {
+    const std::string block(64 * 1024, 'x');
+    std::FILE* out = std::fopen(Filler().c_str(), "w");
+    if (out == nullptr) return;
+    while (std::fwrite(block.data(), 1, block.size(), out) == block.size() &&
+           std::fflush(out) == 0) {
+    }
+    std::fclose(out);
+  }
+  void Free() {
+    std::error_code error;
+    std::filesystem::remove(Filler(), error);
+  }
+
+ private:
+  std::string Filler() const { return dir_ + "/filler"; }
+
+  std::string dir_;
+  bool mounted_ = false;
+};
+
+// "echo ready", then waits for `go` and exits 0.
+std::string ExitZeroOn(const std::string& go) {
+  return "echo ready; until [ -e " + go + " ]; do sleep 0.05; done; exit 0";
+}
+
+TEST_F(SupervisedTest, AnExitStatusWrittenOnAFullDiskArrivesWhenTheDiskFrees) {
+  SmallDisk disk(Dir("disk"));
+  if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (see the next test)";
+  auto executor = New(a_);
+  const LaunchSpec spec = ShellSpec(11, 1, ExitZeroOn(Dir("go")), 1, Dir("disk") + "/a");
+  const std::string host = spec.attempt_dir + "/algo-1";
+  ASSERT_TRUE(executor->Launch(spec).ok());
+  ASSERT_TRUE(WaitForFileContaining(host + "/stdout", "ready"));
+  const pid_t job = JobPid(host);
+  ASSERT_GT(job, 0);
+  disk.Fill();
+  WriteFile(Dir("go"), "");
+  ASSERT_TRUE(WaitUntilGone(job));
+  // The job exited 0 but status.json cannot be written: the supervisor keeps it and retries.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(a_.ended().empty());
+  EXPECT_FALSE(std::filesystem::exists(host + "/status.json"));
+  disk.Free();
+  const auto exit = a_.WaitEnded(11, 1);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_TRUE(exit->succeeded) << exit->reason;
+  EXPECT_EQ(exit->exit_codes, (std::vector<int>{0}));
+}
+
+TEST_F(SupervisedTest, AnExitStatusThatCannotBeWrittenIsRetriedNotLost) {
+  // Where no tmpfs can be mounted: a non-empty directory named status.json makes the rename fail.
+  auto executor = New(a_);
+  const LaunchSpec spec = ShellSpec(12, 1, ExitZeroOn(Dir("go")), 1, Dir("a"));
+  ASSERT_TRUE(executor->Launch(spec).ok());
+  ASSERT_TRUE(WaitForFileContaining(Host("a") + "/stdout", "ready"));
+  const pid_t job = JobPid(Host("a"));
+  ASSERT_GT(job, 0);
+  ASSERT_TRUE(std::filesystem::create_directories(Host("a") + "/status.json/blocker"));
+  WriteFile(Dir("go"), "");
+  ASSERT_TRUE(WaitUntilGone(job));
+  ASSERT_TRUE(WaitForFileContaining(Host("a") + "/stderr", "retrying"));
+  EXPECT_TRUE(a_.ended().empty());
+  std::filesystem::remove_all(Host("a") + "/status.json");
+  const auto exit = a_.WaitEnded(12, 1);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_TRUE(exit->succeeded) << exit->reason;
+  EXPECT_EQ(ReadHostStatus(Host("a"))->exit_code, 0);
+  const std::string stderr_text = ReadFile(Host("a") + "/stderr");
+  EXPECT_EQ(stderr_text.find("retrying"), stderr_text.rfind("retrying"));  // said once
+}
+
+// ---------------------------------------------------------------------------------------------
+// Adopting an attempt whose files are gone (issue 9, items 6 and 7).
+
+TEST_F(SupervisedTest, ARecordedPidThatStartedAtAnotherTimeIsNeverSignalled) {
+  // An unrelated process group now holds the pids the server recorded for the attempt.
+  SpawnRequest request;
+  request.argv = {"/bin/sleep", "60"};
+  request.environment = CurrentEnvironment();
+  const Result<pid_t> stranger = SpawnProcess(request);
+  ASSERT_TRUE(stranger.ok()) << stranger.status().message();
+  const std::uint64_t start = env::RunningStartTime(*stranger).value_or(0);
+  ASSERT_GT(start, 0U);
+  const HostProcess recorded{"algo-1", *stranger, start + 1, *stranger, start + 1};
+  auto executor = New(a_);
+  // The attempt's directory is gone ...
+  EXPECT_EQ(executor->Adopt(AdoptSpec{13, 1, Dir("gone"), 1, "", "", {recorded}}).code(),
+            StatusCode::kNotFound);
+  // ... or its host's supervisor.json is.
+  ASSERT_TRUE(std::filesystem::create_directories(Host("b")));
+  ASSERT_TRUE(executor->Adopt(AdoptSpec{13, 2, Dir("b"), 1, "", "", {recorded}}).ok());
+  const auto exit = a_.WaitEnded(13, 2);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->reason, HostVanishedReason("algo-1"));
+  EXPECT_TRUE(env::SameProcessRunning(*stranger, start));
+  ::kill(-*stranger, SIGKILL);
+  int wstatus = 0;
+  ASSERT_EQ(::waitpid(*stranger, &wstatus, 0), *stranger);
+  EXPECT_TRUE(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL);  // it ran until now
+}
+
+TEST_F(SupervisedTest, ARemovedAttemptsTrainingProcessesAreKilledByTheirRecordedIdentity) {
+  // --no-sandbox: nothing ties the training process to its supervisor but the group it leads.
+  auto first = New(a_);
+  const LaunchSpec spec =
+      ShellSpec(14, 1, "sleep 60 & echo child=$!; echo ready; wait", 2, Dir("a"));
+  ASSERT_TRUE(first->Launch(spec).ok());
+  const auto started = a_.WaitStarted(14, 1);
+  ASSERT_TRUE(started.has_value());
+  std::vector<pid_t> training;
+  for (int k = 1; k <= 2; ++k) {
+    ASSERT_TRUE(WaitForFileContaining(Host("a", k) + "/stdout", "ready"));
+    const HostProcess& h = started->hosts[static_cast<std::size_t>(k - 1)];
+    EXPECT_EQ(h.child_pid, JobPid(Host("a", k)));
+    EXPECT_EQ(h.start_time, env::RunningStartTime(h.pid));
+    EXPECT_EQ(h.child_start_time, env::RunningStartTime(h.child_pid));
+    training.push_back(h.child_pid);
+    const auto child = testing::FindNumber(ReadFile(Host("a", k) + "/stdout"), "child");
+    ASSERT_TRUE(child.has_value());
+    training.push_back(static_cast<pid_t>(*child));
+  }
+  first->Detach();
+  first.reset();
+  std::filesystem::remove_all(Dir("a"));  // while no server ran
+
+  auto second = New(b_);
+  EXPECT_EQ(second->Adopt(AdoptOf(spec, started->hosts)).code(), StatusCode::kNotFound);
+  for (const pid_t pid : training) EXPECT_TRUE(WaitUntilGone(pid)) << pid;
+  for (const HostProcess& host : started->hosts) {  // this test's children
+    if (!WaitUntilGone(host.pid)) {
+      ADD_FAILURE() << "supervisor " << host.pid << " still runs";
+      ::kill(-host.child_pid, SIGKILL);
+      ::kill(host.pid, SIGKILL);
+    }
+    int wstatus = 0;
+    ASSERT_EQ(::waitpid(host.pid, &wstatus, 0), host.pid);
+    EXPECT_TRUE(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL) << wstatus;
+  }
+  EXPECT_TRUE(b_.log().empty());
 }
 
 TEST_F(SupervisedTest, ASandboxedJobReadsTheStopReasonUnderOptMl) {
