@@ -12,6 +12,8 @@
 #include <optional>
 #include <vector>
 
+#include "env/files.h"
+
 namespace allot::api {
 namespace {
 
@@ -98,18 +100,6 @@ Status MakeParents(const std::string& path) {
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
       return Internal(Errno("cannot create folder", dir));
     }
-  }
-  return Status::Ok();
-}
-
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Internal(Errno("cannot write", path));
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
   }
   return Status::Ok();
 }
@@ -212,18 +202,7 @@ Status WriteSharedCredentialsFile(const std::string& path, const Credentials& cr
   contents.append("aws_secret_access_key = ").append(creds.secret_access_key).append("\n");
 
   ALLOT_RETURN_IF_ERROR(MakeParents(path));
-  std::string tmp = path + ".tmp.XXXXXX";
-  int fd = ::mkstemp(tmp.data());  // creates the file with mode 0600
-  if (fd < 0) return Internal(Errno("cannot create", tmp));
-  Status status = Status::Ok();
-  if (::fchmod(fd, S_IRUSR | S_IWUSR) != 0) status = Internal(Errno("cannot chmod", tmp));
-  if (status.ok()) status = WriteAll(fd, contents, tmp);
-  if (status.ok() && ::fsync(fd) != 0) status = Internal(Errno("cannot sync", tmp));
-  if (::close(fd) != 0 && status.ok()) status = Internal(Errno("cannot close", tmp));
-  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    status = Internal(Errno("cannot rename to", path));
-  }
-  if (!status.ok()) ::unlink(tmp.c_str());
+  Status status = env::WriteFileAtomically(path, contents, S_IRUSR | S_IWUSR);
   OPENSSL_cleanse(contents.data(), contents.size());
   return status;
 }

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "env/files.h"
 extern "C" char** environ;  // NOLINT(readability-redundant-declaration)
 
 namespace allot::exec {
@@ -380,25 +381,6 @@ Status MakeDirs(const fs::path& dir) {
   if (ec) return Internal("cannot create directory '" + dir.string() + "': " + ErrorText(ec));
   if (!fs::is_directory(dir, ec)) {
     return Internal("'" + dir.string() + "' exists and is not a directory");
-  }
-  return Status::Ok();
-}
-
-// Writes the file whole (through a temporary name, then rename).
-Status WriteFileAtomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp =
-      path.parent_path() / (std::string(kPartialPrefix) + path.filename().string());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) return Internal("cannot write '" + tmp.string() + "'");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return Internal("cannot write '" + path.string() + "'");
   }
   return Status::Ok();
 }
@@ -785,25 +767,22 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
     checkpoint_config.emplace_back("S3Uri", JsonString("file://" + sync.string()));
   }
   const std::string checkpoint_json = JsonObject(checkpoint_config);
-  ALLOT_RETURN_IF_ERROR(WriteFileAtomically(config / "hyperparameters.json", hyperparameters_json));
-  ALLOT_RETURN_IF_ERROR(WriteFileAtomically(config / "resourceconfig.json", resource_json));
-  ALLOT_RETURN_IF_ERROR(WriteFileAtomically(config / "inputdataconfig.json", data_config_json));
-  ALLOT_RETURN_IF_ERROR(WriteFileAtomically(config / "checkpointconfig.json", checkpoint_json));
+  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "hyperparameters.json", hyperparameters_json));
+  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "resourceconfig.json", resource_json));
+  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "inputdataconfig.json", data_config_json));
+  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "checkpointconfig.json", checkpoint_json));
 
   // /etc/hosts for the sandbox: the machine's, plus algo-1..N on the loopback interface.
   fs::path hosts_file;
   if (sandboxed && fs::is_regular_file("/etc/hosts", ec)) {
-    std::string text;
-    {
-      std::ifstream in("/etc/hosts", std::ios::binary);
-      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
+    Result<std::string> machine_hosts = env::ReadFile("/etc/hosts");
+    std::string text = machine_hosts.ok() ? *machine_hosts : "";
     if (!text.empty() && text.back() != '\n') text += '\n';
     text += "127.0.0.1";
     for (const auto& h : hosts) text += " " + h;
     text += "\n";
     hosts_file = host_dir / "etc-hosts";
-    ALLOT_RETURN_IF_ERROR(WriteFileAtomically(hosts_file, text));
+    ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(hosts_file, text));
   }
 
   // The environment, with the host's slot of the host map if it has one.
