@@ -521,8 +521,28 @@ Status Sign(HttpRequest& req, const Credentials& creds, std::string_view region,
   return Status::Ok();
 }
 
-VerifyResult Verify(const HttpRequestView& req, const KeyLookup& lookup, Timestamp now,
-                    Duration max_skew, std::string_view service) {
+namespace {
+
+// Refusals echo wire bytes (the Authorization header, dates, the canonical request) and the server
+// writes them into a JSON body, so every byte outside printable ASCII, newlines aside, is written
+// as \xNN: the message is always valid UTF-8 and shows the caller exactly what was received.
+std::string PrintableAscii(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (ch == '\n' || (c >= 0x20 && c < 0x7f)) {
+      out.push_back(ch);
+    } else {
+      out.append("\\x").push_back(kHexDigitsUpper[c >> 4]);
+      out.push_back(kHexDigitsUpper[c & 0xF]);
+    }
+  }
+  return out;
+}
+
+VerifyResult VerifyUnescaped(const HttpRequestView& req, const KeyLookup& lookup, Timestamp now,
+                             Duration max_skew, std::string_view service) {
   std::optional<std::string> auth_header = FindHeader(req, "authorization");
   if (!auth_header) {
     return AuthError{403, "MissingAuthenticationTokenException", "Missing Authentication Token"};
@@ -674,6 +694,17 @@ VerifyResult Verify(const HttpRequestView& req, const KeyLookup& lookup, Timesta
                         .service = std::string(scope[3]),
                         .amz_date = *amz_date,
                         .request_time = *request_time};
+}
+
+}  // namespace
+
+VerifyResult Verify(const HttpRequestView& req, const KeyLookup& lookup, Timestamp now,
+                    Duration max_skew, std::string_view service) {
+  VerifyResult result = VerifyUnescaped(req, lookup, now, max_skew, service);
+  if (result.ok()) return result;
+  AuthError error = result.error();
+  error.message = PrintableAscii(error.message);
+  return error;
 }
 
 }  // namespace allot::api

@@ -116,6 +116,8 @@ Status Sign(HttpRequest& req, const Credentials& creds, std::string_view region,
 //   IncompleteSignatureException        400  Authorization present but malformed or incomplete
 //   UnrecognizedClientException         403  unknown access key id
 //   InvalidSignatureException           403  wrong signature, bad scope, clock skew, body hash
+// The message echoes what was received as AWS does, with every byte outside printable ASCII
+// (newlines aside) written as \xNN, so it is always valid UTF-8.
 struct AuthError {
   int http_status = 403;
   std::string error_code;

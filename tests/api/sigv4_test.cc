@@ -462,6 +462,30 @@ TEST(SigV4Verify, TamperedSignedHeaderPathQueryOrMethod) {
   }
 }
 
+TEST(SigV4Verify, WireBytesEchoedInRefusalsArePrintableAscii) {
+  // The server writes the message into a JSON body: raw bytes that are not UTF-8 would make that
+  // fail (found by fuzz/sigv4_fuzz.cc: a region of 0xFF bytes echoed in the string to sign).
+  HttpRequest req = SignedBatchRequest();
+  for (auto& [name, value] : req.headers) {
+    if (name == "Authorization") value.replace(value.find("us-west-2"), 9, "us-\xff\x01\tz");
+  }
+  VerifyResult mismatch = Verify(req, kExampleKeys, kExampleTime);
+  ExpectError(mismatch, 403, "InvalidSignatureException", kMismatch);
+  EXPECT_NE(mismatch.error().message.find("us-\\xFF\\x01\\x09z"), std::string::npos)
+      << mismatch.error().message;
+
+  HttpRequest bad_algorithm = SignedBatchRequest();
+  bad_algorithm.headers.back().second = "\xc3\x28 Credential=x";  // Sign appends Authorization last
+  VerifyResult garbled = Verify(bad_algorithm, kExampleKeys, kExampleTime);
+  ExpectError(garbled, 400, "IncompleteSignatureException",
+              "Unsupported AWS 'algorithm': '\\xC3('");
+  for (const VerifyResult* r : {&mismatch, &garbled}) {
+    for (char c : r->error().message) {
+      EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << static_cast<int>(c);
+    }
+  }
+}
+
 TEST(SigV4Verify, MissingSignedHeader) {
   HttpRequest req = SignedBatchRequest();
   std::erase_if(req.headers, [](const auto& h) { return h.first == "amz-sdk-invocation-id"; });
