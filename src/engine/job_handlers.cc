@@ -205,6 +205,7 @@ void RestoreRunning(EngineState& st, Job& job, const model::RestoreJob::Running&
     job.stop_rule = r.stop_rule;
     ++q.stopping_jobs;
     if (r.stop_kind != model::StopKind::kPreemption) st.final_reasons[job.id] = reason;
+    if (r.stop_kind == model::StopKind::kPreemption && WillRequeue(job)) AddRequeuing(st, job);
   } else {
     AddUsage(q, kProjected, job.share, shape, +1);
     AddCandidate(st, job);
@@ -240,9 +241,11 @@ Status Handle(EngineState& st, const model::UpdateJobPriority& e) {
   const bool candidate = model::IsDispatched(job->status) && !job->stopping;
   if (waiting) RemoveWaiting(st, *job);
   if (candidate) RemoveCandidate(st, *job);
+  const bool requeuing = job->stopping && RemoveRequeuing(st, *job);
   job->priority = e.priority;
   if (waiting) AddWaiting(st, *job);
   if (candidate) AddCandidate(st, *job);
+  if (requeuing) AddRequeuing(st, *job);
   st.dirty.insert(job->queue);
   return Status::Ok();
 }
@@ -296,6 +299,7 @@ Status Handle(EngineState& st, const model::AttemptEnded& e) {
   const std::uint32_t queue = job->queue;
   st.dirty.insert(queue);
   if (job->stopping) {
+    RemoveRequeuing(st, *job);
     job->stopping = false;
     --q.stopping_jobs;
     const model::JobId id = job->id;

@@ -69,4 +69,17 @@ void RemoveCandidate(EngineState& st, const Job& job) {
   if (empty) s.held_by_priority.erase(it);
 }
 
+bool WillRequeue(const Job& job) {
+  return job.preemption_retries < 0 || job.preemptions < job.preemption_retries;
+}
+
+void AddRequeuing(EngineState& st, const Job& job) {
+  ALLOT_CHECK(job.stopping && job.stop_kind == model::StopKind::kPreemption && WillRequeue(job));
+  ALLOT_CHECK(st.ShareOf(job).requeuing.insert(WaitKeyOf(job)).second);
+}
+
+bool RemoveRequeuing(EngineState& st, const Job& job) {
+  return st.ShareOf(job).requeuing.erase(WaitKeyOf(job)) == 1;
+}
+
 }  // namespace allot::engine::internal

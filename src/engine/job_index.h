@@ -15,4 +15,12 @@ void RemoveWaiting(EngineState& st, const Job& job);
 void AddCandidate(EngineState& st, const Job& job);
 void RemoveCandidate(EngineState& st, const Job& job);
 
+// Whether a job stopping for a preemption returns to RUNNABLE when its attempt ends (its
+// preemptionRetriesBeforeTermination allows one more preemption).
+bool WillRequeue(const Job& job);
+// The share's set of preempted jobs still stopping that will be requeued. Add REQUIRES: the
+// job is stopping for a preemption and WillRequeue. Remove returns whether it was there.
+void AddRequeuing(EngineState& st, const Job& job);
+bool RemoveRequeuing(EngineState& st, const Job& job);
+
 }  // namespace allot::engine::internal

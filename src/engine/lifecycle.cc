@@ -114,6 +114,7 @@ void BeginStop(EngineState& st, Job& job, model::StopKind kind, std::string reas
   job.stop_kind = kind;
   st.out->push_back(model::Stop{job.id, job.attempt, kind, reason});
   if (kind == model::StopKind::kPreemption) {
+    if (WillRequeue(job)) AddRequeuing(st, job);
     SetStatus(st, job, job.status, std::string(model::kPreemptionInProgress) + reason);
   } else {
     st.final_reasons[job.id] = std::move(reason);
@@ -146,6 +147,7 @@ void TerminateLiveJob(EngineState& st, Job& job, std::string reason) {
     if (!job.stopping) {
       BeginStop(st, job, model::StopKind::kTermination, std::move(reason), false);
     } else {
+      RemoveRequeuing(st, job);
       job.stop_kind = model::StopKind::kTermination;  // a preemption becomes final
       st.final_reasons[job.id] = std::move(reason);
     }

@@ -78,10 +78,24 @@ std::vector<std::uint32_t> StarvedOrder(const QueueState& q, Filter filter) {
   return order;
 }
 
+// Whether a preempted job of share `i` that is still stopping and will be requeued comes
+// before `head` in waiting order and would fit the projected view in `mode` (where stopping
+// jobs are already gone). Such a job keeps its place: `head` may not take the capacity before
+// it has been requeued, whatever order the victims' processes exit in.
+bool HeldBehindRequeuing(const EngineState& st, const QueueState& q, std::uint32_t i,
+                         const WaitKey& head, FitMode mode) {
+  WaitOrder before;
+  for (const WaitKey& k : q.shares[i]->requeuing) {
+    if (!before(k, head)) return false;
+    if (Fits(q, kProjected, i, st.ShapeOf(*st.FindJob(k.id)), mode)) return true;
+  }
+  return false;
+}
+
 // The best waiting job of share `i` (first in waiting order among the heads of its shape sets)
-// for which `accept(shape)` holds.
+// for which `accept(shape)` holds, unless a requeuing job ahead of it would fit in `mode`.
 template <typename Accept>
-Job* BestHead(EngineState& st, QueueState& q, std::uint32_t i, Accept accept) {
+Job* BestHead(EngineState& st, QueueState& q, std::uint32_t i, FitMode mode, Accept accept) {
   const WaitKey* best = nullptr;
   WaitOrder before;
   for (const auto& [shape, set] : q.shares[i]->waiting) {
@@ -89,7 +103,8 @@ Job* BestHead(EngineState& st, QueueState& q, std::uint32_t i, Accept accept) {
     if (best != nullptr && !before(head, *best)) continue;
     if (accept(q.shapes[shape])) best = &head;
   }
-  return best == nullptr ? nullptr : st.FindJob(best->id);
+  if (best == nullptr || HeldBehindRequeuing(st, q, i, *best, mode)) return nullptr;
+  return st.FindJob(best->id);
 }
 
 // Heads of share `i`'s shape sets for which `accept(shape)` holds, in waiting order.
@@ -153,7 +168,7 @@ bool DispatchNominees(EngineState& st, QueueState& q) {
 bool WithinQuotaStep(EngineState& st, QueueState& q, const std::vector<std::uint32_t>& order) {
   if (!PoolHasRoom(q)) return false;
   for (std::uint32_t i : order) {
-    Job* job = BestHead(st, q, i, [&](const Shape& shape) {
+    Job* job = BestHead(st, q, i, FitMode::kWithinQuota, [&](const Shape& shape) {
       return FitsNow(q, i, shape, FitMode::kWithinQuota);
     });
     if (job != nullptr) {
@@ -224,7 +239,7 @@ bool BorrowStep(EngineState& st, QueueState& q) {
   for (std::uint32_t i = 0; i < q.shares.size(); ++i) {
     const ShareState* s = q.shares[i].get();
     if (!s || s->deleting || !s->borrows() || s->waiting.empty()) continue;
-    Job* job = BestHead(st, q, i, [&](const Shape& shape) {
+    Job* job = BestHead(st, q, i, FitMode::kBorrow, [&](const Shape& shape) {
       return FitsNow(q, i, shape, FitMode::kBorrow);
     });
     if (job == nullptr) continue;

@@ -82,6 +82,9 @@ struct ShareState {
   std::int64_t dispatched_jobs = 0;
   std::int64_t live_jobs = 0;                // waiting, nominated or dispatched
   std::map<std::int64_t, RunSet> running;    // victim candidates by instance count
+  // Preempted jobs still stopping that will be requeued, in waiting order: they keep their
+  // place, so jobs behind them do not take what they would take (docs/design/engine.md).
+  WaitSet requeuing;
   // Held capacity of victim candidates by priority, for a quick in-share feasibility test.
   std::map<std::int32_t, std::vector<std::int64_t>> held_by_priority;
 

@@ -67,22 +67,33 @@ class CandidateStream {
   std::vector<Cursor> cursors_;
 };
 
+// What the victims taken so far must achieve (docs/design/engine.md, Victims).
+enum class Target : std::uint8_t {
+  kQuota,          // U' + N <= L
+  kFitWithinQuota, // fits the projected view within quota
+  kFitBorrowing,   // fits the projected view by borrowing (in-share in a LEND_AND_BORROW share)
+};
+
+FitMode ModeOf(Target t) {
+  return t == Target::kFitBorrowing ? FitMode::kBorrow : FitMode::kWithinQuota;
+}
+
 class Search {
  public:
   Search(EngineState& st, QueueState& q, const Job& preemptor)
       : st_(st), q_(q), p_(preemptor), shape_(q.shapes[preemptor.shape]) {}
 
   bool Run(bool in_share, std::vector<VictimChoice>* out) {
-    if (in_share) TakeInShare(/*for_quota=*/true);
+    const bool borrows = q_.shares[p_.share]->borrows();
+    if (in_share && borrows && RunBorrowing(out)) return true;
+    if (in_share) TakeInShare(Target::kQuota);
     if (WithinQuota(q_, p_.share, shape_)) {
       TakeReclaim();
-      if (in_share) TakeInShare(/*for_quota=*/false);
+      if (in_share) TakeInShare(Target::kFitWithinQuota);
     }
-    if (!Fits(q_, kProjected, p_.share, shape_, FitMode::kWithinQuota)) {
-      for (const VictimChoice& v : taken_) Restore(v);
-      return false;
-    }
-    FillBack();
+    if (!Done(Target::kFitWithinQuota)) return GiveUp();
+    FillBack(Target::kFitWithinQuota);
+    if (in_share && borrows && AVictimCouldBorrowBack()) return GiveUp();
     *out = std::move(taken_);
     return true;
   }
@@ -90,13 +101,44 @@ class Search {
  private:
   const Shape& ShapeOfJob(const Job& j) const { return q_.shapes[j.shape]; }
 
-  // Whether the preemptor is still blocked on a unit the candidate holds.
-  bool Useful(const Shape& victim, bool for_quota) const {
+  // In a share that may borrow, in-share victims are taken only until the preemptor fits by
+  // borrowing: a victim taken beyond that could borrow its capacity back at once.
+  bool RunBorrowing(std::vector<VictimChoice>* out) {
+    TakeInShare(Target::kFitBorrowing);
+    if (!Done(Target::kFitBorrowing)) return GiveUp();
+    FillBack(Target::kFitBorrowing);
+    *out = std::move(taken_);
+    return true;
+  }
+
+  // Puts every victim taken back into the projected view.
+  bool GiveUp() {
+    for (const VictimChoice& v : taken_) Restore(v);
+    taken_.clear();
+    return false;
+  }
+
+  // Whether an in-share victim of a LEND_AND_BORROW share would fit by borrowing (or within
+  // quota) once the preemptor holds its need: then stopping it bought nothing. Only the path
+  // through reclaim can get here (RunBorrowing found no set of the share's own jobs that lets
+  // the preemptor borrow), when a reclaim victim frees more than the preemptor needs.
+  bool AVictimCouldBorrowBack() {
+    AddUsage(q_, kProjected, p_.share, shape_, +1);
+    const bool back = std::any_of(taken_.begin(), taken_.end(), [this](const VictimChoice& v) {
+      return v.rule == PreemptionRule::kInShare &&
+             Fits(q_, kProjected, p_.share, ShapeOfJob(*v.job), FitMode::kBorrow);
+    });
+    AddUsage(q_, kProjected, p_.share, shape_, -1);
+    return back;
+  }
+
+  // Whether the preemptor is still blocked, for `target`, on a unit the candidate holds.
+  bool Useful(const Shape& victim, Target target) const {
     const ShareState& s = *q_.shares[p_.share];
     for (const auto& [u, n] : shape_.parts) {
-      const bool blocked = for_quota ? s.used[kProjected][u] + n > s.limit[u]
-                                     : !UnitFits(q_, kProjected, p_.share, u, n,
-                                                 FitMode::kWithinQuota);
+      const bool blocked = target == Target::kQuota
+                               ? s.used[kProjected][u] + n > s.limit[u]
+                               : !UnitFits(q_, kProjected, p_.share, u, n, ModeOf(target));
       if (!blocked) continue;
       for (const auto& [vu, vn] : victim.parts) {
         if (vu == u) return true;
@@ -135,16 +177,16 @@ class Search {
     AddUsage(q_, kProjected, v.job->share, ShapeOfJob(*v.job), +1);
   }
 
-  void TakeInShare(bool for_quota) {
+  void TakeInShare(Target target) {
     CandidateStream stream(st_, p_.priority);
     stream.AddShare(*q_.shares[p_.share], p_.share);
     std::uint32_t share = 0;
     const RunKey* key = nullptr;
-    while (!Done(for_quota) && stream.Next(&share, &key)) {
+    while (!Done(target) && stream.Next(&share, &key)) {
       if (AlreadyTaken(key->id)) continue;
       Job& job = *st_.FindJob(key->id);
       const Shape& victim = ShapeOfJob(job);
-      if (!Useful(victim, for_quota)) continue;
+      if (!Useful(victim, target)) continue;
       Take(job, PreemptionRule::kInShare, stream.Lost(victim.instances, *key));
     }
   }
@@ -157,11 +199,11 @@ class Search {
     }
     std::uint32_t share = 0;
     const RunKey* key = nullptr;
-    while (!Done(false) && stream.Next(&share, &key)) {
+    while (!Done(Target::kFitWithinQuota) && stream.Next(&share, &key)) {
       Job& job = *st_.FindJob(key->id);
       const Shape& victim = ShapeOfJob(job);
       const ShareState& s = *q_.shares[share];
-      if (!Useful(victim, false) || !AboveLimitAfter(s, victim)) continue;
+      if (!Useful(victim, Target::kFitWithinQuota) || !AboveLimitAfter(s, victim)) continue;
       Take(job, ReclaimRule(s, victim), stream.Lost(victim.instances, *key));
     }
   }
@@ -173,16 +215,17 @@ class Search {
     return false;
   }
 
-  bool Done(bool for_quota) const {
-    return for_quota ? WithinQuota(q_, p_.share, shape_)
-                     : Fits(q_, kProjected, p_.share, shape_, FitMode::kWithinQuota);
+  bool Done(Target target) const {
+    return target == Target::kQuota ? WithinQuota(q_, p_.share, shape_)
+                                    : Fits(q_, kProjected, p_.share, shape_, ModeOf(target));
   }
 
-  // Puts victims back, newest choice first, wherever the preemptor still fits without them.
-  void FillBack() {
+  // Puts victims back, newest choice first, wherever the preemptor still meets `target`
+  // without them.
+  void FillBack(Target target) {
     for (std::size_t i = taken_.size(); i-- > 0;) {
       Restore(taken_[i]);
-      if (Fits(q_, kProjected, p_.share, shape_, FitMode::kWithinQuota)) {
+      if (Done(target)) {
         taken_.erase(taken_.begin() + static_cast<std::ptrdiff_t>(i));
       } else {
         AddUsage(q_, kProjected, taken_[i].job->share, ShapeOfJob(*taken_[i].job), -1);

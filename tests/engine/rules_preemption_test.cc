@@ -554,5 +554,176 @@ TEST(WorkLost, CheckpointDuringGracePeriodKeepsTheWork) {
   EXPECT_EQ(e.GetJob(1)->preemptions, 1);
 }
 
+// ---------------------------------------------------------------- issue 9, item 14
+
+// Ends, in `order`, the attempt of every job that is stopping when its turn comes (a job that is
+// not stopping has no process exiting) and returns every Dispatch these ends produced.
+std::vector<Dispatch> ExitInOrder(Engine& e, const std::vector<JobId>& order, Timestamp* now) {
+  std::vector<Dispatch> dispatched;
+  for (JobId id : order) {
+    const std::optional<JobView> v = e.GetJob(id);
+    if (!v.has_value() || !v->stopping) continue;
+    *now += 1000;
+    const Decisions d = MustApply(e, Ended(id, v->attempt, AttemptOutcome::kFailed, "stopped"), *now);
+    for (const Dispatch& x : Only<Dispatch>(d)) dispatched.push_back(x);
+  }
+  return dispatched;
+}
+
+TEST(InShareInABorrowingShare, IssueReproducerOneVictimAndNoRestart) {
+  // Pool 3. p (LEND_AND_BORROW, limit 2, borrowLimit 50 so it may borrow 1, in-share) runs x1,
+  // x2 and x3 at priority 1, x3 on l's idle instance; l (LEND, limit 1) is idle. hi (priority
+  // 9) arrives in p. It may borrow l's instance as x3 did, so it needs one victim, not two (which
+  // would bring it within p's limit, and the second victim would borrow its instance back at
+  // once). Whatever order the processes exit in, only x3 is stopped, hi starts when x3 has
+  // ended, and no victim is dispatched again meanwhile.
+  struct Case {
+    std::string name;
+    std::vector<JobId> exit_order;
+  };
+  const Case cases[] = {
+      {"x3 exits first", {3, 2}},
+      {"x2 exits first", {2, 3}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Engine e;
+    Play(e, {
+        Given(Env(3), 0),
+        Given(Q(), 0),
+        Given(LendBorrow("p", 2, 50, /*in_share=*/true), 0),
+        Given(Lend("l", 1), 0),
+        {J(1, "p", 1, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+        {J(2, "p", 1, 1, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")},
+        {J(3, "p", 1, 1, 3000), 3000, Dispatched(3, "BORROWED")},
+        {J(9, "p", 9, 1, 10000), 10000,
+         Cat(Waits(9), {"preempt by 9: 3@p/IN_SHARE{prio=1,lost=7000,started=3000}",
+                        StopLine(3, 1, kInShare), InProgress(3, "SCHEDULED", kInShare)})},
+    });
+    Timestamp now = 10000;
+    const std::vector<Dispatch> dispatched = ExitInOrder(e, c.exit_order, &now);
+    ASSERT_EQ(dispatched.size(), 1u);
+    EXPECT_EQ(dispatched[0].job, 9u);
+    EXPECT_EQ(dispatched[0].mode, DispatchMode::kPreemptor);
+    EXPECT_EQ(e.GetJob(3)->status, JobStatus::kRunnable);
+    EXPECT_EQ(e.GetJob(3)->preemptions, 1);
+    for (JobId id : {JobId{1}, JobId{2}}) {
+      EXPECT_EQ(e.GetJob(id)->status, JobStatus::kScheduled) << "job " << id;
+      EXPECT_EQ(e.GetJob(id)->preemptions, 0) << "job " << id;
+    }
+  }
+}
+
+TEST(InShareInABorrowingShare, VictimsOnlyUntilThePreemptorFitsByBorrowing) {
+  // p (LEND_AND_BORROW, in-share) runs jobs 1..n at priority 0, started 1000 apart, some on l's
+  // idle capacity; a priority-9 job of p takes victims only until it fits within p's limit plus
+  // what p may still borrow (its cap and the lendable idle capacity), never down to p's limit.
+  struct Case {
+    std::string name;
+    std::int64_t pool, p_limit, borrow_limit, l_limit, l_running, p_running, need;
+    std::vector<JobId> victims;  // in victim order
+  };
+  const Case cases[] = {
+      {"the borrow cap binds: 2 victims (4 would bring p to its limit)",
+       6, 4, 50, 2, 0, 6, 2, {6, 5}},
+      {"the lendable idle capacity binds, not the pool: 1 victim (3 would)",
+       6, 2, 200, 2, 0, 4, 1, {4}},
+      {"l runs a job of its own: its idle capacity and the pool bind: 1 victim (3 would)",
+       5, 2, 200, 3, 1, 4, 1, {4}},
+      {"borrowLimit 0: nothing to borrow, down to p's limit as before",
+       4, 2, 0, 2, 0, 2, 2, {2, 1}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Engine e;
+    Play(e, {Given(Env(c.pool), 0), Given(Q(), 0),
+             Given(LendBorrow("p", c.p_limit, c.borrow_limit, /*in_share=*/true), 0),
+             Given(Lend("l", c.l_limit), 0)});
+    for (std::int64_t k = 0; k < c.l_running; ++k) {
+      ASSERT_EQ(Only<Dispatch>(MustApply(e, J(100 + static_cast<JobId>(k), "l", 0, 1, 500), 500)).size(), 1u);
+    }
+    for (JobId id = 1; id <= static_cast<JobId>(c.p_running); ++id) {
+      const Timestamp t = 1000 * static_cast<Timestamp>(id);
+      ASSERT_EQ(Only<Dispatch>(MustApply(e, J(id, "p", 0, 1, t), t)).size(), 1u) << id;
+    }
+    const Decisions d = MustApply(e, J(9, "p", 9, c.need, 10000), 10000);
+    const std::vector<Preemption> p = Only<Preemption>(d);
+    ASSERT_EQ(p.size(), 1u);
+    std::vector<JobId> victims;
+    for (const VictimRecord& v : p[0].victims) {
+      EXPECT_EQ(v.rule, kInShare);
+      victims.push_back(v.victim);
+    }
+    EXPECT_EQ(victims, c.victims);
+    // Once the victims have ended the preemptor starts, and no victim could start beside it.
+    Timestamp now = 10000;
+    const std::vector<Dispatch> dispatched = ExitInOrder(e, victims, &now);
+    ASSERT_EQ(dispatched.size(), 1u);
+    EXPECT_EQ(dispatched[0].job, 9u);
+    for (JobId id : victims) EXPECT_EQ(e.GetJob(id)->status, JobStatus::kRunnable) << id;
+  }
+}
+
+TEST(Requeue, VictimsKeepTheirPlaceWhateverOrderTheyExitIn) {
+  // Pool 3; A (RESERVE, limit 3, in-share) runs x1, x2, x3 at priority 1, created in that order.
+  // hi (priority 9, needs 2) stops x3 and x2. While both are stopping one of them exits and x1
+  // ends, which frees an instance beside hi's reservation. It goes to x2, the older victim,
+  // whichever victim exited first: a younger one that is already requeued waits until the older
+  // one is back (unless the older one will not be requeued: its preemption retries are spent).
+  struct Case {
+    std::string name;
+    std::vector<JobId> first_exit;
+    std::optional<std::int32_t> x2_retries;
+    JobId restarts;                 // the victim dispatched again
+    JobStatus x2_end, x3_end;
+  };
+  const Case cases[] = {
+      {"x3 exits first: it waits for x2", {3}, std::nullopt, 2, JobStatus::kScheduled,
+       JobStatus::kRunnable},
+      {"x2 exits first", {2}, std::nullopt, 2, JobStatus::kScheduled, JobStatus::kRunnable},
+      {"x3 exits first, x2 will fail (no preemption retry left): x3 goes", {3}, 0, 3,
+       JobStatus::kFailed, JobStatus::kScheduled},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Engine e;
+    Play(e, {Given(Env(3), 0), Given(Q(), 0), Given(Reserve("A", 3, /*in_share=*/true), 0)});
+    for (JobId id = 1; id <= 3; ++id) {
+      const Timestamp t = 1000 * static_cast<Timestamp>(id);
+      const std::optional<std::int32_t> retries = id == 2 ? c.x2_retries : std::nullopt;
+      MustApply(e,
+                Job({.id = id, .share = "A", .priority = 1, .need = {{kG5, 1}},
+                     .preemption_retries = retries},
+                    t),
+                t);
+    }
+    const Decisions d = MustApply(e, J(9, "A", 9, 2, 10000), 10000);
+    ASSERT_EQ(Only<Preemption>(d).size(), 1u);
+    EXPECT_EQ(DecisionToString(Only<Preemption>(d)[0]),
+              "preempt by 9: 3@A/IN_SHARE{prio=1,lost=7000,started=3000} "
+              "2@A/IN_SHARE{prio=1,lost=8000,started=2000}");
+    Timestamp now = 10000;
+    std::vector<Dispatch> dispatched = ExitInOrder(e, c.first_exit, &now);
+    EXPECT_TRUE(dispatched.empty());
+    now += 1000;
+    for (const Dispatch& x : Only<Dispatch>(MustApply(e, Ended(1), now))) dispatched.push_back(x);
+    for (const Dispatch& x : ExitInOrder(e, {2, 3}, &now)) dispatched.push_back(x);
+    std::vector<JobId> victims_dispatched;
+    int preemptor_dispatched = 0;
+    for (const Dispatch& x : dispatched) {
+      if (x.job == 9) {
+        ++preemptor_dispatched;
+      } else {
+        victims_dispatched.push_back(x.job);
+      }
+    }
+    EXPECT_EQ(victims_dispatched, (std::vector<JobId>{c.restarts}));
+    EXPECT_EQ(preemptor_dispatched, 1);
+    EXPECT_EQ(e.GetJob(9)->status, JobStatus::kScheduled);
+    EXPECT_EQ(e.GetJob(2) ? e.GetJob(2)->status : JobStatus::kFailed, c.x2_end);
+    EXPECT_EQ(e.GetJob(3)->status, c.x3_end);
+  }
+}
+
 }  // namespace
 }  // namespace allot::engine

@@ -306,6 +306,8 @@ std::string ShadowModel::ApplyEvent(const model::Event& event, Timestamp now,
   if (const auto* p = std::get_if<model::UpdateJobPriority>(&event)) {
     job.spec.priority = p->priority;
     ++epoch_;
+  } else if (std::holds_alternative<model::TerminateJob>(event)) {
+    if (job.state == JobState::kStopping) job.stop_final = true;  // a preemption becomes final
   } else if (const auto* r = std::get_if<model::AttemptRunning>(&event)) {
     if (holds && r->attempt == job.attempt && job.running_since < 0) job.running_since = now;
   } else if (const auto* e = std::get_if<model::AttemptEnded>(&event)) {
@@ -314,6 +316,7 @@ std::string ShadowModel::ApplyEvent(const model::Event& event, Timestamp now,
       job.running_since = -1;
       job.preemption_victim = false;
       job.stop_seen = false;
+      job.stop_final = false;
     }
   }
   return "";
@@ -362,7 +365,9 @@ std::string ShadowModel::OnDecision(const model::Decision& d) {
   if (const auto* x = std::get_if<model::Stop>(&d)) return OnStop(*x);
   if (const auto* x = std::get_if<model::Preemption>(&d)) return OnPreemption(*x);
   const auto& p = std::get<model::PreemptedAttempt>(d);
-  if (jobs_.count(p.job) == 0) return "PreemptedAttempt for unknown " + JobName(p.job);
+  auto it = jobs_.find(p.job);
+  if (it == jobs_.end()) return "PreemptedAttempt for unknown " + JobName(p.job);
+  it->second.preemptions = p.preempted_count;
   return "";
 }
 
@@ -414,6 +419,8 @@ std::string ShadowModel::OnDispatch(const model::Dispatch& d) {
     err = Fit(job.queue, View(job.queue, false), job, mode);
     if (err.empty()) err = Fit(job.queue, View(job.queue, true), job, mode);
     if (!err.empty()) return "dispatched job does not fit both views: " + err;
+    err = CheckPlaceKept(job, mode);
+    if (!err.empty()) return err;
   }
   job.state = JobState::kDispatched;
   job.attempt = d.attempt;

@@ -47,6 +47,8 @@ class ShadowModel {
     Timestamp running_since = -1;  // -1: the current attempt has not reported AttemptRunning
     bool preemption_victim = false;
     bool stop_seen = false;
+    bool stop_final = false;     // a preemption victim terminated while stopping
+    std::int32_t preemptions = 0;  // from PreemptedAttempt
   };
 
   struct Share {
@@ -114,6 +116,10 @@ class ShadowModel {
   std::string CheckVictims(const Job& preemptor, const model::Preemption& d) const;
   std::string CheckVictimSet(const Job& preemptor, const model::Preemption& d) const;
   std::string CheckThrash(const model::Preemption& d);
+  std::string CheckNoRestartAtOnce(const Job& preemptor, const model::Preemption& d,
+                                   Tally after) const;
+  bool WillRequeue(const Job& job) const;
+  std::string CheckPlaceKept(const Job& job, FitMode mode) const;
   std::string AfterApply(const engine::Engine& engine);
   std::string CrossCheckUsage(std::size_t q, const engine::Engine& engine) const;
   std::string CrossCheckJobs(const engine::Engine& engine) const;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <set>
+#include <tuple>
 
 #include "engine/support/shadow_model.h"
 
@@ -225,14 +226,65 @@ std::string ShadowModel::CheckVictimSet(const Job& preemptor, const model::Preem
       }
     }
   }
-  std::string err = Fit(preemptor.queue, after, preemptor, FitMode::kWithinQuota);
-  if (!err.empty()) return "preemptor does not fit within quota once its victims are gone: " + err;
+  // In-share preemption in a share that may borrow aims at fitting by borrowing (issue 9, item
+  // 14): a victim beyond that could borrow its capacity back at once.
+  const bool borrowing = in_share && q.shares[preemptor.share].config.strategy ==
+                                         model::SharingStrategy::kLendAndBorrow;
+  const FitMode target = borrowing ? FitMode::kBorrowing : FitMode::kWithinQuota;
+  std::string err = Fit(preemptor.queue, after, preemptor, target);
+  if (!err.empty()) return "preemptor does not fit once its victims are gone: " + err;
   for (const model::VictimRecord& v : d.victims) {
     const Job& victim = jobs_.at(v.victim);
     Tally back = after;
     for (const auto& [u, n] : victim.need) back.At(victim.share, u) += n;
-    if (Fit(preemptor.queue, back, preemptor, FitMode::kWithinQuota).empty()) {
+    if (Fit(preemptor.queue, back, preemptor, FitMode::kWithinQuota).empty() ||
+        Fit(preemptor.queue, back, preemptor, target).empty()) {
       return "victim set not minimal: the preemptor still fits with " + JobName(v.victim) + " kept";
+    }
+  }
+  return in_share ? CheckNoRestartAtOnce(preemptor, d, after) : "";
+}
+
+// Once the preemptor holds its need, no in-share victim fits its share again (within quota, or
+// by borrowing where the share may borrow): it would restart at once, and its stop bought nothing.
+std::string ShadowModel::CheckNoRestartAtOnce(const Job& preemptor, const model::Preemption& d,
+                                              Tally after) const {
+  const Queue& q = queues_[preemptor.queue];
+  for (const auto& [u, n] : preemptor.need) after.At(preemptor.share, u) += n;
+  const FitMode mode =
+      q.shares[preemptor.share].config.strategy == model::SharingStrategy::kLendAndBorrow
+          ? FitMode::kBorrowing
+          : FitMode::kWithinQuota;
+  for (const model::VictimRecord& v : d.victims) {
+    if (v.rule != model::PreemptionRule::kInShare) continue;
+    if (Fit(preemptor.queue, after, jobs_.at(v.victim), mode).empty()) {
+      return "in-share victim " + JobName(v.victim) +
+             " would fit again at once beside its preemptor " + JobName(preemptor.spec.id);
+    }
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------- requeue order
+
+bool ShadowModel::WillRequeue(const Job& job) const {
+  return job.state == JobState::kStopping && job.preemption_victim && !job.stop_final &&
+         (!job.spec.preemption_retries || job.preemptions < *job.spec.preemption_retries);
+}
+
+// A preempted job still stopping that will be requeued keeps its place: no job of its share
+// behind it in waiting order is dispatched on capacity it would fit (projected view, where
+// stopping jobs are gone), whatever order the victims' processes exit in (issue 9, item 14).
+std::string ShadowModel::CheckPlaceKept(const Job& job, FitMode mode) const {
+  const Tally projected = View(job.queue, true);
+  auto key = [](const Job& j) {
+    return std::make_tuple(-j.spec.priority, j.spec.created_at, j.spec.id);
+  };
+  for (const auto& [id, other] : jobs_) {
+    if (other.queue != job.queue || other.share != job.share || !WillRequeue(other)) continue;
+    if (key(other) < key(job) && Fit(job.queue, projected, other, mode).empty()) {
+      return JobName(job.spec.id) + " dispatched ahead of " + JobName(id) +
+             ", a preempted job of its share still stopping that comes first and would fit";
     }
   }
   return "";
