@@ -1,6 +1,7 @@
 // Logs of an attempt's hosts, served from the data directory.
 
 #include <fstream>
+#include <limits>
 
 #include "server/api_error.h"
 #include "server/controller.h"
@@ -10,12 +11,18 @@ namespace allot::server {
 namespace {
 
 constexpr std::uint64_t kMaxChunk = 1 << 20;
+// A file offset is a signed 64-bit std::streamoff: anything larger would seek backwards.
+constexpr auto kMaxOffset = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
 
 }  // namespace
 
 Controller::LogChunk Controller::Logs(const std::string& job_id, int attempt,
                                       const std::string& host, const std::string& stream,
                                       std::uint64_t offset) {
+  if (offset > kMaxOffset) {
+    Refuse("offset must be a whole number from 0 to " + std::to_string(kMaxOffset) + ", got " +
+           std::to_string(offset));
+  }
   std::string path;
   bool complete = false;
   {
