@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "model/rules.h"
 #include "server/api_error.h"
 #include "server/controller.h"
 
@@ -11,13 +12,24 @@ namespace allot::server {
 namespace {
 
 
-// The name at the end of an ARN ("...:job-queue/<name>") or the value itself.
-std::string NameOf(const std::string& name_or_arn, const std::string& type) {
-  if (name_or_arn.rfind("arn:", 0) != 0) return name_or_arn;
-  const std::string marker = ":" + type + "/";
-  auto pos = name_or_arn.find(marker);
-  if (pos == std::string::npos) Refuse(name_or_arn + " is not a " + type + " ARN");
-  return name_or_arn.substr(pos + marker.size());
+// The name at the end of an ARN ("arn:aws:batch:<region>:<account>:job-queue/<name>") or the
+// value itself; either way it must be a valid name, so "q1/x" never resolves to "q1".
+std::string NameOf(const std::string& name_or_arn, const std::string& type,
+                   const std::string& field) {
+  std::string name = name_or_arn;
+  if (name_or_arn.rfind("arn:", 0) == 0) {
+    const std::string marker = ":" + type + "/";
+    auto pos = name_or_arn.find(marker);
+    if (pos == std::string::npos) {
+      Refuse(field + " must be a " + type + " name or ARN, got " + Quoted(Json(name_or_arn)));
+    }
+    name = name_or_arn.substr(pos + marker.size());
+  }
+  if (!model::rules::CheckName(name, field).ok()) {
+    Refuse(field + " must be a " + type + " name (1 to 128 letters, digits, hyphens and "
+           "underscores) or its ARN, got " + Quoted(Json(name_or_arn)));
+  }
+  return name;
 }
 
 Json ReadCapacityLimits(const Json& r, bool required, std::int64_t min_capacity,
@@ -27,25 +39,24 @@ Json ReadCapacityLimits(const Json& r, bool required, std::int64_t min_capacity,
     if (required) Refuse(std::string(field) + " is required");
     return nullptr;
   }
-  if (limits->empty() || limits->size() > 5) {
-    Refuse(std::string(field) + " must have 1 to 5 entries, got " +
-           std::to_string(limits->size()));
-  }
-  Json out = Json::array();
-  std::set<std::string> units;
+  RequireObjects(*limits, field);
+  std::vector<model::CapacityLimit> parsed;
   for (const Json& l : *limits) {
-    if (!l.is_object()) Refuse(std::string(field) + " entries must be objects");
-    const std::string unit = RequireString(l, "capacityUnit");
-    const std::int64_t max = RequireInt(l, "maxCapacity");
-    if (max < min_capacity) {
-      Refuse("maxCapacity for " + unit + " must be at least " + std::to_string(min_capacity) +
-             ", got " + std::to_string(max));
-    }
-    if (!units.insert(unit).second) Refuse("capacityUnit " + unit + " appears more than once");
-    out.push_back({{"capacityUnit", unit}, {"maxCapacity", max}});
+    const std::string unit = RequireString(l, "capacityUnit", std::string(field) + ".capacityUnit");
+    RefuseUnless(model::rules::CheckCapacityUnit(unit, std::string(field) + ".capacityUnit"));
+    parsed.push_back({unit, RequireInt(l, "maxCapacity", min_capacity, model::rules::kMaxCapacity,
+                                       std::string(field) + ".maxCapacity")});
+  }
+  RefuseUnless(model::rules::CheckCapacityLimits(parsed, min_capacity, field));
+  Json out = Json::array();
+  for (const model::CapacityLimit& l : parsed) {
+    out.push_back({{"capacityUnit", l.unit}, {"maxCapacity", l.max_capacity}});
   }
   return out;
 }
+
+// The SDK's helpers compare this message exactly to tell "already there" from a failure.
+[[noreturn]] void RefuseExisting() { Refuse("Object already exists"); }
 
 std::vector<model::CapacityLimit> ToLimits(const Json& limits) {
   std::vector<model::CapacityLimit> out;
@@ -53,6 +64,13 @@ std::vector<model::CapacityLimit> ToLimits(const Json& limits) {
     out.push_back({l.at("capacityUnit").get<std::string>(), l.at("maxCapacity").get<std::int64_t>()});
   }
   return out;
+}
+
+bool UsesNumInstances(const Json& env) {
+  for (const Json& l : env.at("capacityLimits")) {
+    if (l.at("capacityUnit") == model::rules::kNumInstances) return true;
+  }
+  return false;
 }
 
 model::State StateOf(const Json& doc) {
@@ -63,8 +81,8 @@ model::State StateOf(const Json& doc) {
 // maxResults / nextToken paging over a name-ordered map.
 template <typename Map, typename Fn>
 Json Page(const Map& items, const Json& r, const char* list_field, Fn item) {
-  const std::int64_t max = OptionalInt(r, "maxResults").value_or(100);
-  RequireRange(max, "maxResults", 1, 100);
+  const std::int64_t max =
+      OptionalInt(r, "maxResults", 1, model::rules::kMaxPageSize).value_or(100);
   const std::string token = OptionalString(r, "nextToken").value_or("");
   Json out = {{list_field, Json::array()}};
   for (auto it = token.empty() ? items.begin() : items.upper_bound(token); it != items.end();
@@ -81,19 +99,17 @@ Json Page(const Map& items, const Json& r, const char* list_field, Fn item) {
 }  // namespace
 
 Json* Controller::FindEnvironment(const std::string& name_or_arn) {
-  auto it = environments_.find(NameOf(name_or_arn, "service-environment"));
+  auto it = environments_.find(NameOf(name_or_arn, "service-environment", "serviceEnvironment"));
   return it == environments_.end() ? nullptr : &it->second;
 }
 
 Json* Controller::FindPolicy(const std::string& name_or_arn) {
-  auto it = policies_.find(NameOf(name_or_arn, "scheduling-policy"));
+  auto it = policies_.find(NameOf(name_or_arn, "scheduling-policy", "schedulingPolicyArn"));
   return it == policies_.end() ? nullptr : &it->second;
 }
 
 Json* Controller::FindQueue(const std::string& name_or_arn) {
-  std::string name = NameOf(name_or_arn, "job-queue");
-  if (auto slash = name.find('/'); slash != std::string::npos) name = name.substr(0, slash);
-  auto it = queues_.find(name);
+  auto it = queues_.find(NameOf(name_or_arn, "job-queue", "jobQueue"));
   return it == queues_.end() ? nullptr : &it->second;
 }
 
@@ -106,7 +122,7 @@ Json& Controller::MustFindQueue(const std::string& name_or_arn) {
 bool Controller::IsQuotaManaged(const Json& queue) const {
   const std::string arn = queue.value("schedulingPolicyArn", "");
   if (arn.empty()) return false;
-  auto it = policies_.find(NameOf(arn, "scheduling-policy"));
+  auto it = policies_.find(NameOf(arn, "scheduling-policy", "schedulingPolicyArn"));
   return it != policies_.end() && it->second.contains("quotaSharePolicy");
 }
 
@@ -118,9 +134,15 @@ std::pair<std::string, std::string> Controller::ShareKeyFromArn(const std::strin
   auto sp = arn.find(s);
   if (arn.rfind("arn:", 0) != 0 || qp == std::string::npos || sp == std::string::npos || sp < qp) {
     Refuse("quotaShareArn must look like arn:aws:batch:<region>:<account>:job-queue/<queue>/"
-           "quota-share/<share>, got \"" + arn + "\"");
+           "quota-share/<share>, got " + Quoted(Json(arn)));
   }
-  return {arn.substr(qp + q.size(), sp - qp - q.size()), arn.substr(sp + s.size())};
+  std::string queue = arn.substr(qp + q.size(), sp - qp - q.size());
+  std::string share = arn.substr(sp + s.size());
+  if (!model::rules::CheckName(queue, "").ok() || !model::rules::CheckName(share, "").ok()) {
+    Refuse("quotaShareArn must name a job queue and a quota share (1 to 128 letters, digits, "
+           "hyphens and underscores each), got " + Quoted(Json(arn)));
+  }
+  return {std::move(queue), std::move(share)};
 }
 
 void Controller::PutEnvironmentToEngine(const Json& env) {
@@ -163,7 +185,7 @@ void Controller::PutShareToEngine(const Json& share) {
   const Json& sharing = share.at("resourceSharingConfiguration");
   const std::string strategy = sharing.at("strategy");
   Apply(model::PutQuotaShare{
-      {.queue = NameOf(share.at("jobQueueArn"), "job-queue"),
+      {.queue = NameOf(share.at("jobQueueArn"), "job-queue", "jobQueueArn"),
        .name = share.at("quotaShareName"),
        .capacity_limits = ToLimits(share.at("capacityLimits")),
        .strategy = *model::ParseSharingStrategy(strategy),
@@ -177,11 +199,12 @@ void Controller::PutShareToEngine(const Json& share) {
 
 Controller::Reply Controller::CreateServiceEnvironment(const Json& r) {
   const std::string name = RequireString(r, "serviceEnvironmentName");
-  RequireName(name, "serviceEnvironmentName");
+  RefuseUnless(model::rules::CheckName(name, "serviceEnvironmentName"));
   RequireEnum(r, "serviceEnvironmentType", {"SAGEMAKER_TRAINING"});
   const std::string state = OptionalEnum(r, "state", {"ENABLED", "DISABLED"}).value_or("ENABLED");
   Json limits = ReadCapacityLimits(r, true, 0);
-  if (environments_.count(name)) Refuse("service environment " + name + " already exists");
+  RefuseUnless(model::rules::CheckEnvironmentUnits(ToLimits(limits), "capacityLimits"));
+  if (environments_.count(name)) RefuseExisting();
   Json env = {{"serviceEnvironmentName", name},
               {"serviceEnvironmentArn", Arn("service-environment/" + name)},
               {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
@@ -189,8 +212,8 @@ Controller::Reply Controller::CreateServiceEnvironment(const Json& r) {
               {"status", "VALID"},
               {"capacityLimits", limits},
               {"tags", ReadTags(r)}};
+  PutEnvironmentToEngine(env);  // no queue is attached yet: only the engine reads it
   environments_[name] = env;
-  PutEnvironmentToEngine(env);
   pending_.Put(store::Kind::kServiceEnvironment, name, env.dump());
   return {{{"serviceEnvironmentName", name}, {"serviceEnvironmentArn", env["serviceEnvironmentArn"]}}};
 }
@@ -202,20 +225,34 @@ Controller::Reply Controller::UpdateServiceEnvironment(const Json& r) {
   Json updated = *env;
   if (auto state = OptionalEnum(r, "state", {"ENABLED", "DISABLED"})) updated["state"] = *state;
   if (Json limits = ReadCapacityLimits(r, false, 0); !limits.is_null()) {
+    RefuseUnless(model::rules::CheckEnvironmentUnits(ToLimits(limits), "capacityLimits"));
+    const bool was_num = UsesNumInstances(*env);
     updated["capacityLimits"] = limits;
+    if (UsesNumInstances(updated) != was_num) {
+      Refuse("capacityLimits cannot switch service environment " +
+             updated["serviceEnvironmentName"].get<std::string>() +
+             " between NUM_INSTANCES and instance types");
+    }
   }
-  *env = updated;
-  PutEnvironmentToEngine(updated);
+  const Json before = *env;
+  *env = updated;  // PutEnvironmentToEngine reads it for the queues attached
+  try {
+    PutEnvironmentToEngine(updated);
+  } catch (const ClientError&) {
+    *env = before;  // the engine refused it and changed nothing
+    throw;
+  }
   pending_.Put(store::Kind::kServiceEnvironment, updated["serviceEnvironmentName"], updated.dump());
   return {{{"serviceEnvironmentName", updated["serviceEnvironmentName"]},
            {"serviceEnvironmentArn", updated["serviceEnvironmentArn"]}}};
 }
 
 Controller::Reply Controller::DescribeServiceEnvironments(const Json& r) {
-  if (const Json* names = OptionalArray(r, "serviceEnvironments"); names && !names->empty()) {
+  if (std::vector<std::string> names = OptionalStringList(r, "serviceEnvironments", 100);
+      !names.empty()) {
     Json out = {{"serviceEnvironments", Json::array()}};
-    for (const Json& n : *names) {
-      if (Json* env = FindEnvironment(n.get<std::string>())) out["serviceEnvironments"].push_back(*env);
+    for (const std::string& n : names) {
+      if (Json* env = FindEnvironment(n)) out["serviceEnvironments"].push_back(*env);
     }
     return {out};
   }
@@ -261,8 +298,8 @@ Json ReadQuotaSharePolicy(const Json& r) {
 
 Controller::Reply Controller::CreateSchedulingPolicy(const Json& r) {
   const std::string name = RequireString(r, "name");
-  RequireName(name, "name");
-  if (policies_.count(name)) Refuse("scheduling policy " + name + " already exists");
+  RefuseUnless(model::rules::CheckName(name, "name"));
+  if (policies_.count(name)) RefuseExisting();
   Json policy = {{"name", name}, {"arn", Arn("scheduling-policy/" + name)}, {"tags", ReadTags(r)}};
   if (Json qsp = ReadQuotaSharePolicy(r); !qsp.is_null()) policy["quotaSharePolicy"] = qsp;
   policies_[name] = policy;
@@ -285,12 +322,10 @@ Controller::Reply Controller::UpdateSchedulingPolicy(const Json& r) {
 }
 
 Controller::Reply Controller::DescribeSchedulingPolicies(const Json& r) {
-  const Json* arns = OptionalArray(r, "arns");
-  if (arns == nullptr) Refuse("arns is required");
+  if (OptionalArray(r, "arns") == nullptr) Refuse("arns is required");
   Json out = {{"schedulingPolicies", Json::array()}};
-  for (const Json& a : *arns) {
-    if (!a.is_string()) Refuse("arns must be a list of strings");
-    if (Json* p = FindPolicy(a.get<std::string>())) out["schedulingPolicies"].push_back(*p);
+  for (const std::string& a : OptionalStringList(r, "arns", 100)) {
+    if (Json* p = FindPolicy(a)) out["schedulingPolicies"].push_back(*p);
   }
   return {out};
 }
@@ -323,13 +358,24 @@ namespace {
 Json ReadTimeLimitActions(const Json& r) {
   const Json* actions = OptionalArray(r, "jobStateTimeLimitActions");
   if (actions == nullptr) return nullptr;
+  if (actions->size() > model::rules::kMaxTimeLimitActions) {
+    Refuse("jobStateTimeLimitActions allows at most 5 entries, got " +
+           std::to_string(actions->size()));
+  }
+  RequireObjects(*actions, "jobStateTimeLimitActions");
   Json out = Json::array();
   for (const Json& a : *actions) {
-    const std::string reason = RequireString(a, "reason");
-    RequireEnum(a, "state", {"RUNNABLE"});
-    const std::int64_t max = RequireInt(a, "maxTimeSeconds");
-    RequireRange(max, "jobStateTimeLimitActions.maxTimeSeconds", 600, 86400);
-    const std::string action = RequireEnum(a, "action", {"CANCEL", "TERMINATE"});
+    const std::string reason = RequireString(a, "reason", "jobStateTimeLimitActions.reason");
+    if (reason.empty() || reason.size() > model::rules::kMaxJobQueueReasonLength) {
+      Refuse("jobStateTimeLimitActions.reason must be 1 to 256 characters, got " +
+             std::to_string(reason.size()));
+    }
+    RequireEnum(a, "state", {"RUNNABLE"}, "jobStateTimeLimitActions.state");
+    const std::int64_t max =
+        RequireInt(a, "maxTimeSeconds", model::rules::kMinTimeLimitSeconds,
+                   model::rules::kMaxTimeLimitSeconds, "jobStateTimeLimitActions.maxTimeSeconds");
+    const std::string action =
+        RequireEnum(a, "action", {"CANCEL", "TERMINATE"}, "jobStateTimeLimitActions.action");
     if (action != "TERMINATE") {
       Refuse("jobStateTimeLimitActions.action must be TERMINATE for SAGEMAKER_TRAINING job "
              "queues, got \"" + action + "\"");
@@ -344,11 +390,13 @@ Json ReadTimeLimitActions(const Json& r) {
 
 Controller::Reply Controller::CreateJobQueue(const Json& r) {
   const std::string name = RequireString(r, "jobQueueName");
-  RequireName(name, "jobQueueName");
-  const std::int64_t priority = RequireInt(r, "priority");
-  RequireRange(priority, "priority", 0, 1000);
-  if (r.contains("computeEnvironmentOrder")) {
-    Refuse("computeEnvironmentOrder is not supported: use serviceEnvironmentOrder");
+  RefuseUnless(model::rules::CheckName(name, "jobQueueName"));
+  const std::int64_t priority =
+      RequireInt(r, "priority", 0, model::rules::kMaxJobQueuePriority);
+  // The SDK sends an empty computeEnvironmentOrder beside serviceEnvironmentOrder.
+  if (const Json* ce = OptionalArray(r, "computeEnvironmentOrder"); ce && !ce->empty()) {
+    Refuse("computeEnvironmentOrder must be empty: SAGEMAKER_TRAINING job queues use "
+           "serviceEnvironmentOrder");
   }
   const std::string type =
       OptionalEnum(r, "jobQueueType", {"EKS", "ECS", "ECS_FARGATE", "SAGEMAKER_TRAINING"})
@@ -360,17 +408,28 @@ Controller::Reply Controller::CreateJobQueue(const Json& r) {
   if (order == nullptr || order->size() != 1) {
     Refuse("serviceEnvironmentOrder must name exactly one service environment");
   }
-  const std::string env_key = RequireString((*order)[0], "serviceEnvironment");
+  RequireObjects(*order, "serviceEnvironmentOrder");
+  const std::int64_t order_value =
+      OptionalInt((*order)[0], "order", 0, model::rules::kMaxInt32, "serviceEnvironmentOrder.order")
+          .value_or(1);
+  const std::string env_key =
+      RequireString((*order)[0], "serviceEnvironment", "serviceEnvironmentOrder.serviceEnvironment");
   Json* env = FindEnvironment(env_key);
   if (env == nullptr) Refuse("serviceEnvironment " + env_key + " does not exist");
   const std::string env_name = (*env)["serviceEnvironmentName"];
   std::string policy_arn;
+  bool quota_managed = false;
   if (auto p = OptionalString(r, "schedulingPolicyArn")) {
     Json* policy = FindPolicy(*p);
     if (policy == nullptr) Refuse("schedulingPolicyArn " + *p + " does not exist");
     policy_arn = (*policy)["arn"];
+    quota_managed = policy->contains("quotaSharePolicy");
   }
-  if (queues_.count(name)) Refuse("job queue " + name + " already exists");
+  if (queues_.count(name)) RefuseExisting();
+  if (quota_managed && UsesNumInstances(*env)) {
+    Refuse("serviceEnvironment " + env_name + " counts NUM_INSTANCES, which only plain FIFO job "
+           "queues take; a queue with a quota-share policy needs limits per instance type");
+  }
   Json queue = {{"jobQueueName", name},
                 {"jobQueueArn", Arn("job-queue/" + name)},
                 {"state", OptionalEnum(r, "state", {"ENABLED", "DISABLED"}).value_or("ENABLED")},
@@ -378,7 +437,7 @@ Controller::Reply Controller::CreateJobQueue(const Json& r) {
                 {"statusReason", "JobQueue Healthy"},
                 {"priority", priority},
                 {"serviceEnvironmentOrder",
-                 Json::array({{{"order", (*order)[0].value("order", 1)},
+                 Json::array({{{"order", order_value},
                                {"serviceEnvironment", env_name}}})},
                 {"jobQueueType", type},
                 {"tags", ReadTags(r)},
@@ -400,8 +459,7 @@ Controller::Reply Controller::UpdateJobQueue(const Json& r) {
   Json& queue = MustFindQueue(RequireString(r, "jobQueue"));
   Json updated = queue;
   if (auto state = OptionalEnum(r, "state", {"ENABLED", "DISABLED"})) updated["state"] = *state;
-  if (auto priority = OptionalInt(r, "priority")) {
-    RequireRange(*priority, "priority", 0, 1000);
+  if (auto priority = OptionalInt(r, "priority", 0, model::rules::kMaxJobQueuePriority)) {
     updated["priority"] = *priority;
   }
   if (auto p = OptionalString(r, "schedulingPolicyArn")) {
@@ -423,10 +481,10 @@ Controller::Reply Controller::UpdateJobQueue(const Json& r) {
 }
 
 Controller::Reply Controller::DescribeJobQueues(const Json& r) {
-  if (const Json* names = OptionalArray(r, "jobQueues"); names && !names->empty()) {
+  if (std::vector<std::string> names = OptionalStringList(r, "jobQueues", 100); !names.empty()) {
     Json out = {{"jobQueues", Json::array()}};
-    for (const Json& n : *names) {
-      if (Json* q = FindQueue(n.get<std::string>())) out["jobQueues"].push_back(*q);
+    for (const std::string& n : names) {
+      if (Json* q = FindQueue(n)) out["jobQueues"].push_back(*q);
     }
     return {out};
   }
@@ -465,22 +523,31 @@ Json ReadSharing(const Json& obj, bool required) {
     return nullptr;
   }
   const std::string strategy =
-      RequireEnum(*sharing, "strategy", {"RESERVE", "LEND", "LEND_AND_BORROW"});
+      RequireEnum(*sharing, "strategy", {"RESERVE", "LEND", "LEND_AND_BORROW"},
+                  "resourceSharingConfiguration.strategy");
   Json out = {{"strategy", strategy}};
-  if (auto borrow = OptionalInt(*sharing, "borrowLimit")) {
-    if (*borrow < -1) {
-      Refuse("borrowLimit must be -1 (unlimited) or a percentage of at least 0, got " +
-             std::to_string(*borrow));
-    }
-    if (strategy != "LEND_AND_BORROW") {
-      Refuse("borrowLimit is allowed only with strategy LEND_AND_BORROW, got strategy " +
-             strategy);
-    }
+  if (auto borrow = OptionalInt(*sharing, "borrowLimit", model::kUnlimitedBorrow,
+                                model::rules::kMaxBorrowLimit,
+                                "resourceSharingConfiguration.borrowLimit")) {
+    RefuseUnless(model::rules::CheckBorrowLimit(*borrow, *model::ParseSharingStrategy(strategy),
+                                                "resourceSharingConfiguration.borrowLimit"));
     out["borrowLimit"] = *borrow;
   } else if (strategy == "LEND_AND_BORROW") {
     out["borrowLimit"] = -1;
   }
   return out;
+}
+
+// A share's limits count instance types; NUM_INSTANCES belongs to plain FIFO queues only.
+Json ReadShareLimits(const Json& r, bool required) {
+  Json limits = ReadCapacityLimits(r, required, 1);
+  for (const Json& l : limits.is_null() ? Json::array() : limits) {
+    if (l["capacityUnit"] == model::rules::kNumInstances) {
+      Refuse("capacityLimits.capacityUnit of a quota share must be an instance type such as "
+             "ml.g5.xlarge, got NUM_INSTANCES");
+    }
+  }
+  return limits;
 }
 
 Json ReadPreemption(const Json& obj, bool required) {
@@ -489,7 +556,8 @@ Json ReadPreemption(const Json& obj, bool required) {
     if (required) Refuse("preemptionConfiguration is required");
     return nullptr;
   }
-  return Json{{"inSharePreemption", RequireEnum(*p, "inSharePreemption", {"ENABLED", "DISABLED"})}};
+  return Json{{"inSharePreemption", RequireEnum(*p, "inSharePreemption", {"ENABLED", "DISABLED"},
+                                               "preemptionConfiguration.inSharePreemption")}};
 }
 
 Json ShareSummary(const Json& share) {
@@ -502,21 +570,23 @@ Json ShareSummary(const Json& share) {
 
 Controller::Reply Controller::CreateQuotaShare(const Json& r) {
   const std::string name = RequireString(r, "quotaShareName");
-  RequireName(name, "quotaShareName");
+  RefuseUnless(model::rules::CheckName(name, "quotaShareName"));
   Json& queue = MustFindQueue(RequireString(r, "jobQueue"));
   const std::string qname = queue["jobQueueName"];
   if (!IsQuotaManaged(queue)) {
     Refuse("job queue " + qname + " has no scheduling policy with a quotaSharePolicy, so it "
            "takes no quota shares");
   }
-  Json limits = ReadCapacityLimits(r, true, 1);
+  Json limits = ReadShareLimits(r, true);
   Json sharing = ReadSharing(r, true);
   Json preemption = ReadPreemption(r, true);
   const std::string key = qname + "/" + name;
-  if (shares_.count(key)) Refuse("quota share " + name + " already exists in job queue " + qname);
+  if (shares_.count(key)) RefuseExisting();
   std::size_t count = 0;
   for (const auto& [k, s] : shares_) count += k.rfind(qname + "/", 0) == 0 ? 1U : 0U;
-  if (count >= 20) Refuse("job queue " + qname + " already has the maximum of 20 quota shares");
+  if (count >= model::rules::kMaxSharesPerQueue) {
+    Refuse("job queue " + qname + " already has the maximum of 20 quota shares");
+  }
   Json share = {{"quotaShareName", name},
                 {"quotaShareArn", Arn("job-queue/" + qname + "/quota-share/" + name)},
                 {"jobQueueArn", queue["jobQueueArn"]},
@@ -537,7 +607,7 @@ Controller::Reply Controller::UpdateQuotaShare(const Json& r) {
   auto it = shares_.find(qname + "/" + name);
   if (it == shares_.end()) Refuse("quota share " + name + " does not exist in job queue " + qname);
   Json updated = it->second;
-  if (Json limits = ReadCapacityLimits(r, false, 1); !limits.is_null()) {
+  if (Json limits = ReadShareLimits(r, false); !limits.is_null()) {
     updated["capacityLimits"] = limits;
   }
   if (Json sharing = ReadSharing(r, false); !sharing.is_null()) {

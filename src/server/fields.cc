@@ -1,12 +1,14 @@
 #include "server/fields.h"
 
+#include <limits>
+
 #include "server/api_error.h"
 
 namespace allot::server {
 
 namespace {
 
-std::string Quoted(const Json& v) { return v.dump(); }
+constexpr std::size_t kQuoteChars = 64;
 
 std::string Allowed(std::initializer_list<std::string_view> allowed) {
   std::string s;
@@ -14,94 +16,124 @@ std::string Allowed(std::initializer_list<std::string_view> allowed) {
   return s;
 }
 
+std::string PathOf(const char* field, const std::string& path) {
+  return path.empty() ? std::string(field) : path;
+}
+
 }  // namespace
 
-Json ParseBody(std::string_view body) {
-  if (body.empty()) return Json::object();
+std::string Quoted(const Json& value) {
+  if (value.is_array()) return "a list of " + std::to_string(value.size()) + " items";
+  if (value.is_object()) return "an object of " + std::to_string(value.size()) + " fields";
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() > kQuoteChars) text = text.substr(0, kQuoteChars) + "...";
+  return text;
+}
+
+Json ParseBody(std::string_view body, std::string_view what) {
+  if (body.empty() && what == kRequestBody) return Json::object();
   Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) Refuse("the request body is not valid JSON");
-  if (!j.is_object()) Refuse("the request body must be a JSON object");
+  if (j.is_discarded()) Refuse(std::string(what) + " is not valid JSON");
+  if (!j.is_object()) Refuse(std::string(what) + " must be a JSON object");
   return j;
 }
 
-std::optional<std::string> OptionalString(const Json& obj, const char* field) {
+std::optional<std::string> OptionalString(const Json& obj, const char* field,
+                                          const std::string& path) {
   auto it = obj.find(field);
   if (it == obj.end() || it->is_null()) return std::nullopt;
-  if (!it->is_string()) Refuse(std::string(field) + " must be a string, got " + Quoted(*it));
+  if (!it->is_string()) Refuse(PathOf(field, path) + " must be a string, got " + Quoted(*it));
   return it->get<std::string>();
 }
 
-std::string RequireString(const Json& obj, const char* field) {
-  std::optional<std::string> v = OptionalString(obj, field);
-  if (!v) Refuse(std::string(field) + " is required");
+std::string RequireString(const Json& obj, const char* field, const std::string& path) {
+  std::optional<std::string> v = OptionalString(obj, field, path);
+  if (!v) Refuse(PathOf(field, path) + " is required");
   return *v;
 }
 
-std::optional<std::int64_t> OptionalInt(const Json& obj, const char* field) {
+std::optional<std::int64_t> OptionalInt(const Json& obj, const char* field, std::int64_t lo,
+                                        std::int64_t hi, const std::string& path) {
   auto it = obj.find(field);
   if (it == obj.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number_integer()) {
-    Refuse(std::string(field) + " must be an integer, got " + Quoted(*it));
+  const std::string name = PathOf(field, path);
+  const std::string range =
+      " must be an integer between " + std::to_string(lo) + " and " + std::to_string(hi);
+  if (!it->is_number_integer()) Refuse(name + range + ", got " + Quoted(*it));
+  // A number above 2^63-1 arrives unsigned: reading it as int64 would wrap.
+  if (it->is_number_unsigned() &&
+      it->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    Refuse(name + range + ", got " + Quoted(*it));
   }
-  return it->get<std::int64_t>();
+  const std::int64_t value = it->get<std::int64_t>();
+  if (value < lo || value > hi) Refuse(name + range + ", got " + std::to_string(value));
+  return value;
 }
 
-std::int64_t RequireInt(const Json& obj, const char* field) {
-  std::optional<std::int64_t> v = OptionalInt(obj, field);
-  if (!v) Refuse(std::string(field) + " is required");
+std::int64_t RequireInt(const Json& obj, const char* field, std::int64_t lo, std::int64_t hi,
+                        const std::string& path) {
+  std::optional<std::int64_t> v = OptionalInt(obj, field, lo, hi, path);
+  if (!v) Refuse(PathOf(field, path) + " is required");
   return *v;
 }
 
 std::optional<std::string> OptionalEnum(const Json& obj, const char* field,
-                                        std::initializer_list<std::string_view> allowed) {
-  std::optional<std::string> v = OptionalString(obj, field);
+                                        std::initializer_list<std::string_view> allowed,
+                                        const std::string& path) {
+  std::optional<std::string> v = OptionalString(obj, field, path);
   if (!v) return v;
   for (std::string_view a : allowed) {
     if (*v == a) return v;
   }
-  Refuse(std::string(field) + " must be one of " + Allowed(allowed) + ", got \"" + *v + "\"");
+  Refuse(PathOf(field, path) + " must be one of " + Allowed(allowed) + ", got " + Quoted(*v));
 }
 
 std::string RequireEnum(const Json& obj, const char* field,
-                        std::initializer_list<std::string_view> allowed) {
-  std::optional<std::string> v = OptionalEnum(obj, field, allowed);
-  if (!v) Refuse(std::string(field) + " is required (one of " + Allowed(allowed) + ")");
+                        std::initializer_list<std::string_view> allowed, const std::string& path) {
+  std::optional<std::string> v = OptionalEnum(obj, field, allowed, path);
+  if (!v) Refuse(PathOf(field, path) + " is required (one of " + Allowed(allowed) + ")");
   return *v;
 }
 
-const Json* OptionalObject(const Json& obj, const char* field) {
+const Json* OptionalObject(const Json& obj, const char* field, const std::string& path) {
   auto it = obj.find(field);
   if (it == obj.end() || it->is_null()) return nullptr;
-  if (!it->is_object()) Refuse(std::string(field) + " must be an object, got " + Quoted(*it));
+  if (!it->is_object()) Refuse(PathOf(field, path) + " must be an object, got " + Quoted(*it));
   return &*it;
 }
 
-const Json* OptionalArray(const Json& obj, const char* field) {
+const Json* OptionalArray(const Json& obj, const char* field, const std::string& path) {
   auto it = obj.find(field);
   if (it == obj.end() || it->is_null()) return nullptr;
-  if (!it->is_array()) Refuse(std::string(field) + " must be a list, got " + Quoted(*it));
+  if (!it->is_array()) Refuse(PathOf(field, path) + " must be a list, got " + Quoted(*it));
   return &*it;
 }
 
-void RequireRange(std::int64_t value, const std::string& field, std::int64_t lo, std::int64_t hi) {
-  if (value < lo || value > hi) {
-    Refuse(field + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-           ", got " + std::to_string(value));
+std::vector<std::string> OptionalStringList(const Json& obj, const char* field,
+                                            std::size_t max_items, const std::string& path) {
+  std::vector<std::string> out;
+  const Json* list = OptionalArray(obj, field, path);
+  if (list == nullptr) return out;
+  const std::string name = PathOf(field, path);
+  if (list->size() > max_items) {
+    Refuse(name + " allows at most " + std::to_string(max_items) + " entries, got " +
+           std::to_string(list->size()));
+  }
+  for (const Json& v : *list) {
+    if (!v.is_string()) Refuse(name + " must be a list of strings, got " + Quoted(v));
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+void RequireObjects(const Json& list, const std::string& path) {
+  for (const Json& item : list) {
+    if (!item.is_object()) Refuse(path + " entries must be objects, got " + Quoted(item));
   }
 }
 
-void RequireName(const std::string& value, const std::string& field) {
-  if (value.empty() || value.size() > 128) {
-    Refuse(field + " must be 1 to 128 characters long, got " + std::to_string(value.size()));
-  }
-  for (char c : value) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '-' || c == '_';
-    if (!ok) {
-      Refuse(field + " may contain only letters, digits, hyphens and underscores, got \"" +
-             value + "\"");
-    }
-  }
+void RefuseUnless(const Status& status) {
+  if (!status.ok()) Refuse(status.message());
 }
 
 Json ReadTags(const Json& obj, const char* field) {
@@ -109,9 +141,13 @@ Json ReadTags(const Json& obj, const char* field) {
   if (tags == nullptr) return Json::object();
   if (tags->size() > 50) Refuse(std::string(field) + " allows at most 50 tags");
   for (const auto& [k, v] : tags->items()) {
-    if (k.empty() || k.size() > 128) Refuse("tag keys must be 1 to 128 characters, got \"" + k + "\"");
-    if (!v.is_string()) Refuse("tag " + k + " must have a string value");
-    if (v.get<std::string>().size() > 256) Refuse("tag " + k + " value exceeds 256 characters");
+    if (k.empty() || k.size() > 128) {
+      Refuse(std::string(field) + " keys must be 1 to 128 characters, got " + Quoted(Json(k)));
+    }
+    if (!v.is_string()) Refuse(std::string(field) + "." + k + " must be a string");
+    if (v.get<std::string>().size() > 256) {
+      Refuse(std::string(field) + "." + k + " value exceeds 256 characters");
+    }
   }
   return *tags;
 }

@@ -1,7 +1,9 @@
 #pragma once
 
-// Reading request fields with clear refusals: every message names the field, the value and
-// what is allowed.
+// Reading request fields with clear refusals: every message names the field as the caller sent
+// it (`path`, e.g. "capacityLimits.maxCapacity"; `field` when no path is given), the value and
+// what is allowed. Integers are read only with their bounds (model/rules.h), so no value outside
+// them, nor a float or a number beyond 64 bits, reaches the controller.
 
 #include <nlohmann/json.hpp>
 
@@ -10,30 +12,49 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "common/status.h"
 
 namespace allot::server {
 
 using Json = nlohmann::json;
 
-// The request body as a JSON object (an empty body is {}).
-Json ParseBody(std::string_view body);
+// The request body as a JSON object (an empty body is {}); nesting deeper than 64 levels, invalid
+// JSON and invalid UTF-8 are refused before anything recursive runs.
+inline constexpr std::string_view kRequestBody = "the request body";
+Json ParseBody(std::string_view body, std::string_view what = kRequestBody);
 
-std::string RequireString(const Json& obj, const char* field);
-std::optional<std::string> OptionalString(const Json& obj, const char* field);
-std::int64_t RequireInt(const Json& obj, const char* field);
-std::optional<std::int64_t> OptionalInt(const Json& obj, const char* field);
+// A short rendering of a value for messages: never the whole of a large or nested value.
+std::string Quoted(const Json& value);
+
+std::string RequireString(const Json& obj, const char* field, const std::string& path = "");
+std::optional<std::string> OptionalString(const Json& obj, const char* field,
+                                          const std::string& path = "");
+// An integer between lo and hi (inclusive).
+std::int64_t RequireInt(const Json& obj, const char* field, std::int64_t lo, std::int64_t hi,
+                        const std::string& path = "");
+std::optional<std::int64_t> OptionalInt(const Json& obj, const char* field, std::int64_t lo,
+                                        std::int64_t hi, const std::string& path = "");
 // The value must be one of `allowed`.
 std::string RequireEnum(const Json& obj, const char* field,
-                        std::initializer_list<std::string_view> allowed);
+                        std::initializer_list<std::string_view> allowed,
+                        const std::string& path = "");
 std::optional<std::string> OptionalEnum(const Json& obj, const char* field,
-                                        std::initializer_list<std::string_view> allowed);
-const Json* OptionalObject(const Json& obj, const char* field);
-const Json* OptionalArray(const Json& obj, const char* field);
-void RequireRange(std::int64_t value, const std::string& field, std::int64_t lo, std::int64_t hi);
+                                        std::initializer_list<std::string_view> allowed,
+                                        const std::string& path = "");
+const Json* OptionalObject(const Json& obj, const char* field, const std::string& path = "");
+const Json* OptionalArray(const Json& obj, const char* field, const std::string& path = "");
+// A list of strings (absent: empty), at most `max_items` of them.
+std::vector<std::string> OptionalStringList(const Json& obj, const char* field,
+                                            std::size_t max_items, const std::string& path = "");
+// Each element of an array field must be an object (for lists of structures).
+void RequireObjects(const Json& list, const std::string& path);
 
-// AWS resource names: 1-128 letters, digits, '-' and '_'.
-void RequireName(const std::string& value, const std::string& field);
-// tags: 1-50 entries, keys 1-128, values <= 256 characters. Returns them as an object.
+// Refuses a Status that is not OK with its message (rules from model/rules.h).
+void RefuseUnless(const Status& status);
+
+// tags: 0-50 entries, keys 1-128, values <= 256 characters. Returns them as an object.
 Json ReadTags(const Json& obj, const char* field = "tags");
 
 }  // namespace allot::server

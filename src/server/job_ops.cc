@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <random>
 
+#include "model/rules.h"
 #include "server/api_error.h"
 #include "server/controller.h"
 #include "server/payload.h"
@@ -36,22 +38,27 @@ model::RetryStrategy ReadRetry(const Json& r, Json* doc) {
   model::RetryStrategy retry;
   const Json* rs = OptionalObject(r, "retryStrategy");
   if (rs == nullptr) return retry;
-  const std::int64_t attempts = RequireInt(*rs, "attempts");
-  RequireRange(attempts, "retryStrategy.attempts", 1, 10);
+  const std::int64_t attempts = RequireInt(*rs, "attempts", 1, model::rules::kMaxRetryAttempts,
+                                            "retryStrategy.attempts");
   retry.attempts = static_cast<int>(attempts);
   Json saved = {{"attempts", attempts}, {"evaluateOnExit", Json::array()}};
-  if (const Json* rules = OptionalArray(*rs, "evaluateOnExit")) {
-    if (rules->size() > 5) {
+  if (const Json* rules = OptionalArray(*rs, "evaluateOnExit", "retryStrategy.evaluateOnExit")) {
+    if (rules->size() > model::rules::kMaxEvaluateOnExit) {
       Refuse("retryStrategy.evaluateOnExit allows at most 5 entries, got " +
              std::to_string(rules->size()));
     }
+    RequireObjects(*rules, "retryStrategy.evaluateOnExit");
     for (const Json& rule : *rules) {
-      const std::string action = Lower(OptionalString(rule, "action").value_or("RETRY"));
+      const std::string action = Lower(
+          OptionalString(rule, "action", "retryStrategy.evaluateOnExit.action").value_or("RETRY"));
       if (action != "retry" && action != "exit") {
-        Refuse("retryStrategy.evaluateOnExit.action must be RETRY or EXIT, got \"" + action + "\"");
+        Refuse("retryStrategy.evaluateOnExit.action must be RETRY or EXIT, got " +
+               Quoted(Json(action)));
       }
-      const std::string pattern = OptionalString(rule, "onStatusReason").value_or("*");
-      if (pattern.size() > 512) {
+      const std::string pattern =
+          OptionalString(rule, "onStatusReason", "retryStrategy.evaluateOnExit.onStatusReason")
+              .value_or("*");
+      if (pattern.size() > model::rules::kMaxOnStatusReason) {
         Refuse("retryStrategy.evaluateOnExit.onStatusReason allows at most 512 characters");
       }
       retry.evaluate_on_exit.push_back(
@@ -81,12 +88,20 @@ std::string RequestHash(const Json& r) {
 
 bool IsTerminalStatus(const std::string& s) { return s == "SUCCEEDED" || s == "FAILED"; }
 
+// A whole number >= 0 written in decimal digits only, that fits its type.
+template <typename T>
+bool ParseWhole(std::string_view text, T* out) {
+  if (text.empty() || text.size() > 20) return false;
+  const auto [ptr, error] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return error == std::errc() && ptr == text.data() + text.size() && *out >= 0;
+}
+
 }  // namespace
 
 Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   if (r.dump().size() > 30 * 1024) Refuse("a SubmitServiceJob request must be at most 30 KiB");
   const std::string name = RequireString(r, "jobName");
-  RequireName(name, "jobName");
+  RefuseUnless(model::rules::CheckName(name, "jobName"));
   Json& queue = MustFindQueue(RequireString(r, "jobQueue"));
   const std::string qname = queue["jobQueueName"];
   RequireEnum(r, "serviceJobType", {"SAGEMAKER_TRAINING"});
@@ -110,7 +125,9 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   if (queue.value("state", "") == "DISABLED") Refuse("job queue " + qname + " is DISABLED");
   std::optional<std::string> token = OptionalString(r, "clientToken");
   if (token) {
-    if (token->empty() || token->size() > 64) Refuse("clientToken must be 1 to 64 characters");
+    if (token->empty() || token->size() > model::rules::kMaxClientTokenLength) {
+      Refuse("clientToken must be 1 to 64 characters, got " + std::to_string(token->size()));
+    }
     auto it = client_tokens_.find(qname + "/" + *token);
     if (it != client_tokens_.end()) {
       if (it->second.second != RequestHash(r)) {
@@ -120,11 +137,16 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
       return {{{"jobArn", job.doc["jobArn"]}, {"jobName", job.doc["jobName"]}, {"jobId", job.id}}};
     }
   }
-  const std::int64_t priority = OptionalInt(r, "schedulingPriority").value_or(0);
-  RequireRange(priority, "schedulingPriority", 0, 9999);
+  const std::int64_t priority =
+      OptionalInt(r, "schedulingPriority", 0, model::rules::kMaxSchedulingPriority).value_or(0);
   const std::string payload = RequireString(r, "serviceRequestPayload");
   ParsedPayload parsed = ParsePayload(payload, name);
+  CheckChannelSources(parsed.launch);
   const Json& env = environments_.at(queue["serviceEnvironmentOrder"][0]["serviceEnvironment"]);
+  if (env["capacityLimits"][0]["capacityUnit"] == model::rules::kNumInstances) {
+    // NUM_INSTANCES counts every instance together, whatever its type.
+    parsed.demand = {{std::string(model::rules::kNumInstances), parsed.launch.instance_count}};
+  }
   for (const model::UnitCount& u : parsed.demand) {
     bool known = false;
     std::string units;
@@ -159,16 +181,18 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   if (share) job.doc["quotaShareName"] = *share;
   job.spec.retry = ReadRetry(r, &job.doc);
   if (const Json* pc = OptionalObject(r, "preemptionConfiguration")) {
-    if (auto n = OptionalInt(*pc, "preemptionRetriesBeforeTermination")) {
-      RequireRange(*n, "preemptionConfiguration.preemptionRetriesBeforeTermination", 0, 1000000);
+    if (auto n = OptionalInt(*pc, "preemptionRetriesBeforeTermination", 0,
+                             model::rules::kMaxPreemptionRetries,
+                             "preemptionConfiguration.preemptionRetriesBeforeTermination")) {
       job.spec.preemption_retries = static_cast<std::int32_t>(*n);
       job.doc["preemptionConfiguration"] = {{"preemptionRetriesBeforeTermination", *n}};
     }
   }
   std::optional<std::int64_t> timeout = parsed.max_runtime_seconds;
   if (const Json* tc = OptionalObject(r, "timeoutConfig")) {
-    if (auto s = OptionalInt(*tc, "attemptDurationSeconds")) {
-      RequireRange(*s, "timeoutConfig.attemptDurationSeconds", 1, 1'209'600);
+    if (auto s = OptionalInt(*tc, "attemptDurationSeconds", 1,
+                             model::rules::kMaxAttemptDurationSeconds,
+                             "timeoutConfig.attemptDurationSeconds")) {
       job.doc["timeoutConfig"] = {{"attemptDurationSeconds", *s}};
       timeout = timeout ? std::min(*timeout, *s) : *s;
     }
@@ -208,8 +232,8 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
 
 Controller::Reply Controller::UpdateServiceJob(const Json& r) {
   JobRecord& job = MustFindJob(RequireString(r, "jobId"));
-  const std::int64_t priority = RequireInt(r, "schedulingPriority");
-  RequireRange(priority, "schedulingPriority", 0, 9999);
+  const std::int64_t priority =
+      RequireInt(r, "schedulingPriority", 0, model::rules::kMaxSchedulingPriority);
   const std::string status = job.doc["status"];
   if (IsTerminalStatus(status)) {
     Refuse("job " + job.id + " is " + status + "; only unfinished jobs can change priority");
@@ -252,11 +276,15 @@ ListFilters ReadFilters(const Json& r) {
   ListFilters f;
   bool status_applies = true;
   if (const Json* filters = OptionalArray(r, "filters")) {
+    if (filters->size() > 1) {
+      Refuse("filters takes one filter at a time, got " + std::to_string(filters->size()));
+    }
+    RequireObjects(*filters, "filters");
     for (const Json& kv : *filters) {
       const std::string key =
           RequireEnum(kv, "name", {"JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT",
-                                   "QUOTA_SHARE_NAME"});
-      const Json* values = OptionalArray(kv, "values");
+                                   "QUOTA_SHARE_NAME"}, "filters.name");
+      const Json* values = OptionalArray(kv, "values", "filters.values");
       if (values == nullptr || values->size() != 1 || !(*values)[0].is_string()) {
         Refuse("filters." + key + " takes exactly one string value");
       }
@@ -267,10 +295,10 @@ ListFilters ReadFilters(const Json& r) {
       } else if (key == "QUOTA_SHARE_NAME") {
         f.share = v;
       } else {
-        char* end = nullptr;
-        const long long t = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0') {
-          Refuse("filters." + key + " must be a time in epoch milliseconds, got \"" + v + "\"");
+        Timestamp t = 0;
+        if (!ParseWhole(v, &t)) {
+          Refuse("filters." + key + " must be a time in epoch milliseconds, got " +
+                 Quoted(Json(v)));
         }
         (key == "BEFORE_CREATED_AT" ? f.before : f.after) = t;
         status_applies = false;
@@ -316,16 +344,18 @@ Json Summary(const Json& doc) {
 Controller::Reply Controller::ListServiceJobs(const Json& r) {
   const std::string qname = MustFindQueue(RequireString(r, "jobQueue"))["jobQueueName"];
   const ListFilters f = ReadFilters(r);
-  const std::int64_t max = OptionalInt(r, "maxResults").value_or(100);
-  RequireRange(max, "maxResults", 1, 100);
+  const std::int64_t max =
+      OptionalInt(r, "maxResults", 1, model::rules::kMaxPageSize).value_or(100);
   // Newest first; the token is the (createdAt, seq) of the last job returned.
   const auto& index = jobs_by_queue_[qname];
   auto it = index.rbegin();
   if (auto token = OptionalString(r, "nextToken")) {
-    long long created = 0;
-    unsigned long long seq = 0;
-    if (std::sscanf(token->c_str(), "%lld.%llu", &created, &seq) != 2) {
-      Refuse("nextToken \"" + *token + "\" was not returned by ListServiceJobs");
+    Timestamp created = 0;
+    model::JobId seq = 0;
+    const std::size_t dot = token->find('.');
+    if (dot == std::string::npos || !ParseWhole(std::string_view(*token).substr(0, dot), &created) ||
+        !ParseWhole(std::string_view(*token).substr(dot + 1), &seq)) {
+      Refuse("nextToken " + Quoted(Json(*token)) + " was not returned by ListServiceJobs");
     }
     it = std::make_reverse_iterator(index.lower_bound({created, seq}));
   }
@@ -347,6 +377,9 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
 Controller::Reply Controller::TerminateServiceJob(const Json& r) {
   JobRecord& job = MustFindJob(RequireString(r, "jobId"));
   const std::string reason = RequireString(r, "reason");
+  if (reason.size() > model::rules::kMaxTerminateReasonLength) {
+    Refuse("reason must be at most 1024 characters, got " + std::to_string(reason.size()));
+  }
   if (IsTerminalStatus(job.doc["status"])) return {};
   job.doc["isTerminated"] = true;
   Touch(job);

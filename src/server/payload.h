@@ -19,4 +19,8 @@ struct ParsedPayload {
 // Throws ClientError naming the field. `job_name` is the default TrainingJobName.
 ParsedPayload ParsePayload(const std::string& payload, const std::string& job_name);
 
+// Refuses (ClientError) a file:// input channel whose source does not exist on this machine, so
+// that the job is refused at submission instead of failing at launch.
+void CheckChannelSources(const LaunchInfo& launch);
+
 }  // namespace allot::server
