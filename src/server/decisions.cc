@@ -183,8 +183,15 @@ void Controller::ExecutorStarted(model::JobId seq, int attempt,
                                  const std::vector<exec::HostProcess>& hosts) {
   std::lock_guard<std::mutex> lock(mu_);
   if (JobRecord* job = JobBySeq(seq)) {
+    // Identities, not bare pids: recovery signals a process only while pid and start time match.
     Json list = Json::array();
-    for (const exec::HostProcess& h : hosts) list.push_back({{"host", h.host}, {"pid", h.pid}});
+    for (const exec::HostProcess& h : hosts) {
+      list.push_back({{"host", h.host},
+                      {"pid", h.pid},
+                      {"start_time", h.start_time},
+                      {"child_pid", h.child_pid},
+                      {"child_start_time", h.child_start_time}});
+    }
     job->doc["allot"]["hosts"] = list;
     Touch(*job);
   }

@@ -1,9 +1,8 @@
 // Start-up: the engine is rebuilt from the store. Configuration first, then every live job in
-// submission order. Attempts that were running when the server stopped end here with a clear
-// reason (their leftover process groups are killed) and the job is requeued without using a
-// retry.
-
-#include <signal.h>
+// submission order. Attempts that were running when the server stopped are adopted again; one
+// that left nothing to adopt ends here with a clear reason (the executor killed its leftovers,
+// identified by the pid and start time recorded when it started) and the job is requeued without
+// using a retry.
 
 #include <algorithm>
 
@@ -55,11 +54,19 @@ model::JobSpec SpecFromDoc(const Json& doc, const std::string& queue, const mode
   return spec;
 }
 
-void KillLeftovers(const Json& doc) {
+// The hosts' identities ExecutorStarted recorded; records written before start times were
+// recorded give 0, which the executor never matches.
+std::vector<exec::HostProcess> RecordedHosts(const Json& doc) {
+  std::vector<exec::HostProcess> hosts;
   for (const Json& h : doc["allot"].value("hosts", Json::array())) {
-    const pid_t pid = h["pid"];
-    if (pid > 1) ::kill(-pid, SIGKILL);
+    if (!h.is_object()) continue;
+    hosts.push_back({.host = h.value("host", ""),
+                     .pid = h.value("pid", 0),
+                     .start_time = h.value("start_time", std::uint64_t{0}),
+                     .child_pid = h.value("child_pid", 0),
+                     .child_start_time = h.value("child_start_time", std::uint64_t{0})});
   }
+  return hosts;
 }
 
 }  // namespace
@@ -149,7 +156,6 @@ void Controller::RecoverJob(Json doc) {
   std::string reason = d.value("statusReason", "");
   if (status == "SCHEDULED" || status == "STARTING" || status == "RUNNING") {
     if (AdoptAttempt(stored)) return;
-    KillLeftovers(d);
     const Timestamp now = Now();
     if (!d["attempts"].empty() && !d["attempts"].back().contains("stoppedAt")) {
       d["attempts"].back()["stoppedAt"] = now;
@@ -166,7 +172,8 @@ void Controller::RecoverJob(Json doc) {
 }
 
 // Watches the supervisors of a running attempt again and restores the job as RUNNING; false
-// if nothing of the attempt is left to adopt.
+// if nothing of the attempt is left to adopt (the executor then killed what the recorded
+// identities still verify).
 bool Controller::AdoptAttempt(JobRecord& job) {
   Json& d = job.doc;
   const int attempt = d["allot"]["attempt"];
@@ -175,7 +182,8 @@ bool Controller::AdoptAttempt(JobRecord& job) {
                        .attempt_dir = AttemptDir(job.id, attempt),
                        .instance_count = job.launch.instance_count,
                        .job_dir = JobDir(job.id),
-                       .checkpoint_sync_dir = job.launch.checkpoint_sync_dir};
+                       .checkpoint_sync_dir = job.launch.checkpoint_sync_dir,
+                       .recorded_hosts = RecordedHosts(d)};
   if (!executor_->Adopt(spec).ok()) return false;
   MarkSlotsTaken(job);
   model::RestoreJob::Running running;
