@@ -78,18 +78,25 @@ std::vector<std::uint32_t> StarvedOrder(const QueueState& q, Filter filter) {
   return order;
 }
 
-// Whether a preempted job of share `i` that is still stopping and will be requeued comes
-// before `head` in waiting order and would fit the projected view in `mode` (where stopping
-// jobs are already gone). Such a job keeps its place: `head` may not take the capacity before
-// it has been requeued, whatever order the victims' processes exit in.
-bool HeldBehindRequeuing(const EngineState& st, const QueueState& q, std::uint32_t i,
-                         const WaitKey& head, FitMode mode) {
-  WaitOrder before;
-  for (const WaitKey& k : q.shares[i]->requeuing) {
-    if (!before(k, head)) return false;
-    if (Fits(q, kProjected, i, st.ShapeOf(*st.FindJob(k.id)), mode)) return true;
+// Whether dispatching `head` (of share `i`, need `shape`) would take capacity from a preempted
+// job of the same share that is still stopping, will be requeued and comes before `head` in
+// waiting order: that job would fit the projected view in `mode` (where stopping jobs are
+// already gone) now, but not beside `head`. Such a job keeps its place: `head` may not take the
+// capacity before it has been requeued, whatever order the victims' processes exit in.
+bool HeldBehindRequeuing(const EngineState& st, QueueState& q, std::uint32_t i,
+                         const WaitKey& head, const Shape& shape, FitMode mode) {
+  const ShareState& s = *q.shares[i];
+  if (s.requeuing.empty() || !WaitOrder()(*s.requeuing.begin(), head)) return false;
+  bool held = false;
+  for (auto k = s.requeuing.begin(); !held && k != s.requeuing.end(); ++k) {
+    if (!WaitOrder()(*k, head)) break;
+    const Shape& victim = st.ShapeOf(*st.FindJob(k->id));
+    if (!Fits(q, kProjected, i, victim, mode)) continue;
+    AddUsage(q, kProjected, i, shape, +1);
+    held = !Fits(q, kProjected, i, victim, mode);
+    AddUsage(q, kProjected, i, shape, -1);
   }
-  return false;
+  return held;
 }
 
 // The best waiting job of share `i` (first in waiting order among the heads of its shape sets)
@@ -103,8 +110,9 @@ Job* BestHead(EngineState& st, QueueState& q, std::uint32_t i, FitMode mode, Acc
     if (best != nullptr && !before(head, *best)) continue;
     if (accept(q.shapes[shape])) best = &head;
   }
-  if (best == nullptr || HeldBehindRequeuing(st, q, i, *best, mode)) return nullptr;
-  return st.FindJob(best->id);
+  if (best == nullptr) return nullptr;
+  Job* job = st.FindJob(best->id);
+  return HeldBehindRequeuing(st, q, i, *best, st.ShapeOf(*job), mode) ? nullptr : job;
 }
 
 // Heads of share `i`'s shape sets for which `accept(shape)` holds, in waiting order.

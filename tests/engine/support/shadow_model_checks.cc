@@ -273,16 +273,20 @@ bool ShadowModel::WillRequeue(const Job& job) const {
 }
 
 // A preempted job still stopping that will be requeued keeps its place: no job of its share
-// behind it in waiting order is dispatched on capacity it would fit (projected view, where
-// stopping jobs are gone), whatever order the victims' processes exit in (issue 9, item 14).
+// behind it in waiting order is dispatched on capacity it would take (it fits the projected
+// view, where stopping jobs are gone, but would not beside the dispatched job), whatever order
+// the victims' processes exit in (issue 9, item 14).
 std::string ShadowModel::CheckPlaceKept(const Job& job, FitMode mode) const {
   const Tally projected = View(job.queue, true);
+  Tally with_job = projected;
+  for (const auto& [u, n] : job.need) with_job.At(job.share, u) += n;
   auto key = [](const Job& j) {
     return std::make_tuple(-j.spec.priority, j.spec.created_at, j.spec.id);
   };
   for (const auto& [id, other] : jobs_) {
     if (other.queue != job.queue || other.share != job.share || !WillRequeue(other)) continue;
-    if (key(other) < key(job) && Fit(job.queue, projected, other, mode).empty()) {
+    if (key(other) < key(job) && Fit(job.queue, projected, other, mode).empty() &&
+        !Fit(job.queue, with_job, other, mode).empty()) {
       return JobName(job.spec.id) + " dispatched ahead of " + JobName(id) +
              ", a preempted job of its share still stopping that comes first and would fit";
     }
