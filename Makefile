@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Everything else is a helper.
-.PHONY: all deps build test test-dev test-asan test-slow bench run clean
+.PHONY: all deps build test test-dev test-asan test-slow bench fuzz run clean
 
 all: build
 
@@ -29,6 +29,12 @@ bench: deps
 	cmake --preset release >/dev/null
 	cmake --build --preset release
 	scripts/run-benchmarks.sh build/release
+
+# libFuzzer (clang) on the request decoders and SigV4: each target of fuzz/ for FUZZ_SECONDS
+# (default 60) from its seeds; prints executions and findings per target (fuzz/run.sh).
+fuzz: deps
+	@scripts/install-fuzz-deps.sh
+	fuzz/run.sh
 
 run: build
 	@scripts/run.sh

@@ -28,6 +28,8 @@ if(ALLOT_BUILD_TESTS)
     add_test(NAME botocore_sigv4
              COMMAND python3 ${PROJECT_SOURCE_DIR}/tests/api/botocore_sigv4_test.py
                      $<TARGET_FILE:api_sigv4_verify_tool>)
+    # The fuzz targets of fuzz/ (SigV4, wire JSON, the payload decoder) over their seeds.
+    include(${PROJECT_SOURCE_DIR}/fuzz/replay.cmake)
   endfunction()
   cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL allot_sigv4_tests)
 endif()
