@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 
 #include "api/credentials.h"
@@ -148,14 +149,32 @@ Controller::Reply Controller::Finish() {
   }
   touched_.clear();
   Reply reply;
-  if (pending_.empty() && pending_effects_.empty()) return reply;
+  if (pending_.empty() && pending_effects_.empty()) {
+    // Nothing of this call to write; it answers once what it may have read is durable too.
+    if (last_batch_.valid() &&
+        last_batch_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      reply.durable = last_batch_;
+    } else if (last_batch_.valid() && !last_batch_.get().ok()) {
+      reply.durable = last_batch_;
+    }
+    return reply;
+  }
   auto promise = std::make_shared<std::promise<Status>>();
   reply.durable = promise->get_future().share();
+  last_batch_ = reply.durable;
   auto effects = std::make_shared<std::vector<Effect>>(std::move(pending_effects_));
   pending_effects_.clear();
-  store_->Submit(std::move(pending_), [this, promise, effects](const Status& s) {
+  const std::uint64_t reports = reports_.empty() ? 0 : reports_.back().id;
+  store_->Submit(std::move(pending_), [this, promise, effects, reports](const Status& s) {
     if (s.ok()) {
+      std::uint64_t durable = durable_report_id_.load();
+      while (reports > durable && !durable_report_id_.compare_exchange_weak(durable, reports)) {
+      }
       for (Effect& e : *effects) Post(std::move(e));
+    } else if (!broken_.exchange(true)) {
+      std::fprintf(stderr, "allot server: the store failed a write (%s); rolling back to what it "
+                   "holds\n", s.message().c_str());
+      Post([this] { RebuildIfBroken(); });
     }
     promise->set_value(s);
   });
@@ -202,7 +221,11 @@ void Controller::Loop() {
     rearm_ = false;
     lock.unlock();
     Timestamp deadline = kNoDeadline;
-    {
+    if (broken_) {
+      RebuildIfBroken();
+      deadline = broken_ ? next_rebuild_ : kNoDeadline;
+    }
+    if (!broken_) {
       std::lock_guard<std::mutex> g(mu_);
       if (std::optional<Timestamp> next = engine_.NextDeadline(); next && *next <= Now()) {
         Apply(model::Tick{}, false);
@@ -274,6 +297,7 @@ Controller::Reply Controller::Call(const std::string& action, const Json& r) {
   auto it = kHandlers.find(action);
   if (it == kHandlers.end()) Refuse("unknown action " + action);
   std::lock_guard<std::mutex> lock(mu_);
+  if (broken_) return Refused();
   try {
     Reply reply = (this->*(it->second))(r);
     Reply durable = Finish();

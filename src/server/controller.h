@@ -5,6 +5,7 @@
 // to the store in the same batch; executor actions (start, stop) run only after that batch is
 // durable, on the controller's loop thread, which also fires the engine's timers.
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -91,6 +92,7 @@ class Controller {
   explicit Controller(const Options& options);
   Status Open();
   Status Recover();
+  Status RecoverLocked();  // requires mu_
   void RecoverJob(Json doc);
   bool AdoptAttempt(JobRecord& job);
 
@@ -153,6 +155,29 @@ class Controller {
   void ExecutorCheckpoint(model::JobId seq, int attempt, Timestamp newest);
   std::string JobDir(const std::string& id) const;
   std::string AttemptDir(const std::string& id, int attempt) const;
+
+  // --- durability (durability.cc) ---
+  // A batch the store failed (a full disk, an I/O error) is never half-applied: the store fails
+  // every later batch too until Resume() (store.h), every call answers 500 meanwhile, and the
+  // loop rolls the controller back by reloading what the store holds (TryRebuild), then applies
+  // again the executor reports that were not yet durable, so an exit status is never lost.
+  std::atomic<bool> broken_{false};
+  Duration rebuild_backoff_ = 0;       // loop thread only
+  Timestamp next_rebuild_ = 0;         // loop thread only
+  struct Report {
+    std::uint64_t id = 0;
+    std::function<void()> apply;  // runs under mu_
+  };
+  std::deque<Report> reports_;  // guarded by mu_: executor reports not yet known durable
+  std::uint64_t next_report_id_ = 1;
+  std::atomic<std::uint64_t> durable_report_id_{0};
+  std::shared_future<Status> last_batch_;  // guarded by mu_: the newest batch submitted
+  // Applies an executor report now (unless broken) and keeps it until a batch holding it commits.
+  void RecordReport(std::function<void()> apply);  // requires mu_
+  Reply Refused() const;  // the 500 every call gets while broken
+  void ResetState();      // requires mu_
+  bool TryRebuild();      // requires mu_; loop thread
+  void RebuildIfBroken(); // loop thread
 
   // Runs on the loop thread after the batch holding it committed.
   using Effect = std::function<void()>;

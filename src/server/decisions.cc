@@ -173,49 +173,55 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
   Status s = executor_->Launch(spec);
   if (s.ok()) return;
   std::lock_guard<std::mutex> lock(mu_);
-  Apply(model::AttemptEnded{seq, attempt, model::AttemptOutcome::kFailed,
-                            "Received status from SageMaker: AlgorithmError: " + s.message()},
-        false);
-  Finish();
+  RecordReport([this, seq, attempt, reason = s.message()] {
+    Apply(model::AttemptEnded{seq, attempt, model::AttemptOutcome::kFailed,
+                              "Received status from SageMaker: AlgorithmError: " + reason},
+          false);
+  });
 }
 
 void Controller::ExecutorStarted(model::JobId seq, int attempt,
                                  const std::vector<exec::HostProcess>& hosts) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (JobRecord* job = JobBySeq(seq)) {
-    // Identities, not bare pids: recovery signals a process only while pid and start time match.
-    Json list = Json::array();
-    for (const exec::HostProcess& h : hosts) {
-      list.push_back({{"host", h.host},
-                      {"pid", h.pid},
-                      {"start_time", h.start_time},
-                      {"child_pid", h.child_pid},
-                      {"child_start_time", h.child_start_time}});
+  RecordReport([this, seq, attempt, hosts] {
+    if (JobRecord* job = JobBySeq(seq)) {
+      // Identities, not bare pids: recovery signals a process only while pid and start time match.
+      Json list = Json::array();
+      for (const exec::HostProcess& h : hosts) {
+        list.push_back({{"host", h.host},
+                        {"pid", h.pid},
+                        {"start_time", h.start_time},
+                        {"child_pid", h.child_pid},
+                        {"child_start_time", h.child_start_time}});
+      }
+      job->doc["allot"]["hosts"] = list;
+      Touch(*job);
     }
-    job->doc["allot"]["hosts"] = list;
-    Touch(*job);
-  }
-  Apply(model::AttemptStarting{seq, attempt}, false);
-  Apply(model::AttemptRunning{seq, attempt}, false);
-  Finish();
+    Apply(model::AttemptStarting{seq, attempt}, false);
+    Apply(model::AttemptRunning{seq, attempt}, false);
+  });
 }
 
 void Controller::ExecutorCheckpoint(model::JobId seq, int attempt, Timestamp newest) {
   std::lock_guard<std::mutex> lock(mu_);
-  Apply(model::CheckpointObserved{seq, attempt, newest}, false);
-  if (JobRecord* job = JobBySeq(seq)) Touch(*job);
-  Finish();
+  RecordReport([this, seq, attempt, newest] {
+    Apply(model::CheckpointObserved{seq, attempt, newest}, false);
+    if (JobRecord* job = JobBySeq(seq)) Touch(*job);
+  });
 }
 
+// Kept until a committed batch holds it: an exit status outlives a failed write (a full disk).
 void Controller::ExecutorEnded(const exec::AttemptExit& exit) {
   std::lock_guard<std::mutex> lock(mu_);
-  Apply(model::AttemptEnded{exit.job, exit.attempt,
-                            exit.succeeded ? model::AttemptOutcome::kSucceeded
-                                           : model::AttemptOutcome::kFailed,
-                            exit.succeeded ? "Received status from SageMaker: Training job completed"
-                                           : exit.reason},
-        false);
-  Finish();
+  RecordReport([this, exit] {
+    Apply(model::AttemptEnded{exit.job, exit.attempt,
+                              exit.succeeded ? model::AttemptOutcome::kSucceeded
+                                             : model::AttemptOutcome::kFailed,
+                              exit.succeeded ? "Received status from SageMaker: Training job "
+                                               "completed"
+                                             : exit.reason},
+          false);
+  });
 }
 
 }  // namespace allot::server

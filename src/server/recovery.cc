@@ -73,6 +73,10 @@ std::vector<exec::HostProcess> RecordedHosts(const Json& doc) {
 
 Status Controller::Recover() {
   std::lock_guard<std::mutex> lock(mu_);
+  return RecoverLocked();
+}
+
+Status Controller::RecoverLocked() {
   try {
     auto envs = LoadDocs(*store_, store::Kind::kServiceEnvironment);
     auto policies = LoadDocs(*store_, store::Kind::kSchedulingPolicy);
@@ -184,7 +188,9 @@ bool Controller::AdoptAttempt(JobRecord& job) {
                        .job_dir = JobDir(job.id),
                        .checkpoint_sync_dir = job.launch.checkpoint_sync_dir,
                        .recorded_hosts = RecordedHosts(d)};
-  if (!executor_->Adopt(spec).ok()) return false;
+  // AlreadyExists: the executor still watches it (a rebuild after a failed write, not a restart).
+  const Status adopted = executor_->Adopt(spec);
+  if (!adopted.ok() && adopted.code() != StatusCode::kAlreadyExists) return false;
   MarkSlotsTaken(job);
   model::RestoreJob::Running running;
   if (!d["attempts"].empty()) running.attempt_started = d["attempts"].back()["startedAt"];

@@ -8,6 +8,7 @@ namespace allot::server {
 Controller::Reply Controller::Tags(const std::string& method, const std::string& arn,
                                    const Json& request, const std::vector<std::string>& tag_keys) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (broken_) return Refused();
   Json* doc = nullptr;
   store::Kind kind = store::Kind::kMeta;
   std::string key;

@@ -45,6 +45,7 @@ struct SqliteStore::Impl {
   std::condition_variable wake;
   std::deque<Pending> queue;  // guarded by mu
   bool closing = false;       // guarded by mu
+  Status sticky;              // guarded by mu: the failure every batch gets until Resume()
 
   std::mutex close_mu;
   bool closed = false;  // guarded by close_mu
@@ -210,15 +211,24 @@ void SqliteStore::Impl::WriterLoop() {
         queue.pop_front();
       }
     }
-    bool wrote = false;
-    Status status = Apply(group, &wrote);
+    Status status;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      status = sticky;
+    }
     if (status.ok()) {
-      if (wrote) transactions.fetch_add(1, std::memory_order_relaxed);
-      batches.fetch_add(group.size(), std::memory_order_relaxed);
-    } else {
-      failed.fetch_add(1, std::memory_order_relaxed);
-      status = Status(status.code(), "store: transaction of " + std::to_string(group.size()) +
-                                         " batches rolled back: " + status.message());
+      bool wrote = false;
+      status = Apply(group, &wrote);
+      if (status.ok()) {
+        if (wrote) transactions.fetch_add(1, std::memory_order_relaxed);
+        batches.fetch_add(group.size(), std::memory_order_relaxed);
+      } else {
+        failed.fetch_add(1, std::memory_order_relaxed);
+        status = Status(status.code(), "store: transaction of " + std::to_string(group.size()) +
+                                           " batches rolled back: " + status.message());
+        std::lock_guard<std::mutex> lock(mu);
+        sticky = status;
+      }
     }
     for (Pending& p : group) {
       if (p.done) p.done(status);
@@ -259,6 +269,11 @@ void SqliteStore::Submit(Batch batch, std::function<void(const Status&)> done) {
     }
   }
   if (done) done(Unavailable("store: closed"));
+}
+
+void SqliteStore::Resume() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->sticky = Status::Ok();
 }
 
 Result<std::vector<Record>> SqliteStore::Load(Kind kind) {

@@ -10,7 +10,7 @@
 // Writer: it takes every batch queued so far (at most max_batches_per_commit), applies them in
 // submission order inside one BEGIN IMMEDIATE ... COMMIT, then runs each batch's `done` in order
 // with the transaction's result. If the transaction fails it is rolled back and every batch in it
-// gets the same error; the writer then carries on with the next batches.
+// gets the same error; so does every later batch (the sticky error, store.h) until Resume().
 //
 // Load() orders by key bytes (SQLite's BINARY collation, i.e. memcmp order). Keys and values are
 // stored as given, byte for byte (embedded NULs included).
@@ -48,6 +48,7 @@ class SqliteStore final : public Store {
   SqliteStore& operator=(const SqliteStore&) = delete;
 
   void Submit(Batch batch, std::function<void(const Status&)> done) override;
+  void Resume() override;
   Result<std::vector<Record>> Load(Kind kind) override;
   Result<std::optional<std::string>> Get(Kind kind, std::string_view key) override;
   void Close() override;

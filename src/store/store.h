@@ -58,7 +58,15 @@ class Store {
 
   // Queues `batch` for the writer; `done` runs on the writer thread once the transaction that
   // holds it committed (OK) or failed.
+  //
+  // A failure is sticky (as leveldb's background error): once a transaction fails, every batch
+  // queued behind it and every batch submitted later fails with the same error, unwritten, until
+  // Resume(). A batch is built on the state the batches before it left; it must never commit
+  // without them. The caller rolls its own state back to what the store holds, then resumes.
   virtual void Submit(Batch batch, std::function<void(const Status&)> done) = 0;
+
+  // Clears the sticky error: batches submitted from now on are written again.
+  virtual void Resume() = 0;
 
   // Submit() and wait: returns once durable.
   Status Commit(Batch batch);

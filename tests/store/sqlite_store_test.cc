@@ -441,11 +441,20 @@ TEST(SqliteStore, FailedTransactionFailsAndRollsBackEveryBatchInIt) {
   using P = std::pair<std::string, std::string>;
   EXPECT_EQ(Pairs(LoadOrDie(*store, Kind::kJob)), (std::vector<P>{{"existing", "before"}}));
 
-  // The writer carries on: later batches commit.
+  // The failure is sticky: a later batch, even a good one, fails unwritten until Resume().
   raw.Exec("DROP TRIGGER poison");
   Batch d;
   d.Put(Kind::kJob, "poison", "fine now");
-  EXPECT_TRUE(store->Commit(std::move(d)).ok());
+  const Status sticky = store->Commit(std::move(d));
+  EXPECT_EQ(sticky.code(), StatusCode::kInternal) << sticky.ToString();
+  EXPECT_NE(sticky.message().find("poisoned"), std::string::npos) << sticky.ToString();
+  EXPECT_EQ(Pairs(LoadOrDie(*store, Kind::kJob)), (std::vector<P>{{"existing", "before"}}));
+  EXPECT_EQ(store->failed_transactions(), 1U);  // the later batch never reached SQLite
+
+  store->Resume();
+  Batch e;
+  e.Put(Kind::kJob, "poison", "fine now");
+  EXPECT_TRUE(store->Commit(std::move(e)).ok());
   EXPECT_EQ(GetOrDie(*store, Kind::kJob, "poison"), "fine now");
 }
 

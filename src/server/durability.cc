@@ -1,0 +1,99 @@
+// What the controller does when the store fails a write (controller.h, "durability"): nothing
+// that was not stored stays visible, and no executor report is lost.
+
+#include <chrono>
+#include <cstdio>
+
+#include "server/controller.h"
+
+namespace allot::server {
+
+namespace {
+
+constexpr Duration kFirstRetry = 250;
+constexpr Duration kMaxRetry = Seconds(5);
+
+}  // namespace
+
+void Controller::RecordReport(std::function<void()> apply) {
+  const std::uint64_t durable = durable_report_id_.load();
+  while (!reports_.empty() && reports_.front().id <= durable) reports_.pop_front();
+  reports_.push_back({next_report_id_++, std::move(apply)});
+  if (broken_) return;  // applied after the rollback, in order
+  reports_.back().apply();
+  Finish();
+}
+
+Controller::Reply Controller::Refused() const {
+  std::promise<Status> failed;
+  failed.set_value(Status(StatusCode::kUnavailable,
+                          "the store failed a write; the server is rolling back to what it holds "
+                          "and answers again once the store accepts writes (retry later)"));
+  Reply reply;
+  reply.durable = failed.get_future().share();
+  return reply;
+}
+
+void Controller::ResetState() {
+  engine_ = engine::Engine();
+  environments_.clear();
+  policies_.clear();
+  queues_.clear();
+  shares_.clear();
+  jobs_.clear();
+  job_by_seq_.clear();
+  jobs_by_queue_.clear();
+  client_tokens_.clear();
+  slots_in_use_.clear();
+  next_seq_ = 1;
+  pending_ = store::Batch();
+  pending_effects_.clear();
+  touched_.clear();
+  armed_deadline_ = kNoDeadline;
+}
+
+// 1. Wait until every batch submitted before has been processed (an empty batch goes through the
+//    store's queue behind them), so the store holds all it will ever hold of them.
+// 2. Resume the store and probe it with a small write: while that fails (the disk is still
+//    full) stay broken and try again later.
+// 3. Reload configuration and jobs from the store: the exact committed state. Running attempts
+//    the executor still watches are adopted as they are.
+// 4. Apply again, in order, the executor reports no committed batch holds.
+bool Controller::TryRebuild() {
+  [[maybe_unused]] const Status drained = store_->Commit(store::Batch{});
+  store_->Resume();
+  store::Batch probe;
+  probe.Put(store::Kind::kMeta, "last_write_probe", std::to_string(Now()));
+  if (Status s = store_->Commit(std::move(probe)); !s.ok()) {
+    std::fprintf(stderr, "allot server: the store still fails writes: %s\n", s.message().c_str());
+    return false;
+  }
+  ResetState();
+  if (Status s = RecoverLocked(); !s.ok()) {
+    std::fprintf(stderr, "allot server: reloading the store failed: %s\n", s.message().c_str());
+    return false;
+  }
+  broken_ = false;
+  const std::uint64_t durable = durable_report_id_.load();
+  for (Report& report : reports_) {
+    if (report.id > durable) report.apply();
+  }
+  Finish();
+  std::fprintf(stderr, "allot server: rolled back to the stored state; accepting calls again\n");
+  return true;
+}
+
+void Controller::RebuildIfBroken() {
+  if (!broken_ || Now() < next_rebuild_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!broken_) return;
+  if (TryRebuild()) {
+    rebuild_backoff_ = 0;
+    next_rebuild_ = 0;
+    return;
+  }
+  rebuild_backoff_ = rebuild_backoff_ == 0 ? kFirstRetry : std::min(kMaxRetry, 2 * rebuild_backoff_);
+  next_rebuild_ = Now() + rebuild_backoff_;
+}
+
+}  // namespace allot::server
