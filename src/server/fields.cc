@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "api/wire_json.h"
 #include "server/api_error.h"
 
 namespace allot::server {
@@ -22,20 +23,14 @@ std::string PathOf(const char* field, const std::string& path) {
 
 }  // namespace
 
-std::string Quoted(const Json& value) {
-  if (value.is_array()) return "a list of " + std::to_string(value.size()) + " items";
-  if (value.is_object()) return "an object of " + std::to_string(value.size()) + " fields";
-  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (text.size() > kQuoteChars) text = text.substr(0, kQuoteChars) + "...";
-  return text;
-}
+std::string Quoted(const Json& value) { return api::QuoteForMessage(value, kQuoteChars); }
 
 Json ParseBody(std::string_view body, std::string_view what) {
   if (body.empty() && what == kRequestBody) return Json::object();
-  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) Refuse(std::string(what) + " is not valid JSON");
-  if (!j.is_object()) Refuse(std::string(what) + " must be a JSON object");
-  return j;
+  Result<Json> parsed = api::ParseWireJson(body, what);
+  if (!parsed.ok()) Refuse(parsed.status().message());
+  if (!parsed->is_object()) Refuse(std::string(what) + " must be a JSON object");
+  return std::move(parsed).value();
 }
 
 std::optional<std::string> OptionalString(const Json& obj, const char* field,
