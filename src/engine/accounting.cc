@@ -112,29 +112,49 @@ void AddUsage(QueueState& q, View view, std::uint32_t share, const Shape& shape,
 
 bool UnitFits(const QueueState& q, View view, std::uint32_t share, std::uint32_t u,
               std::int64_t count, FitMode mode) {
+  return UnitFitsAfter(q, view, share, u, 0, count, mode);
+}
+
+bool UnitFitsAfter(const QueueState& q, View view, std::uint32_t share, std::uint32_t u,
+                   std::int64_t added, std::int64_t count, FitMode mode) {
   const ShareState& s = *q.shares[share];
   const Aggregates& a = q.agg[view];
-  const std::int64_t used = s.used[view][u];
   const std::int64_t limit = s.limit[u];
+  const std::int64_t before = s.used[view][u];
+  const std::int64_t used = before + added;
   const std::int64_t after = used + count;
   if (mode == FitMode::kWithinQuota) {
     if (after > limit) return false;
   } else if (std::max<std::int64_t>(0, after - limit) > s.borrow_cap[u]) {
     return false;
   }
-  if (a.held[u] + count > q.pool[u]) return false;
-  const std::int64_t old_b = std::max<std::int64_t>(0, used - limit);
-  const std::int64_t new_b = std::max<std::int64_t>(0, after - limit);
-  const std::int64_t old_i = s.lends() ? std::max<std::int64_t>(0, limit - used) : 0;
-  const std::int64_t new_i = s.lends() ? std::max<std::int64_t>(0, limit - after) : 0;
-  const std::int64_t deficit = a.sum_b[u] - a.sum_i[u];
-  const std::int64_t deficit_after = deficit + (new_b - old_b) - (new_i - old_i);
+  if (a.held[u] + added + count > q.pool[u]) return false;
+  auto borrowed = [limit](std::int64_t x) { return std::max<std::int64_t>(0, x - limit); };
+  auto idle = [limit, &s](std::int64_t x) {
+    return s.lends() ? std::max<std::int64_t>(0, limit - x) : 0;
+  };
+  const std::int64_t deficit = a.sum_b[u] - a.sum_i[u] + (borrowed(used) - borrowed(before)) -
+                               (idle(used) - idle(before));
+  const std::int64_t deficit_after =
+      deficit + (borrowed(after) - borrowed(used)) - (idle(after) - idle(used));
   return deficit_after <= 0 || deficit_after <= deficit;
 }
 
 bool Fits(const QueueState& q, View view, std::uint32_t share, const Shape& shape, FitMode mode) {
   for (const auto& [u, n] : shape.parts) {
     if (!UnitFits(q, view, share, u, n, mode)) return false;
+  }
+  return true;
+}
+
+bool FitsBeside(const QueueState& q, View view, std::uint32_t share, const Shape& added,
+                const Shape& shape, FitMode mode) {
+  for (const auto& [u, n] : shape.parts) {
+    std::int64_t extra = 0;
+    for (const auto& [au, an] : added.parts) {
+      if (au == u) extra = an;
+    }
+    if (!UnitFitsAfter(q, view, share, u, extra, n, mode)) return false;
   }
   return true;
 }

@@ -29,7 +29,13 @@ void AddUsage(QueueState& q, View view, std::uint32_t share, const Shape& shape,
 // cap), pool and lending conditions.
 bool UnitFits(const QueueState& q, View view, std::uint32_t share, std::uint32_t u,
               std::int64_t count, FitMode mode);
+// The same, once `added` more of unit `u` is already in the share (nothing is changed).
+bool UnitFitsAfter(const QueueState& q, View view, std::uint32_t share, std::uint32_t u,
+                   std::int64_t added, std::int64_t count, FitMode mode);
 bool Fits(const QueueState& q, View view, std::uint32_t share, const Shape& shape, FitMode mode);
+// Whether `shape` fits share `share` in `view` once `added` is in the share as well.
+bool FitsBeside(const QueueState& q, View view, std::uint32_t share, const Shape& added,
+                const Shape& shape, FitMode mode);
 // The pool has room for `shape` now, beside the free part of the nominees' reservations (less
 // `own_free`, the part of the caller's own reservation, when a nominee asks).
 bool RoomBesideNominees(const QueueState& q, const Shape& shape,

@@ -5,6 +5,7 @@
 
 #include "engine/accounting.h"
 #include "engine/engine.h"
+#include "engine/pass.h"
 #include "engine/state.h"
 
 namespace allot::engine {
@@ -98,6 +99,21 @@ void Blocking(const QueueState& q, const Job& job, WaitReason* r) {
   r->holders.clear();
 }
 
+// A job that fits may still wait for a preempted job of its share that comes before it and is
+// still stopping: the capacity is kept for that job's requeue.
+void KeptForRequeuing(const internal::EngineState& st, const QueueState& q, const Job& job,
+                      WaitReason* r) {
+  const ShareState& s = *q.shares[job.share];
+  const internal::Shape& shape = q.shapes[job.shape];
+  const bool within = !s.borrows() || internal::FitsNow(q, job.share, shape, FitMode::kWithinQuota);
+  const FitMode mode = within ? FitMode::kWithinQuota : FitMode::kBorrow;
+  const model::JobId ahead = internal::RequeuingAhead(
+      st, q, job.share, {job.priority, job.created_at, job.id}, shape, mode);
+  if (ahead == 0) return;
+  r->rule = WaitRule::kCapacityStopping;
+  r->waiting_for = {ahead};
+}
+
 std::string Sentence(const WaitReason& r, const std::string& share) {
   const std::string amounts = " (needs " + std::to_string(r.needed) + " " + r.unit + ", " +
                               std::to_string(r.available) + " available, " +
@@ -117,6 +133,10 @@ std::string Sentence(const WaitReason& r, const std::string& share) {
     case WaitRule::kReservedForPreemptor:
       return "The free capacity is reserved for a preempting job" + amounts;
     case WaitRule::kCapacityStopping:
+      if (!r.waiting_for.empty()) {
+        return "The capacity is kept for preempted job " + std::to_string(r.waiting_for[0]) +
+               " of quota share " + share + ", which comes first and is still stopping.";
+      }
       return "The capacity is held by jobs that are stopping" + amounts;
     case WaitRule::kServiceEnvironmentDisabled: return "The service environment is DISABLED.";
     case WaitRule::kFitsNextPass: return "Nothing blocks the job; it starts on the next pass.";
@@ -153,6 +173,7 @@ Result<model::WaitReason> Engine::Explain(model::JobId id) const {
     r.rule = WaitRule::kServiceEnvironmentDisabled;
   } else {
     Blocking(q, *job, &r);
+    if (r.rule == WaitRule::kFitsNextPass) KeptForRequeuing(st, q, *job, &r);
   }
   r.message = Sentence(r, share);
   return r;

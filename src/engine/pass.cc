@@ -78,26 +78,23 @@ std::vector<std::uint32_t> StarvedOrder(const QueueState& q, Filter filter) {
   return order;
 }
 
-// Whether dispatching `head` (of share `i`, need `shape`) would take capacity from a preempted
-// job of the same share that is still stopping, will be requeued and comes before `head` in
-// waiting order: that job would fit the projected view in `mode` (where stopping jobs are
-// already gone) now, but not beside `head`. Such a job keeps its place: `head` may not take the
-// capacity before it has been requeued, whatever order the victims' processes exit in.
-bool HeldBehindRequeuing(const EngineState& st, QueueState& q, std::uint32_t i,
-                         const WaitKey& head, const Shape& shape, FitMode mode) {
-  const ShareState& s = *q.shares[i];
-  if (s.requeuing.empty() || !WaitOrder()(*s.requeuing.begin(), head)) return false;
-  bool held = false;
-  for (auto k = s.requeuing.begin(); !held && k != s.requeuing.end(); ++k) {
-    if (!WaitOrder()(*k, head)) break;
-    const Shape& victim = st.ShapeOf(*st.FindJob(k->id));
-    if (!Fits(q, kProjected, i, victim, mode)) continue;
-    AddUsage(q, kProjected, i, shape, +1);
-    held = !Fits(q, kProjected, i, victim, mode);
-    AddUsage(q, kProjected, i, shape, -1);
+}  // namespace
+
+model::JobId RequeuingAhead(const EngineState& st, const QueueState& q, std::uint32_t i,
+                            const WaitKey& head, const Shape& shape, FitMode mode) {
+  const WaitOrder before;
+  for (const WaitKey& k : q.shares[i]->requeuing) {
+    if (!before(k, head)) break;
+    const Shape& victim = st.ShapeOf(*st.FindJob(k.id));
+    if (Fits(q, kProjected, i, victim, mode) &&
+        !FitsBeside(q, kProjected, i, shape, victim, mode)) {
+      return k.id;
+    }
   }
-  return held;
+  return 0;
 }
+
+namespace {
 
 // The best waiting job of share `i` (first in waiting order among the heads of its shape sets)
 // for which `accept(shape)` holds, unless a requeuing job ahead of it would fit in `mode`.
@@ -112,7 +109,7 @@ Job* BestHead(EngineState& st, QueueState& q, std::uint32_t i, FitMode mode, Acc
   }
   if (best == nullptr) return nullptr;
   Job* job = st.FindJob(best->id);
-  return HeldBehindRequeuing(st, q, i, *best, st.ShapeOf(*job), mode) ? nullptr : job;
+  return RequeuingAhead(st, q, i, *best, st.ShapeOf(*job), mode) != 0 ? nullptr : job;
 }
 
 // Heads of share `i`'s shape sets for which `accept(shape)` holds, in waiting order.

@@ -564,7 +564,8 @@ std::vector<Dispatch> ExitInOrder(Engine& e, const std::vector<JobId>& order, Ti
     const std::optional<JobView> v = e.GetJob(id);
     if (!v.has_value() || !v->stopping) continue;
     *now += 1000;
-    const Decisions d = MustApply(e, Ended(id, v->attempt, AttemptOutcome::kFailed, "stopped"), *now);
+    const Decisions d =
+        MustApply(e, Ended(id, v->attempt, AttemptOutcome::kFailed, "stopped"), *now);
     for (const Dispatch& x : Only<Dispatch>(d)) dispatched.push_back(x);
   }
   return dispatched;
@@ -640,7 +641,8 @@ TEST(InShareInABorrowingShare, VictimsOnlyUntilThePreemptorFitsByBorrowing) {
              Given(LendBorrow("p", c.p_limit, c.borrow_limit, /*in_share=*/true), 0),
              Given(Lend("l", c.l_limit), 0)});
     for (std::int64_t k = 0; k < c.l_running; ++k) {
-      ASSERT_EQ(Only<Dispatch>(MustApply(e, J(100 + static_cast<JobId>(k), "l", 0, 1, 500), 500)).size(), 1u);
+      const JobId id = 100 + static_cast<JobId>(k);
+      ASSERT_EQ(Only<Dispatch>(MustApply(e, J(id, "l", 0, 1, 500), 500)).size(), 1u);
     }
     for (JobId id = 1; id <= static_cast<JobId>(c.p_running); ++id) {
       const Timestamp t = 1000 * static_cast<Timestamp>(id);
@@ -676,13 +678,15 @@ TEST(Requeue, VictimsKeepTheirPlaceWhateverOrderTheyExitIn) {
     std::optional<std::int32_t> x2_retries;
     JobId restarts;                 // the victim dispatched again
     JobStatus x2_end, x3_end;
+    bool x3_kept_out;  // once x1 has ended, Explain(3) names x2
   };
   const Case cases[] = {
       {"x3 exits first: it waits for x2", {3}, std::nullopt, 2, JobStatus::kScheduled,
-       JobStatus::kRunnable},
-      {"x2 exits first", {2}, std::nullopt, 2, JobStatus::kScheduled, JobStatus::kRunnable},
+       JobStatus::kRunnable, true},
+      {"x2 exits first", {2}, std::nullopt, 2, JobStatus::kScheduled, JobStatus::kRunnable,
+       false},
       {"x3 exits first, x2 will fail (no preemption retry left): x3 goes", {3}, 0, 3,
-       JobStatus::kFailed, JobStatus::kScheduled},
+       JobStatus::kFailed, JobStatus::kScheduled, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -707,6 +711,15 @@ TEST(Requeue, VictimsKeepTheirPlaceWhateverOrderTheyExitIn) {
     EXPECT_TRUE(dispatched.empty());
     now += 1000;
     for (const Dispatch& x : Only<Dispatch>(MustApply(e, Ended(1), now))) dispatched.push_back(x);
+    if (c.x3_kept_out) {
+      Result<WaitReason> why = e.Explain(3);
+      ASSERT_TRUE(why.ok());
+      EXPECT_EQ(why->rule, WaitRule::kCapacityStopping);
+      EXPECT_EQ(why->waiting_for, (std::vector<JobId>{2}));
+      EXPECT_EQ(why->message,
+                "The capacity is kept for preempted job 2 of quota share A, which comes first and "
+                "is still stopping.");
+    }
     for (const Dispatch& x : ExitInOrder(e, {2, 3}, &now)) dispatched.push_back(x);
     std::vector<JobId> victims_dispatched;
     int preemptor_dispatched = 0;
