@@ -24,8 +24,10 @@ using Clock = std::chrono::system_clock;
 
 Controller::Controller(const Options& options) : options_(options) {}
 
-Result<std::unique_ptr<Controller>> Controller::Start(const Options& options) {
+Result<std::unique_ptr<Controller>> Controller::Start(const Options& options,
+                                                      std::unique_ptr<store::Store> store) {
   std::unique_ptr<Controller> c(new Controller(options));
+  c->store_ = std::move(store);
   ALLOT_RETURN_IF_ERROR(c->Open());
   ALLOT_RETURN_IF_ERROR(c->Recover());
   c->loop_ = std::thread([p = c.get()] { p->Loop(); });
@@ -59,10 +61,12 @@ Status Controller::Open() {
     return FailedPrecondition("another allot server is using the data directory " +
                               options_.data_dir);
   }
-  Result<std::unique_ptr<store::Store>> s =
-      store::OpenSqliteStore({.path = options_.data_dir + "/allot.db"});
-  if (!s.ok()) return s.status();
-  store_ = std::move(s).value();
+  if (store_ == nullptr) {
+    Result<std::unique_ptr<store::Store>> s =
+        store::OpenSqliteStore({.path = options_.data_dir + "/allot.db"});
+    if (!s.ok()) return s.status();
+    store_ = std::move(s).value();
+  }
   exec::Callbacks callbacks;
   callbacks.started = [this](model::JobId seq, int attempt,
                              const std::vector<exec::HostProcess>& hosts) {
@@ -73,7 +77,9 @@ Status Controller::Open() {
     ExecutorCheckpoint(seq, attempt, newest);
   };
   std::error_code self_ec;
-  self_exe_ = std::filesystem::read_symlink("/proc/self/exe", self_ec).string();
+  self_exe_ = options_.supervisor_exe.empty()
+                  ? std::filesystem::read_symlink("/proc/self/exe", self_ec).string()
+                  : options_.supervisor_exe;
   exec::LayoutOptions layout;
   layout.sandbox = options_.sandbox;
   executor_ = exec::NewLocalExecutor({}, layout, std::move(callbacks));

@@ -60,7 +60,10 @@ class Controller {
     std::shared_future<Status> durable;  // valid when the answer must wait for a commit
   };
 
-  static Result<std::unique_ptr<Controller>> Start(const Options& options);
+  // Opens the store (SQLite in the data directory, unless `store` is given: tests pass one that
+  // fails on demand), rebuilds the engine from it and starts the loop.
+  static Result<std::unique_ptr<Controller>> Start(const Options& options,
+                                                   std::unique_ptr<store::Store> store = nullptr);
   ~Controller();
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
@@ -87,6 +90,9 @@ class Controller {
 
   // Stops the loop and detaches from running processes (they are left to the next start).
   void Shutdown();
+
+  // True while a failed write is being rolled back (every call answers 500 meanwhile).
+  bool rolling_back() const { return broken_; }
 
  private:
   explicit Controller(const Options& options);

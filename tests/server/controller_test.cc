@@ -1,0 +1,183 @@
+// The controller over a store that fails on demand (issue 9, item 4): a refused or failed write
+// never stays visible, the controller rolls back to what the store holds, and an executor report
+// that could not be written is applied again, not lost.
+
+#include "server/controller.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/api_error.h"
+#include "store/faulty_store.h"
+
+namespace allot::server {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// The stand-in for `allot __supervise`, built next to the test programs.
+std::string SupervisorExe() {
+  return (fs::read_symlink("/proc/self/exe").parent_path() / "exec_supervise_main").string();
+}
+
+std::string Payload(const std::string& script) {
+  return Json{{"AlgorithmSpecification",
+               {{"ContainerEntrypoint", {"/bin/sh", "-c"}}, {"ContainerArguments", {script}}}},
+              {"ResourceConfig", {{"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 1}}}}
+      .dump();
+}
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("allot-controller-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    Start();
+    ASSERT_TRUE(Call("createserviceenvironment",
+                     {{"serviceEnvironmentName", "env"},
+                      {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+                      {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 2}}}}})
+                    .ok());
+    ASSERT_TRUE(Call("createjobqueue",
+                     {{"jobQueueName", "q"},
+                      {"priority", 1},
+                      {"serviceEnvironmentOrder", {{{"order", 1}, {"serviceEnvironment", "env"}}}}})
+                    .ok());
+  }
+  void TearDown() override {
+    controller_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void Start() {
+    Options options;
+    options.data_dir = dir_.string();
+    options.sandbox = false;
+    options.stop_grace = Seconds(2);
+    options.supervisor_exe = SupervisorExe();
+    fs::create_directories(dir_);
+    auto inner = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
+    ASSERT_TRUE(inner.ok()) << inner.status().ToString();
+    auto faulty = std::make_unique<store::FaultyStore>(std::move(inner).value());
+    store_ = faulty.get();
+    auto c = Controller::Start(options, std::move(faulty));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    controller_ = std::move(c).value();
+  }
+
+  // One call, as the HTTP layer makes it: the answer counts once its batch is durable.
+  Result<Json> Call(const std::string& action, const Json& request) {
+    Controller::Reply reply = controller_->Call(action, request);
+    if (reply.durable.valid()) {
+      const Status s = reply.durable.get();
+      if (!s.ok()) return s;
+    }
+    return reply.body;
+  }
+
+  std::string Submit(const std::string& name, const std::string& script) {
+    Result<Json> r = Call("submitservicejob", {{"jobName", name},
+                                               {"jobQueue", "q"},
+                                               {"serviceJobType", "SAGEMAKER_TRAINING"},
+                                               {"serviceRequestPayload", Payload(script)}});
+    return r.ok() ? r.value()["jobId"].get<std::string>() : "";
+  }
+
+  std::string StatusOf(const std::string& id) {
+    Result<Json> d = Call("describeservicejob", {{"jobId", id}});
+    return d.ok() ? d.value()["status"].get<std::string>() : "unavailable";
+  }
+
+  bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
+    const auto deadline = Clock::now() + std::chrono::seconds(seconds);
+    while (Clock::now() < deadline) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  std::vector<std::string> ListedNames(const std::string& status) {
+    Result<Json> r = Call("listservicejobs", {{"jobQueue", "q"}, {"jobStatus", status}});
+    std::vector<std::string> names;
+    if (r.ok()) {
+      for (const Json& j : r.value()["jobSummaryList"]) names.push_back(j["jobName"]);
+    }
+    return names;
+  }
+
+  fs::path dir_;
+  store::FaultyStore* store_ = nullptr;
+  std::unique_ptr<Controller> controller_;
+};
+
+TEST_F(ControllerTest, AFailedSubmissionIsAnsweredAsAFaultAndNeverListed) {
+  store_->Fail(ResourceExhausted("disk full"));
+  Result<Json> r = Call("submitservicejob", {{"jobName", "lost"},
+                                             {"jobQueue", "q"},
+                                             {"serviceJobType", "SAGEMAKER_TRAINING"},
+                                             {"serviceRequestPayload", Payload("sleep 30")}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  // While the store refuses writes every call is refused, reads included: nothing unstored shows.
+  EXPECT_FALSE(Call("listservicejobs", {{"jobQueue", "q"}, {"jobStatus", "RUNNABLE"}}).ok());
+  store_->Heal();
+  ASSERT_TRUE(WaitFor([this] { return !controller_->rolling_back(); }));
+  for (const char* status : {"SUBMITTED", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING"}) {
+    EXPECT_TRUE(ListedNames(status).empty()) << status;
+  }
+  // The capacity the lost job would have taken is free: two new jobs both run.
+  const std::string a = Submit("a", "sleep 30");
+  const std::string b = Submit("b", "sleep 30");
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(b.empty());
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(a) == "RUNNING" && StatusOf(b) == "RUNNING"; }));
+  EXPECT_TRUE(Call("terminateservicejob", {{"jobId", a}, {"reason", "done"}}).ok());
+  EXPECT_TRUE(Call("terminateservicejob", {{"jobId", b}, {"reason", "done"}}).ok());
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(a) == "FAILED" && StatusOf(b) == "FAILED"; }));
+}
+
+TEST_F(ControllerTest, AnExitReportWhoseWriteFailedIsAppliedAfterTheRollback) {
+  const fs::path go = dir_ / "go";
+  const std::string id = Submit("runner", "while [ ! -e " + go.string() + " ]; do sleep 0.05; done");
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(id) == "RUNNING"; }));
+  store_->Fail(Internal("io error"));
+  { std::ofstream touch(go); }  // the job exits 0 while nothing can be written
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(StatusOf(id), "unavailable");
+  store_->Heal();
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(id) == "SUCCEEDED"; })) << StatusOf(id);
+  // And it is stored: a restart finds it SUCCEEDED.
+  controller_.reset();
+  Start();
+  EXPECT_EQ(StatusOf(id), "SUCCEEDED");
+}
+
+TEST_F(ControllerTest, ARefusedEnvironmentLeavesNothingBehind) {
+  const Json bad = {{"serviceEnvironmentName", "env2"},
+                    {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+                    {"capacityLimits", {{{"capacityUnit", ""}, {"maxCapacity", 1}}}}};
+  EXPECT_THROW(Call("createserviceenvironment", bad), ClientError);  // the HTTP layer's 400
+  Result<Json> listed = Call("describeserviceenvironments", Json::object());
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed.value()["serviceEnvironments"].size(), 1U);
+  EXPECT_EQ(listed.value()["serviceEnvironments"][0]["serviceEnvironmentName"], "env");
+  // The name is free: the same environment with a valid unit is created.
+  Json good = bad;
+  good["capacityLimits"][0]["capacityUnit"] = "ml.g5.xlarge";
+  EXPECT_TRUE(Call("createserviceenvironment", good).ok());
+}
+
+}  // namespace
+}  // namespace allot::server
