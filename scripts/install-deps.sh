@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and the tests need, only those that are missing.
 set -euo pipefail
+# libboost1.81-dev: the server's HTTP (Boost.Beast, header-only); the CLI's client is cpp-httplib.
 packages=(build-essential cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev
-          libcpp-httplib-dev nlohmann-json3-dev libsqlite3-dev sqlite3 libssl-dev libspdlog-dev
+          libcpp-httplib-dev libboost1.81-dev nlohmann-json3-dev libsqlite3-dev sqlite3 libssl-dev libspdlog-dev
           libfmt-dev libcli11-dev libyaml-cpp-dev pkg-config curl bubblewrap
           time)  # /usr/bin/time: the simulator benchmarks report max RSS
 missing=()

@@ -1,20 +1,59 @@
 #include "server/http_server.h"
 
-#include <httplib.h>
-#include <sys/socket.h>
-
+#include <array>
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "api/sigv4.h"
 #include "server/api_error.h"
 
+// Event-driven HTTP/1.1 on Boost.Beast. One I/O thread (the one that calls Serve) accepts,
+// reads and writes every connection; a request that passed its deadlines goes to a pool of
+// http_threads workers, which verify its signature and run it (waiting for the store's commit
+// there), and the answer comes back to the I/O thread to be written. A slow client therefore
+// holds a socket, never a thread: /healthz is answered on the I/O thread itself.
+//
+// Deadlines (Options): a request's headers must arrive within http_header_timeout of its first
+// byte (of the accept for a connection's first request), its body within http_body_timeout of
+// the headers, and an answer must be written within http_body_timeout; a keep-alive connection
+// waits http_idle_timeout for the next request. Each client address may hold
+// http_max_connections_per_address connections and the server http_max_connections: a
+// connection beyond a cap closes an idle keep-alive connection (of that address) to make room,
+// or else answers 503 and is closed at once.
+
 namespace allot::server {
 
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
 namespace {
+
+constexpr std::uint64_t kMaxBody = 64 * 1024;  // a larger body answers 413
+constexpr std::uint32_t kMaxHeader = 32 * 1024;
+constexpr std::size_t kReadChunk = 4096;
+constexpr auto kStopGrace = std::chrono::seconds(10);  // Stop() waits this long for answers
+constexpr auto kLinger = std::chrono::seconds(2);      // reading on after an early answer
+
+std::chrono::milliseconds Millis(Duration d) { return std::chrono::milliseconds(d); }
 
 // Every JSON the server writes goes through here: bytes that are not UTF-8 (log text, or a value
 // a message quotes) become U+FFFD instead of making dump() throw.
@@ -104,34 +143,89 @@ std::uint64_t WholeNumber(const std::string& value, const std::string& name, std
   return n;
 }
 
-void SendError(httplib::Response& res, int status, const std::string& type,
-               const std::string& message) {
-  res.status = status;
-  res.set_header("x-amzn-ErrorType", type);
-  res.set_content(Dump(Json{{"message", message}, {"__type", type}}), "application/json");
+// What a route answers.
+struct Answer {
+  http::status status = http::status::ok;
+  std::string content_type;
+  std::string error_type;  // x-amzn-ErrorType, for errors
+  std::string body;
+};
+
+Answer ErrorAnswer(http::status status, const std::string& type, const std::string& message) {
+  return {status, "application/json", type,
+          Dump(Json{{"message", ScrubUtf8(message)}, {"__type", type}})};
 }
 
 // A fault of the server: the detail goes to stderr, the caller sees nothing internal.
-void SendInternalError(httplib::Response& res, const char* detail) {
+Answer InternalError(const char* detail) {
   std::fprintf(stderr, "allot server: internal error answering a request: %s\n", detail);
-  SendError(res, 500, "ServerException", "internal server error");
+  return ErrorAnswer(http::status::internal_server_error, "ServerException",
+                     "internal server error");
 }
 
-api::HttpRequestView ViewOf(const httplib::Request& req) {
-  api::HttpRequestView v;
-  v.method = req.method;
-  const std::string& target = req.target;
-  const auto q = target.find('?');
-  v.path = target.substr(0, q);
-  v.query = q == std::string::npos ? "" : target.substr(q + 1);
-  for (const auto& [name, value] : req.headers) {
-    if (name == "REMOTE_ADDR" || name == "REMOTE_PORT" || name == "LOCAL_ADDR" ||
-        name == "LOCAL_PORT") {
-      continue;  // added by cpp-httplib, not sent by the client
+Answer ReplyAnswer(Controller::Reply reply) {
+  if (reply.durable.valid()) {
+    const Status s = reply.durable.get();
+    if (!s.ok()) {
+      return ErrorAnswer(http::status::internal_server_error, "ServerException",
+                         "the change could not be stored: " + s.message());
     }
-    v.headers.emplace_back(name, value);
   }
-  v.body = req.body;
+  // Log text may hold bytes that are not UTF-8: they are replaced rather than refused.
+  return {http::status::ok, "application/json", "", Dump(reply.body)};
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX escapes decoded (a malformed one is kept as it is); '+' becomes a space in a query.
+std::string PercentDecode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && HexDigit(s[i + 1]) >= 0 && HexDigit(s[i + 2]) >= 0) {
+      out += static_cast<char>(HexDigit(s[i + 1]) * 16 + HexDigit(s[i + 2]));
+      i += 2;
+    } else if (s[i] == '+' && plus_is_space) {
+      out += ' ';
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// key=value pairs split on '&', each decoded; a piece without '=' has an empty value.
+std::multimap<std::string, std::string> ParseQuery(std::string_view query) {
+  std::multimap<std::string, std::string> params;
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view piece = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (piece.empty()) continue;
+    const std::size_t eq = piece.find('=');
+    std::string key = PercentDecode(piece.substr(0, eq), true);
+    std::string value =
+        eq == std::string_view::npos ? "" : PercentDecode(piece.substr(eq + 1), true);
+    if (!key.empty()) params.emplace(std::move(key), std::move(value));
+  }
+  return params;
+}
+
+using Request = http::request<http::string_body>;
+
+api::HttpRequestView ViewOf(const Request& req) {
+  api::HttpRequestView v;
+  v.method = std::string(req.method_string());
+  std::tie(v.path, v.query) = api::SplitRequestTarget(req.target());
+  for (const auto& field : req) {
+    v.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  }
+  v.body = req.body();
   return v;
 }
 
@@ -141,137 +235,481 @@ Timestamp WallClock() {
       .count();
 }
 
-void Respond(httplib::Response& res, Controller::Reply reply) {
-  if (reply.durable.valid()) {
-    const Status s = reply.durable.get();
-    if (!s.ok()) {
-      SendError(res, 500, "ServerException", "the change could not be stored: " + s.message());
-      return;
-    }
+// Which handler a request goes to, matched on its percent-decoded path.
+struct Route {
+  enum Kind { kNone, kHealth, kTags, kLogs, kAction } kind = kNone;
+  std::string capture;  // the resource ARN, the job id or the action
+};
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
+
+Route MatchRoute(http::verb verb, const std::string& path) {
+  const bool get = verb == http::verb::get || verb == http::verb::head;
+  if (get && path == "/healthz") return {Route::kHealth, ""};
+  constexpr std::string_view kTags = "/v1/tags/";
+  if ((get || verb == http::verb::post || verb == http::verb::delete_) && StartsWith(path, kTags) &&
+      path.size() > kTags.size()) {
+    return {Route::kTags, path.substr(kTags.size())};
   }
-  res.status = 200;
-  // Log text may hold bytes that are not UTF-8: they are replaced rather than refused.
-  res.set_content(Dump(reply.body), "application/json");
+  constexpr std::string_view kJobs = "/allot/v1/jobs/";
+  constexpr std::string_view kLogs = "/logs";
+  if (get && StartsWith(path, kJobs) && path.ends_with(kLogs) &&
+      path.size() > kJobs.size() + kLogs.size()) {
+    std::string id = path.substr(kJobs.size(), path.size() - kJobs.size() - kLogs.size());
+    if (id.find('/') == std::string::npos) return {Route::kLogs, std::move(id)};
+  }
+  constexpr std::string_view kV1 = "/v1/";
+  if (verb == http::verb::post && StartsWith(path, kV1) && path.size() > kV1.size()) {
+    std::string action = path.substr(kV1.size());
+    bool lower = true;
+    for (char c : action) lower = lower && c >= 'a' && c <= 'z';
+    if (lower) return {Route::kAction, std::move(action)};
+  }
+  return {};
+}
+
+Answer PlainAnswer(http::status status, std::string body = "", std::string content_type = "") {
+  return {status, std::move(content_type), "", std::move(body)};
+}
+
+class Connection;
+
+}  // namespace
+
+// The listening socket, the I/O thread's context, the workers and the registry of connections.
+class HttpServer::Impl {
+ public:
+  explicit Impl(Controller& controller);
+
+  Result<int> Bind(const std::string& host, int port);
+  void Serve();
+  void Stop();
+
+  // For connections. Handle runs on a worker; the rest on the I/O thread.
+  Answer Handle(const Request& req, const Route& route);
+  void Dispatch(std::shared_ptr<Connection> conn, Request req, Route route);
+  void Unregister(Connection* conn, const asio::ip::address& peer);
+  bool stopping() const { return stopping_.load(); }
+  const Options& options() const { return options_; }
+
+ private:
+  void Accept();
+  void Admit(tcp::socket socket);
+  bool MakeRoom(const asio::ip::address& peer);
+  void BeginStop();
+  Controller::Reply Run(const Request& req, const Route& route);
+  Controller::Reply Logs(const std::string& job_id,
+                         const std::multimap<std::string, std::string>& params);
+
+  Controller& controller_;
+  const Options& options_;
+  // Declared before the I/O context, so they outlive the connections it still holds.
+  std::mutex mu_;
+  std::unordered_map<Connection*, std::weak_ptr<Connection>> live_;
+  std::map<asio::ip::address, int> per_address_;
+  std::atomic<bool> stopping_{false};
+  bool stop_timer_armed_ = false;  // guarded by mu_; never set once Serve() has returned
+  asio::io_context ioc_;
+  tcp::acceptor acceptor_{ioc_};
+  asio::steady_timer retry_timer_{ioc_};  // accept again after an error (out of descriptors)
+  asio::steady_timer stop_timer_{ioc_};   // the bound on a graceful stop
+  asio::thread_pool workers_;
+};
+
+namespace {
+
+// One client connection, owned by the handlers pending on it; lives on the I/O thread.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(HttpServer::Impl& server, tcp::socket socket, asio::ip::address peer)
+      : server_(server), stream_(std::move(socket)), peer_(std::move(peer)) {}
+  ~Connection() { server_.Unregister(this, peer_); }
+
+  void Start() { ReadHeader(server_.options().http_header_timeout); }
+  bool idle() const { return state_ == State::kIdle; }
+  const asio::ip::address& peer() const { return peer_; }
+
+  // Closes an idle keep-alive connection to make room for a new one.
+  void CloseIdle() {
+    if (state_ == State::kIdle) Close();
+  }
+  // Closes the connection unless a request on it is being answered (that one ends it).
+  void OnStop() {
+    if (state_ == State::kIdle || state_ == State::kReading) Close();
+  }
+  void Answered(Answer answer) { Write(std::move(answer), keep_alive_ && !server_.stopping()); }
+
+ private:
+  enum class State { kIdle, kReading, kHandling, kWriting, kClosing };
+
+  // Waits for the first byte of the next request on a keep-alive connection.
+  void WaitForRequest() {
+    if (buffer_.size() > 0) return ReadHeader(server_.options().http_header_timeout);
+    state_ = State::kIdle;
+    stream_.expires_after(Millis(server_.options().http_idle_timeout));
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              if (ec) return self->Close();
+                              self->buffer_.commit(n);
+                              self->ReadHeader(self->server_.options().http_header_timeout);
+                            });
+  }
+
+  void ReadHeader(Duration deadline) {
+    state_ = State::kReading;
+    parser_.emplace();
+    parser_->header_limit(kMaxHeader);
+    parser_->body_limit(kMaxBody);
+    stream_.expires_after(Millis(deadline));
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec) return Refused(ec);
+    if (parser_->is_done()) return OnRequest();
+    if (beast::iequals(parser_->get()[http::field::expect], "100-continue")) {
+      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      stream_.expires_after(Millis(server_.options().http_body_timeout));
+      return asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+                               [self = shared_from_this()](beast::error_code e, std::size_t) {
+                                 if (e) return self->Close();
+                                 self->ReadBody();
+                               });
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    stream_.expires_after(Millis(server_.options().http_body_timeout));
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       if (ec) return self->Refused(ec);
+                       self->OnRequest();
+                     });
+  }
+
+  // A request that could not be read: too large (413, as before), malformed (400), or a
+  // deadline passed or the client went away (closed without an answer).
+  void Refused(beast::error_code ec) {
+    if (ec == http::error::body_limit) {
+      return Write(PlainAnswer(http::status::payload_too_large), false, /*linger=*/true);
+    }
+    if (ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      return Write(PlainAnswer(http::status::bad_request), false, /*linger=*/true);
+    }
+    Close();
+  }
+
+  void OnRequest() {
+    stream_.expires_never();
+    Request req = parser_->release();
+    parser_.reset();
+    keep_alive_ = req.keep_alive();
+    head_ = req.method() == http::verb::head;
+    version_ = req.version();
+    const std::string path = PercentDecode(api::SplitRequestTarget(req.target()).first, false);
+    Route route = MatchRoute(req.method(), path);
+    if (route.kind == Route::kHealth) {
+      return Answered(PlainAnswer(http::status::ok, "ok\n", "text/plain"));
+    }
+    if (route.kind == Route::kNone) return Answered(PlainAnswer(http::status::not_found));
+    state_ = State::kHandling;
+    server_.Dispatch(shared_from_this(), std::move(req), std::move(route));
+  }
+
+  void Write(Answer answer, bool keep_alive, bool linger = false) {
+    state_ = State::kWriting;
+    res_ = {};
+    res_.version(version_);
+    res_.result(answer.status);
+    if (!answer.content_type.empty()) res_.set(http::field::content_type, answer.content_type);
+    if (!answer.error_type.empty()) res_.set("x-amzn-ErrorType", answer.error_type);
+    res_.body() = std::move(answer.body);
+    res_.keep_alive(keep_alive);
+    res_.prepare_payload();
+    if (head_) res_.body().clear();  // Content-Length stays that of the GET
+    stream_.expires_after(Millis(server_.options().http_body_timeout));
+    http::async_write(
+        stream_, res_,
+        [self = shared_from_this(), keep_alive, linger](beast::error_code ec, std::size_t) {
+          if (ec) return self->Close();
+          if (linger) return self->Linger();
+          if (!keep_alive) return self->Close();
+          self->head_ = false;
+          self->WaitForRequest();
+        });
+  }
+
+  // After answering a request that was not read to its end: stop sending, then read and drop
+  // what the client still sends for a moment, so that closing does not reset the connection
+  // before the client has read the answer.
+  void Linger() {
+    state_ = State::kClosing;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(kLinger);
+    Drain();
+  }
+
+  void Drain() {
+    buffer_.consume(buffer_.size());
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) return self->Close();
+                              self->Drain();
+                            });
+  }
+
+  void Close() {
+    state_ = State::kClosing;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+  HttpServer::Impl& server_;
+  beast::tcp_stream stream_;
+  asio::ip::address peer_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> res_;
+  State state_ = State::kReading;
+  bool keep_alive_ = false;
+  bool head_ = false;
+  unsigned version_ = 11;
+};
+
+// A connection over a cap: a 503 written without waiting, then closed.
+void RefuseConnection(tcp::socket& socket) {
+  static constexpr std::string_view k503 =
+      "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n"
+      "Retry-After: 1\r\n\r\n";
+  beast::error_code ec;
+  socket.non_blocking(true, ec);
+  std::array<char, kReadChunk> sink;
+  socket.read_some(asio::buffer(sink), ec);  // what already came, so the close is not a reset
+  socket.write_some(asio::buffer(k503.data(), k503.size()), ec);
+  socket.shutdown(tcp::socket::shutdown_both, ec);
+  socket.close(ec);
 }
 
 }  // namespace
 
-HttpServer::HttpServer(Controller& controller)
-    : controller_(controller), http_(std::make_unique<httplib::Server>()) {
-  const int threads = controller.options().http_threads;
-  http_->new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
-  };
-  http_->set_payload_max_length(64 * 1024);
-  // cpp-httplib writes headers and body in two sends: without TCP_NODELAY every body waits for
-  // the client's delayed ACK (about 40 ms a call).
-  http_->set_tcp_nodelay(true);
-  // Its default closes a keep-alive connection after 5 requests.
-  http_->set_keep_alive_max_count(100000);
-  // Idle keep-alive connections hold a thread each and delay a shutdown until they time out.
-  http_->set_keep_alive_timeout(2);
-  // Not cpp-httplib's default SO_REUSEPORT: a second server on the same port must fail to bind,
-  // not silently share the port with the first.
-  http_->set_socket_options([](int sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  Routes();
+HttpServer::Impl::Impl(Controller& controller)
+    : controller_(controller),
+      options_(controller.options()),
+      workers_(static_cast<std::size_t>(std::max(1, options_.http_threads))) {}
+
+Result<int> HttpServer::Impl::Bind(const std::string& host, int port) {
+  const std::string where = port == 0 ? host : host + ":" + std::to_string(port);
+  beast::error_code ec;
+  tcp::resolver resolver(ioc_);
+  const auto found = resolver.resolve(host, std::to_string(port),
+                                      tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec || found.empty()) return Internal("cannot listen on " + where);
+  const tcp::endpoint endpoint = found.begin()->endpoint();
+  // SO_REUSEADDR (a restart may bind while old connections linger in TIME_WAIT), but not
+  // SO_REUSEPORT: a second server on the same port must fail to bind, not share it.
+  if (acceptor_.open(endpoint.protocol(), ec) ||
+      acceptor_.set_option(tcp::acceptor::reuse_address(true), ec) ||
+      acceptor_.bind(endpoint, ec) ||
+      acceptor_.listen(asio::socket_base::max_listen_connections, ec)) {
+    acceptor_.close(ec);
+    return Internal("cannot listen on " + where);
+  }
+  return static_cast<int>(acceptor_.local_endpoint().port());
 }
 
-HttpServer::~HttpServer() = default;
-
-Result<int> HttpServer::Bind(const std::string& host, int port) {
-  if (port == 0) {
-    const int bound = http_->bind_to_any_port(host);
-    if (bound < 0) return Internal("cannot listen on " + host);
-    return bound;
-  }
-  if (!http_->bind_to_port(host, port)) {
-    return Internal("cannot listen on " + host + ":" + std::to_string(port));
-  }
-  return port;
+void HttpServer::Impl::Serve() {
+  Accept();
+  ioc_.run();
+  workers_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  stop_timer_armed_ = false;  // connections the context still holds may go in ~Impl
 }
 
-void HttpServer::Serve() { http_->listen_after_bind(); }
-void HttpServer::Stop() { http_->stop(); }
+void HttpServer::Impl::Stop() {
+  asio::post(ioc_, [this] { BeginStop(); });
+}
 
-void HttpServer::Routes() {
-  http_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  // A handler that throws past the guard (it should not) answers a generic 500: cpp-httplib's
-  // default would put e.what() in an EXCEPTION_WHAT header.
-  http_->set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          SendInternalError(res, e.what());
-        } catch (...) {
-          SendInternalError(res, "an exception that is not a std::exception");
-        }
+// On the I/O thread: no new connections; idle ones close now, the others after their answer.
+void HttpServer::Impl::BeginStop() {
+  if (stopping_.exchange(true)) return;
+  beast::error_code ec;
+  acceptor_.close(ec);
+  retry_timer_.cancel();
+  std::vector<std::shared_ptr<Connection>> live;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [raw, weak] : live_) {
+      if (auto conn = weak.lock()) live.push_back(std::move(conn));
+    }
+  }
+  for (auto& conn : live) conn->OnStop();
+  if (!live.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_timer_armed_ = true;
+    stop_timer_.expires_after(kStopGrace);
+    stop_timer_.async_wait([this](beast::error_code e) {
+      if (!e) ioc_.stop();
+    });
+  }
+}
+
+void HttpServer::Impl::Accept() {
+  acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
+    if (stopping_ || !acceptor_.is_open()) return;
+    if (ec) {  // out of descriptors, say: try again in a moment rather than spin
+      std::fprintf(stderr, "allot server: accept: %s\n", ec.message().c_str());
+      retry_timer_.expires_after(std::chrono::milliseconds(100));
+      retry_timer_.async_wait([this](beast::error_code e) {
+        if (!e) Accept();
       });
-  // Authenticates, then runs `handle`, mapping refusals and faults to AWS errors.
-  auto guarded = [this](auto handle) {
-    return [this, handle](const httplib::Request& req, httplib::Response& res) {
-      api::VerifyResult who = api::Verify(
-          ViewOf(req),
-          [this](std::string_view key) { return controller_.SecretFor(std::string(key)); },
-          WallClock());
-      if (!who.ok()) {
-        // The message may quote a header the caller sent: never echo bytes that are not UTF-8.
-        SendError(res, who.error().http_status, who.error().error_code,
-                  ScrubUtf8(who.error().message));
-        return;
-      }
-      try {
-        Respond(res, handle(req));
-      } catch (const ClientError& e) {
-        SendError(res, 400, "ClientException", ScrubUtf8(e.what()));
-      } catch (const nlohmann::json::exception& e) {
-        SendError(res, 400, "ClientException", "malformed request: " + ScrubUtf8(e.what()));
-      } catch (const std::exception& e) {
-        SendInternalError(res, e.what());
-      }
-    };
-  };
-  http_->Post(R"(/v1/tags/(.+))", guarded([this](const httplib::Request& req) {
-    return controller_.Tags("POST", Utf8Field(req.matches[1], "resourceArn"),
-                            ParseBody(req.body), {});
-  }));
-  http_->Get(R"(/v1/tags/(.+))", guarded([this](const httplib::Request& req) {
-    return controller_.Tags("GET", Utf8Field(req.matches[1], "resourceArn"), Json::object(), {});
-  }));
-  http_->Delete(R"(/v1/tags/(.+))", guarded([this](const httplib::Request& req) {
-    const std::string arn = Utf8Field(req.matches[1], "resourceArn");
+      return;
+    }
+    Admit(std::move(socket));
+    Accept();
+  });
+}
+
+void HttpServer::Impl::Admit(tcp::socket socket) {
+  beast::error_code ec;
+  const asio::ip::address peer = socket.remote_endpoint(ec).address();
+  if (ec) return;  // gone already
+  if (!MakeRoom(peer)) return RefuseConnection(socket);
+  // Headers and body go out in one write, but a small answer must not wait for Nagle.
+  socket.set_option(tcp::no_delay(true), ec);
+  auto conn = std::make_shared<Connection>(*this, std::move(socket), peer);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    live_.emplace(conn.get(), conn);
+    ++per_address_[peer];
+  }
+  conn->Start();
+}
+
+// True when a new connection from `peer` is under both caps, or an idle keep-alive connection
+// (of `peer` when its own cap is the one reached) was closed to make room for it.
+bool HttpServer::Impl::MakeRoom(const asio::ip::address& peer) {
+  std::vector<std::shared_ptr<Connection>> candidates;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto it = per_address_.find(peer);
+    const bool address_full =
+        it != per_address_.end() && it->second >= options_.http_max_connections_per_address;
+    const bool total_full = static_cast<int>(live_.size()) >= options_.http_max_connections;
+    if (!address_full && !total_full) return true;
+    for (auto& [raw, weak] : live_) {
+      auto conn = weak.lock();
+      if (conn && (!address_full || conn->peer() == peer)) candidates.push_back(std::move(conn));
+    }
+  }
+  for (auto& conn : candidates) {
+    if (conn->idle()) {
+      conn->CloseIdle();
+      return true;
+    }
+  }
+  return false;
+}
+
+void HttpServer::Impl::Unregister(Connection* conn, const asio::ip::address& peer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  live_.erase(conn);
+  const auto it = per_address_.find(peer);
+  if (it != per_address_.end() && --it->second <= 0) per_address_.erase(it);
+  // The grace timer alone would keep Serve() running once the last connection is gone.
+  if (stop_timer_armed_ && live_.empty()) {
+    stop_timer_armed_ = false;
+    stop_timer_.cancel();
+  }
+}
+
+// Runs the request on a worker, then hands the answer back to the I/O thread. The work guard
+// keeps Serve() running until the answer is written.
+void HttpServer::Impl::Dispatch(std::shared_ptr<Connection> conn, Request req, Route route) {
+  asio::post(workers_, [this, conn = std::move(conn), req = std::move(req),
+                        route = std::move(route), work = asio::make_work_guard(ioc_)]() mutable {
+    Answer answer = Handle(req, route);
+    asio::post(ioc_, [conn = std::move(conn), answer = std::move(answer)]() mutable {
+      conn->Answered(std::move(answer));
+    });
+  });
+}
+
+// Authenticates, then runs the route, mapping refusals and faults to AWS errors.
+Answer HttpServer::Impl::Handle(const Request& req, const Route& route) {
+  try {
+    api::VerifyResult who = api::Verify(
+        ViewOf(req),
+        [this](std::string_view key) { return controller_.SecretFor(std::string(key)); },
+        WallClock());
+    if (!who.ok()) {
+      // The message may quote a header the caller sent: ErrorAnswer never echoes bytes that
+      // are not UTF-8.
+      return ErrorAnswer(static_cast<http::status>(who.error().http_status), who.error().error_code,
+                         who.error().message);
+    }
+    return ReplyAnswer(Run(req, route));
+  } catch (const ClientError& e) {
+    return ErrorAnswer(http::status::bad_request, "ClientException", e.what());
+  } catch (const nlohmann::json::exception& e) {
+    return ErrorAnswer(http::status::bad_request, "ClientException",
+                       std::string("malformed request: ") + e.what());
+  } catch (const std::exception& e) {
+    return InternalError(e.what());
+  } catch (...) {
+    return InternalError("an exception that is not a std::exception");
+  }
+}
+
+Controller::Reply HttpServer::Impl::Run(const Request& req, const Route& route) {
+  if (route.kind == Route::kAction) return controller_.Call(route.capture, ParseBody(req.body()));
+  const auto params = ParseQuery(api::SplitRequestTarget(req.target()).second);
+  if (route.kind == Route::kLogs) return Logs(route.capture, params);
+  const std::string arn = Utf8Field(route.capture, "resourceArn");
+  if (req.method() == http::verb::post) {
+    return controller_.Tags("POST", arn, ParseBody(req.body()), {});
+  }
+  if (req.method() == http::verb::delete_) {
     std::vector<std::string> keys;
-    for (auto [it, end] = req.params.equal_range("tagKeys"); it != end; ++it) {
+    for (auto [it, end] = params.equal_range("tagKeys"); it != end; ++it) {
       keys.push_back(Utf8Field(it->second, "tagKeys"));
     }
     return controller_.Tags("DELETE", arn, Json::object(), keys);
-  }));
-  http_->Get(R"(/allot/v1/jobs/([^/]+)/logs)", guarded([this](const httplib::Request& req) {
-    auto param = [&req](const char* name, const std::string& fallback) {
-      return req.has_param(name) ? Utf8Field(req.get_param_value(name), name) : fallback;
-    };
-    const std::string job_id = Utf8Field(req.matches[1], "jobId");
-    const std::string host = param("host", "algo-1");
-    const std::string stream = param("stream", "stdout");
-    const auto attempt = static_cast<int>(
-        WholeNumber(param("attempt", "0"), "attempt", std::numeric_limits<int>::max()));
-    const std::uint64_t offset = WholeNumber(
-        param("offset", "0"), "offset",
-        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
-    Controller::LogChunk chunk = controller_.Logs(job_id, attempt, host, stream, offset);
-    Controller::Reply reply;
-    reply.body = {{"text", chunk.text}, {"nextOffset", chunk.next_offset},
-                  {"complete", chunk.complete}};
-    return reply;
-  }));
-  http_->Post(R"(/v1/([a-z]+))", guarded([this](const httplib::Request& req) {
-    return controller_.Call(req.matches[1], ParseBody(req.body));
-  }));
+  }
+  return controller_.Tags("GET", arn, Json::object(), {});
 }
+
+Controller::Reply HttpServer::Impl::Logs(const std::string& job_id,
+                                         const std::multimap<std::string, std::string>& params) {
+  auto param = [&params](const char* name, const std::string& fallback) {
+    const auto it = params.find(name);
+    return it == params.end() ? fallback : Utf8Field(it->second, name);
+  };
+  const std::string id = Utf8Field(job_id, "jobId");
+  const std::string host = param("host", "algo-1");
+  const std::string stream = param("stream", "stdout");
+  const auto attempt = static_cast<int>(
+      WholeNumber(param("attempt", "0"), "attempt", std::numeric_limits<int>::max()));
+  const std::uint64_t offset =
+      WholeNumber(param("offset", "0"), "offset",
+                  static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+  Controller::LogChunk chunk = controller_.Logs(id, attempt, host, stream, offset);
+  Controller::Reply reply;
+  reply.body = {
+      {"text", chunk.text}, {"nextOffset", chunk.next_offset}, {"complete", chunk.complete}};
+  return reply;
+}
+
+HttpServer::HttpServer(Controller& controller) : impl_(std::make_unique<Impl>(controller)) {}
+HttpServer::~HttpServer() = default;
+
+Result<int> HttpServer::Bind(const std::string& host, int port) { return impl_->Bind(host, port); }
+void HttpServer::Serve() { impl_->Serve(); }
+void HttpServer::Stop() { impl_->Stop(); }
 
 }  // namespace allot::server

@@ -1,13 +1,23 @@
-"""The HTTP face under hostile input (issue 9, items 8 and 10).
+"""The HTTP face under hostile input (issue 9, items 8, 10 and 11).
 
 - Bytes that are not UTF-8 in a header, the path or the query answer a 4xx that names the field,
   never a 500 and never internal text (an exception's what()) in a header or the body.
 - The logs endpoint takes `offset` and `attempt` only as whole numbers in range.
+- Slow, unauthenticated connections that trickle their headers a byte a second neither starve
+  /healthz nor the API; the server closes them after its header (or body) read deadline, and
+  refuses connections from one client address beyond its per-address cap.
+
+Slow clients connect from other loopback addresses (127.0.0.2 ...) where the test needs the
+well-behaved client on 127.0.0.1 not to share their address's cap.
 """
 
 import http.client
 import json
+import select
 import socket
+import subprocess
+import tempfile
+import threading
 import time
 import unittest
 
@@ -15,9 +25,13 @@ import botocore.auth
 import botocore.awsrequest
 import botocore.credentials
 
-from allot_harness import REGION, ServerTestCase
+from allot_harness import REGION, ServerTestCase, allot_bin, wait_for
 
-# A generous bound on any answer (unloaded, it is milliseconds).
+# The server's defaults (src/server/options.h).
+HEADER_DEADLINE_S = 10
+BODY_DEADLINE_S = 30
+PER_ADDRESS_CAP = 64
+# The generous bound on an answer while slow clients are connected (unloaded, it is milliseconds).
 ANSWER_BOUND_S = 5.0
 
 
@@ -201,6 +215,208 @@ class LogsQueryNumbersTest(NoInternalsMixin, ServerTestCase):
                     doc = self.assert_clean_error(status, headers, data, 400)
                     self.assertEqual(doc["__type"], "ClientException")
                     self.assertIn(name, doc["message"])
+
+
+class SlowClients:
+    """n connections from `source` that send a partial request a byte a second and never finish
+    it. A background thread trickles the bytes and notes when the server closes each one; it
+    stops after `max_seconds` whatever happens."""
+
+    REQUEST = (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 200)
+
+    def __init__(self, port, n, source="127.0.0.1", max_seconds=60.0, body=False):
+        self.port = port
+        self.socks = []
+        self.closed_at = {}
+        self.answers = {}
+        self.started = time.monotonic()
+        self.max_seconds = max_seconds
+        self.sent = 0
+        self.body = body
+        self._stop = threading.Event()
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setblocking(True)
+            s.settimeout(ANSWER_BOUND_S)
+            s.bind((source, 0))
+            s.connect(("127.0.0.1", port))
+            if body:  # complete headers, then a body that trickles
+                s.sendall(b"POST /v1/listservicejobs HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          b"Content-Type: application/json\r\nContent-Length: 500\r\n\r\n{")
+            else:
+                s.sendall(self.REQUEST[:1])
+            self.socks.append(s)
+        self.sent = 1
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _poll_closed(self):
+        open_socks = [s for s in self.socks if s not in self.closed_at]
+        if not open_socks:
+            return
+        readable, _, _ = select.select(open_socks, [], [], 0)
+        for s in readable:
+            try:
+                data = s.recv(4096)
+            except OSError:
+                data = b""
+            if data:
+                self.answers[s] = self.answers.get(s, b"") + data
+            else:
+                self.closed_at[s] = time.monotonic() - self.started
+
+    def _run(self):
+        while not self._stop.is_set() and time.monotonic() - self.started < self.max_seconds:
+            self._poll_closed()
+            byte = b"a" if self.body else self.REQUEST[self.sent:self.sent + 1] or b"a"
+            for s in self.socks:
+                if s in self.closed_at:
+                    continue
+                try:
+                    s.send(byte)
+                except OSError:
+                    self.closed_at[s] = time.monotonic() - self.started
+            self.sent += 1
+            self._stop.wait(1.0)
+
+    def open_count(self):
+        return len(self.socks) - len(self.closed_at)
+
+    def all_closed(self):
+        self._poll_closed()
+        return len(self.closed_at) == len(self.socks)
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(timeout=5)
+        for s in self.socks:
+            s.close()
+
+
+def healthz(port, source="127.0.0.1", timeout=ANSWER_BOUND_S):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout,
+                                      source_address=(source, 0))
+    try:
+        conn.request("GET", "/healthz")
+        r = conn.getresponse()
+        return r.status, r.read()
+    finally:
+        conn.close()
+
+
+class SlowClientsTest(ServerTestCase):
+    """Item 11."""
+
+    def setUp(self):
+        self.slow = []
+
+    def tearDown(self):
+        for s in self.slow:
+            s.close()
+
+    def open_slow(self, n, source="127.0.0.1", **kwargs):
+        s = SlowClients(self.server.port, n, source, **kwargs)
+        self.slow.append(s)
+        return s
+
+    def assert_answers_while_open(self, slow):
+        time.sleep(2)  # every slow connection accepted and trickling
+        self.assertEqual(healthz(self.server.port), (200, b"ok\n"))
+        status, _, data = signed_call(self.server, "POST", "/v1/listservicejobs",
+                                      b'{"jobStatus":"RUNNABLE","jobQueue":"none"}',
+                                      {"Content-Type": "application/json"})
+        self.assertIn(status, (200, 400), data)  # answered (the queue does not exist)
+        self.assertGreater(sum(x.open_count() for x in slow), 0,
+                           "the slow clients were gone before the answers came")
+
+    def test_40_slow_clients_from_one_address(self):
+        slow = self.open_slow(40)
+        self.assert_answers_while_open([slow])
+
+    def test_200_slow_clients(self):
+        groups = [self.open_slow(50, f"127.0.0.{k}") for k in range(2, 6)]
+        self.assert_answers_while_open(groups)
+        c = self.server.client(retries=1, read_timeout=ANSWER_BOUND_S)
+        self.assertIn("schedulingPolicies", c.list_scheduling_policies())
+
+    def test_slow_headers_and_body_are_closed_after_the_deadlines(self):
+        headers = self.open_slow(20, "127.0.0.6", max_seconds=HEADER_DEADLINE_S + 20)
+        bodies = self.open_slow(5, "127.0.0.7", max_seconds=BODY_DEADLINE_S + 20, body=True)
+        wait_for(headers.all_closed, timeout=HEADER_DEADLINE_S + 15, interval=0.5,
+                 what="the server to close connections that trickle their headers")
+        self.assertTrue(all(t > HEADER_DEADLINE_S / 2 for t in headers.closed_at.values()),
+                        headers.closed_at)
+        self.assertEqual(healthz(self.server.port), (200, b"ok\n"))
+        wait_for(bodies.all_closed, timeout=BODY_DEADLINE_S + 15, interval=0.5,
+                 what="the server to close connections that trickle their body")
+        for s, data in list(headers.answers.items()) + list(bodies.answers.items()):
+            self.assertFalse(data.startswith(b"HTTP/1.1 200"), data)
+
+    def test_connections_beyond_the_per_address_cap_are_refused(self):
+        held = self.open_slow(PER_ADDRESS_CAP, "127.0.0.8", max_seconds=HEADER_DEADLINE_S)
+        time.sleep(1)
+        extra = self.open_slow(10, "127.0.0.8", max_seconds=HEADER_DEADLINE_S)
+        wait_for(extra.all_closed, timeout=ANSWER_BOUND_S, interval=0.2,
+                 what="the server to refuse connections beyond the per-address cap")
+        for data in extra.answers.values():
+            self.assertTrue(data.startswith(b"HTTP/1.1 503"), data)
+        self.assertEqual(held.open_count(), PER_ADDRESS_CAP)
+        # Other addresses are not affected.
+        self.assertEqual(healthz(self.server.port), (200, b"ok\n"))
+        self.assertEqual(healthz(self.server.port, source="127.0.0.9"), (200, b"ok\n"))
+        # Once held connections go, the address may connect again.
+        held.close()
+        def served_again():
+            try:
+                return healthz(self.server.port, source="127.0.0.8")[0] == 200
+            except OSError:
+                return False
+        wait_for(served_again,
+                 timeout=ANSWER_BOUND_S, interval=0.2, what="127.0.0.8 to be served again")
+
+
+class WireShapeTest(ServerTestCase):
+    """What the HTTP layer answers by itself stays as it was."""
+
+    def test_body_over_64_kib_is_413(self):
+        raw = raw_exchange(self.server.port,
+                           b"POST /v1/listschedulingpolicies HTTP/1.1\r\nHost: x\r\n"
+                           b"Content-Length: 70000\r\n\r\n" + b"a" * 70000)
+        self.assertEqual(parse_response(raw)[0], 413, raw[:200])
+
+    def test_unknown_path_is_404_and_unsigned_call_403(self):
+        raw = raw_exchange(self.server.port,
+                           b"GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        self.assertEqual(parse_response(raw)[0], 404, raw)
+        raw = raw_exchange(self.server.port,
+                           b"POST /v1/listschedulingpolicies HTTP/1.1\r\nHost: x\r\n"
+                           b"Content-Length: 2\r\nConnection: close\r\n\r\n{}")
+        status, headers, body = parse_response(raw)
+        self.assertEqual(status, 403, raw)
+        self.assertEqual(headers["x-amzn-errortype"], b"MissingAuthenticationTokenException")
+        self.assertEqual(json.loads(body)["__type"], "MissingAuthenticationTokenException")
+
+    def test_keep_alive_serves_many_requests_on_one_connection(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=ANSWER_BOUND_S)
+        try:
+            for _ in range(20):
+                conn.request("GET", "/healthz")
+                r = conn.getresponse()
+                self.assertEqual((r.status, r.read()), (200, b"ok\n"))
+            conn.request("HEAD", "/healthz")
+            r = conn.getresponse()
+            self.assertEqual((r.status, r.read()), (200, b""))
+        finally:
+            conn.close()
+
+    def test_second_server_on_the_same_port_fails_to_bind(self):
+        with tempfile.TemporaryDirectory(prefix="allot-it-") as data:
+            p = subprocess.run([allot_bin(), "server", "--data-dir", data, "--listen",
+                                f"127.0.0.1:{self.server.port}"],
+                               capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn(b"cannot listen", p.stdout + p.stderr)
+        self.assertEqual(healthz(self.server.port), (200, b"ok\n"))
 
 
 if __name__ == "__main__":
