@@ -1,0 +1,54 @@
+#pragma once
+
+// Small ASCII string helpers. Bytes outside A-Z / a-z are left as they are (no locale, no UTF-8
+// case folding), so the results never depend on the process' locale. For prefixes and suffixes
+// use std::string_view's starts_with / ends_with.
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace allot {
+
+// The characters C's isspace() accepts in the "C" locale: space, \t, \n, \v, \f, \r.
+inline constexpr std::string_view kAsciiWhitespace = " \t\n\v\f\r";
+
+// 'A'-'Z' to 'a'-'z'; every other byte unchanged.
+char AsciiLower(char c);
+std::string AsciiLower(std::string_view s);
+
+// 'a'-'z' to 'A'-'Z'; every other byte unchanged.
+char AsciiUpper(char c);
+std::string AsciiUpper(std::string_view s);
+
+// Equal but for ASCII letter case: EqualsIgnoreCase("Host", "host") is true.
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// `s` without the leading and trailing characters that occur in `chars`. The result points into
+// `s`. Trim(" a b\t") == "a b"; Trim("\r\n", " \t\r") == "\n".
+std::string_view Trim(std::string_view s, std::string_view chars = kAsciiWhitespace);
+
+// The pieces of `s` between the `sep` characters, empty pieces included, pointing into `s`:
+// Split("a,,b", ',') == {"a", "", "b"}; Split("", ',') == {""}; never an empty vector.
+std::vector<std::string_view> Split(std::string_view s, char sep);
+
+// The elements of `parts` (anything whose elements convert to std::string_view) with `sep`
+// between each two: Join({"a", "b"}, ", ") == "a, b"; an empty range gives "".
+template <typename Range>
+std::string Join(const Range& parts, std::string_view sep) {
+  std::string out;
+  bool first = true;
+  for (const auto& part : parts) {
+    if (!first) out.append(sep);
+    first = false;
+    out.append(std::string_view(part));
+  }
+  return out;
+}
+
+inline std::string Join(std::initializer_list<std::string_view> parts, std::string_view sep) {
+  return Join<std::initializer_list<std::string_view>>(parts, sep);
+}
+
+}  // namespace allot

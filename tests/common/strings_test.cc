@@ -1,0 +1,144 @@
+#include "common/strings.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace allot {
+namespace {
+
+TEST(AsciiLower, ChangesOnlyAsciiUpperCaseLetters) {
+  EXPECT_EQ(AsciiLower('A'), 'a');
+  EXPECT_EQ(AsciiLower('Z'), 'z');
+  EXPECT_EQ(AsciiLower('a'), 'a');
+  EXPECT_EQ(AsciiLower('@'), '@');                                          // just before 'A'
+  EXPECT_EQ(AsciiLower('['), '[');                                          // just after 'Z'
+  EXPECT_EQ(AsciiLower(static_cast<char>(0xC4)), static_cast<char>(0xC4));  // Latin-1 'Ä'
+  EXPECT_EQ(AsciiLower("X-Amz-Date: 20150830T123600Z"), "x-amz-date: 20150830t123600z");
+  EXPECT_EQ(AsciiLower(""), "");
+  EXPECT_EQ(AsciiLower("\xC3\x84rger"), "\xC3\x84rger");  // UTF-8 'Ä' is left alone
+}
+
+TEST(AsciiLower, EveryByte) {
+  for (int i = 0; i < 256; ++i) {
+    const char c = static_cast<char>(i);
+    const bool upper = i >= 'A' && i <= 'Z';
+    EXPECT_EQ(AsciiLower(c), upper ? static_cast<char>(i + 32) : c) << i;
+    const bool lower = i >= 'a' && i <= 'z';
+    EXPECT_EQ(AsciiUpper(c), lower ? static_cast<char>(i - 32) : c) << i;
+  }
+}
+
+TEST(AsciiUpper, ChangesOnlyAsciiLowerCaseLetters) {
+  EXPECT_EQ(AsciiUpper('a'), 'A');
+  EXPECT_EQ(AsciiUpper('z'), 'Z');
+  EXPECT_EQ(AsciiUpper('`'), '`');  // just before 'a'
+  EXPECT_EQ(AsciiUpper('{'), '{');  // just after 'z'
+  EXPECT_EQ(AsciiUpper("get /v1/jobs"), "GET /V1/JOBS");
+  EXPECT_EQ(AsciiUpper(""), "");
+}
+
+TEST(EqualsIgnoreCase, Table) {
+  struct Case {
+    std::string_view a;
+    std::string_view b;
+    bool equal;
+  };
+  const Case cases[] = {
+      {"", "", true},
+      {"host", "Host", true},
+      {"X-AMZ-DATE", "x-amz-date", true},
+      {"host", "hosts", false},
+      {"host", "h0st", false},
+      {"@", "`", false},  // 0x40 and 0x60 differ by the case bit but are not letters
+      {"[", "{", false},
+      {"\xC4", "\xE4", false},  // Latin-1 'Ä' and 'ä': not ASCII
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.a) + " vs " + std::string(c.b));
+    EXPECT_EQ(EqualsIgnoreCase(c.a, c.b), c.equal);
+    EXPECT_EQ(EqualsIgnoreCase(c.b, c.a), c.equal);
+  }
+}
+
+TEST(Trim, AsciiWhitespace) {
+  EXPECT_EQ(Trim(""), "");
+  EXPECT_EQ(Trim(" \t\n\v\f\r"), "");
+  EXPECT_EQ(Trim("  a b  "), "a b");
+  EXPECT_EQ(Trim("\ta\tb\r\n"), "a\tb");
+  EXPECT_EQ(Trim("ab"), "ab");
+  EXPECT_EQ(Trim("\x1fz\x1c"), "\x1fz\x1c");  // Python's str.strip() would take these
+  EXPECT_EQ(Trim(std::string_view("\0a\0", 3)), std::string_view("\0a\0", 3));
+}
+
+TEST(Trim, PointsIntoItsArgument) {
+  const std::string_view s = "  key  ";
+  const std::string_view t = Trim(s);
+  EXPECT_EQ(t.data(), s.data() + 2);
+  EXPECT_EQ(t.size(), 3U);
+}
+
+TEST(Trim, GivenCharacters) {
+  EXPECT_EQ(Trim(" \tvalue\r", " \t\r"), "value");
+  EXPECT_EQ(Trim("\nvalue\n", " \t\r"), "\nvalue\n");
+  EXPECT_EQ(Trim("xxyxx", "x"), "y");
+  EXPECT_EQ(Trim("xxx", "x"), "");
+  EXPECT_EQ(Trim(" a ", ""), " a ");
+}
+
+TEST(Split, Table) {
+  struct Case {
+    std::string_view s;
+    std::vector<std::string_view> parts;
+  };
+  const Case cases[] = {
+      {"", {""}},
+      {"a", {"a"}},
+      {",", {"", ""}},
+      {"a,b", {"a", "b"}},
+      {"a,,b", {"a", "", "b"}},
+      {",a,", {"", "a", ""}},
+      {"a;b", {"a;b"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.s);
+    EXPECT_EQ(Split(c.s, ','), c.parts);
+  }
+}
+
+TEST(Split, PiecesPointIntoItsArgument) {
+  const std::string_view s = "AKID/20150830/us-east-1/iam/aws4_request";
+  const std::vector<std::string_view> parts = Split(s, '/');
+  ASSERT_EQ(parts.size(), 5U);
+  EXPECT_EQ(parts[0].data(), s.data());
+  EXPECT_EQ(parts[4].data(), s.data() + s.size() - parts[4].size());
+}
+
+TEST(Join, Table) {
+  EXPECT_EQ(Join({}, ", "), "");
+  EXPECT_EQ(Join({"a"}, ", "), "a");
+  EXPECT_EQ(Join({"a", "b", "c"}, ", "), "a, b, c");
+  EXPECT_EQ(Join({"", "b"}, ", "), ", b");  // an empty element still gets its separator
+  EXPECT_EQ(Join({"a", "b"}, ""), "ab");
+}
+
+TEST(Join, AnyRangeOfStringLikeElements) {
+  const std::vector<std::string> strings = {"x", "y"};
+  const std::vector<std::string_view> views = {"x", "y"};
+  const std::initializer_list<const char*> pointers = {"x", "y"};
+  EXPECT_EQ(Join(strings, "/"), "x/y");
+  EXPECT_EQ(Join(views, "/"), "x/y");
+  EXPECT_EQ(Join(pointers, "/"), "x/y");
+}
+
+TEST(Join, InvertsSplit) {
+  for (std::string_view s : {"", ",", "a", "a,b", ",a,,b,"}) {
+    SCOPED_TRACE(s);
+    EXPECT_EQ(Join(Split(s, ','), ","), s);
+  }
+}
+
+}  // namespace
+}  // namespace allot
