@@ -666,6 +666,30 @@ TEST(InShareInABorrowingShare, VictimsOnlyUntilThePreemptorFitsByBorrowing) {
   }
 }
 
+TEST(InShareInABorrowingShare, NoVictimThatWouldBorrowItsCapacityBack) {
+  // Pool 4. p (LEND_AND_BORROW, limit 2, in-share) runs x1 (priority 1); q (LEND_AND_BORROW,
+  // limit 1) runs y1 and y2, y2 (2 instances) on p's and l's idle instances. hi (priority 9, needs
+  // 2) cannot fit by borrowing whatever p's own jobs it stops (the pool is full of q's borrowing),
+  // and reclaim serves only a job within its share's limit. Stopping x1 would bring hi within
+  // p's limit and let it reclaim y2, but then x1 would borrow l's instance back at once: that
+  // set is refused and hi waits. (Before, x1 and y2 were stopped and x1 restarted at once.)
+  Engine e;
+  Play(e, {
+      Given(Env(4), 0),
+      Given(Q(), 0),
+      Given(LendBorrow("p", 2, 100, /*in_share=*/true), 0),
+      Given(LendBorrow("q", 1), 0),
+      Given(Lend("l", 1), 0),
+      {J(1, "p", 1, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+      {J(11, "q", 0, 1, 1000), 1000, Dispatched(11, "WITHIN_QUOTA")},
+      {J(12, "q", 0, 2, 2000), 2000, Dispatched(12, "BORROWED")},
+      {J(9, "p", 9, 2, 3000), 3000, Waits(9)},
+      {Ended(12), 4000,
+       {"status 12 SCHEDULED->SUCCEEDED", "status 9 RUNNABLE->SCHEDULED",
+        "dispatch 9 attempt=1 BORROWED"}},
+  });
+}
+
 TEST(Requeue, VictimsKeepTheirPlaceWhateverOrderTheyExitIn) {
   // Pool 3; A (RESERVE, limit 3, in-share) runs x1, x2, x3 at priority 1, created in that order.
   // hi (priority 9, needs 2) stops x3 and x2. While both are stopping one of them exits and x1
