@@ -32,6 +32,11 @@ int main(int argc, char** argv) {
   serve->add_option("--host-map", host_map_file,
                     "YAML file: per instance type, a list of slots {gpus: \"0\", cpus: \"0-3\"}; "
                     "each host of a job gets its own slot's GPUs (CUDA_VISIBLE_DEVICES) and CPUs");
+  serve->add_option("--log-level", server.log_level, "trace, debug, info, warn, error or off")
+      ->capture_default_str();
+  serve->add_option("--log-format", server.log_format,
+                    "text (key=value) or json (one object a line)")
+      ->capture_default_str();
   bool no_sandbox = false;
   serve->add_flag("--no-sandbox", no_sandbox,
                   "run jobs without bubblewrap even where it is installed (the /opt/ml tree then "

@@ -13,6 +13,7 @@
 #include "exec/local_executor.h"
 #include "exec/sagemaker_layout.h"
 #include "server/api_error.h"
+#include "server/log.h"
 
 namespace allot::server {
 
@@ -178,8 +179,7 @@ Controller::Reply Controller::Finish() {
       }
       for (Effect& e : *effects) Post(std::move(e));
     } else if (!broken_.exchange(true)) {
-      std::fprintf(stderr, "allot server: the store failed a write (%s); rolling back to what it "
-                   "holds\n", s.message().c_str());
+      log::Error("store.write_failed", {{"error", s.message()}, {"action", "rolling back"}});
       Post([this] { RebuildIfBroken(); });
     }
     promise->set_value(s);

@@ -5,6 +5,7 @@
 
 #include "server/api_error.h"
 #include "server/controller.h"
+#include "server/log.h"
 
 namespace allot::server {
 
@@ -29,18 +30,20 @@ void CloseAttempt(Json& doc, Timestamp now, const std::string& reason) {
 
 void Controller::ApplyDecisions(const model::Decisions& decisions) {
   for (const model::Decision& d : decisions) {
-    if (const auto* p = std::get_if<model::Preemption>(&d)) {
-      OnPreemption(*p);
-      continue;
-    }
     const model::JobId seq = std::visit([](const auto& x) -> model::JobId {
       if constexpr (requires { x.job; }) {
         return x.job;
       } else {
-        return 0;
+        return x.preemptor;
       }
     }, d);
     JobRecord* job = JobBySeq(seq);
+    log::Info("decision", {{"job", job ? std::string_view(job->id) : std::string_view()},
+                           {"decision", model::DecisionToString(d)}});
+    if (const auto* p = std::get_if<model::Preemption>(&d)) {
+      OnPreemption(*p);
+      continue;
+    }
     if (job == nullptr) continue;
     Touch(*job);
     if (const auto* s = std::get_if<model::StatusChanged>(&d)) {
@@ -172,6 +175,9 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
   }
   Status s = executor_->Launch(spec);
   if (s.ok()) return;
+  log::Warn("executor.launch_failed", {{"job", static_cast<std::int64_t>(seq)},
+                                       {"attempt", std::int64_t{attempt}},
+                                       {"error", s.message()}});
   std::lock_guard<std::mutex> lock(mu_);
   RecordReport([this, seq, attempt, reason = s.message()] {
     Apply(model::AttemptEnded{seq, attempt, model::AttemptOutcome::kFailed,
@@ -182,6 +188,9 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
 
 void Controller::ExecutorStarted(model::JobId seq, int attempt,
                                  const std::vector<exec::HostProcess>& hosts) {
+  log::Info("executor.started", {{"job", static_cast<std::int64_t>(seq)},
+                                 {"attempt", std::int64_t{attempt}},
+                                 {"hosts", static_cast<std::int64_t>(hosts.size())}});
   std::lock_guard<std::mutex> lock(mu_);
   RecordReport([this, seq, attempt, hosts] {
     if (JobRecord* job = JobBySeq(seq)) {
@@ -203,6 +212,9 @@ void Controller::ExecutorStarted(model::JobId seq, int attempt,
 }
 
 void Controller::ExecutorCheckpoint(model::JobId seq, int attempt, Timestamp newest) {
+  log::Info("executor.checkpoint", {{"job", static_cast<std::int64_t>(seq)},
+                                    {"attempt", std::int64_t{attempt}},
+                                    {"newest", newest}});
   std::lock_guard<std::mutex> lock(mu_);
   RecordReport([this, seq, attempt, newest] {
     Apply(model::CheckpointObserved{seq, attempt, newest}, false);
@@ -212,6 +224,10 @@ void Controller::ExecutorCheckpoint(model::JobId seq, int attempt, Timestamp new
 
 // Kept until a committed batch holds it: an exit status outlives a failed write (a full disk).
 void Controller::ExecutorEnded(const exec::AttemptExit& exit) {
+  log::Info("executor.ended", {{"job", static_cast<std::int64_t>(exit.job)},
+                               {"attempt", std::int64_t{exit.attempt}},
+                               {"outcome", exit.succeeded ? "succeeded" : "failed"},
+                               {"reason", exit.reason}});
   std::lock_guard<std::mutex> lock(mu_);
   RecordReport([this, exit] {
     Apply(model::AttemptEnded{exit.job, exit.attempt,

@@ -2,9 +2,9 @@
 // that was not stored stays visible, and no executor report is lost.
 
 #include <chrono>
-#include <cstdio>
 
 #include "server/controller.h"
+#include "server/log.h"
 
 namespace allot::server {
 
@@ -65,12 +65,12 @@ bool Controller::TryRebuild() {
   store::Batch probe;
   probe.Put(store::Kind::kMeta, "last_write_probe", std::to_string(Now()));
   if (Status s = store_->Commit(std::move(probe)); !s.ok()) {
-    std::fprintf(stderr, "allot server: the store still fails writes: %s\n", s.message().c_str());
+    log::Warn("store.still_failing", {{"error", s.message()}});
     return false;
   }
   ResetState();
   if (Status s = RecoverLocked(); !s.ok()) {
-    std::fprintf(stderr, "allot server: reloading the store failed: %s\n", s.message().c_str());
+    log::Error("store.reload_failed", {{"error", s.message()}});
     return false;
   }
   broken_ = false;
@@ -79,7 +79,7 @@ bool Controller::TryRebuild() {
     if (report.id > durable) report.apply();
   }
   Finish();
-  std::fprintf(stderr, "allot server: rolled back to the stored state; accepting calls again\n");
+  log::Warn("store.rolled_back", {{"replayed_reports", static_cast<std::int64_t>(reports_.size())}});
   return true;
 }
 

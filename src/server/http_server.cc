@@ -1,4 +1,5 @@
 #include "server/http_server.h"
+#include "server/log.h"
 
 #include <array>
 #include <atomic>
@@ -274,6 +275,34 @@ Answer PlainAnswer(http::status status, std::string body = "", std::string conte
 
 class Connection;
 
+// What the log line of one API call says (server/log.h): who, what, on which resource.
+struct CallLog {
+  std::string principal;  // the access key id, once verified
+  std::string action;     // "submitservicejob", "tags", "logs"
+  std::string resource;   // the job, queue, share, environment, policy or ARN it names
+};
+
+// The resource a request body names, for the log: the first of the fields AWS uses for it.
+std::string ResourceOf(const Json& body) {
+  for (const char* key : {"jobId", "quotaShareArn", "jobQueue", "jobQueueName",
+                          "serviceEnvironment", "serviceEnvironmentName", "arn", "name"}) {
+    auto it = body.find(key);
+    if (it != body.end() && it->is_string()) return it->get<std::string>();
+  }
+  return "";
+}
+
+const char* KindName(const Route& route) {
+  switch (route.kind) {
+    case Route::kTags:
+      return "tags";
+    case Route::kLogs:
+      return "logs";
+    default:
+      return "";
+  }
+}
+
 }  // namespace
 
 // The listening socket, the I/O thread's context, the workers and the registry of connections.
@@ -286,7 +315,7 @@ class HttpServer::Impl {
   void Stop();
 
   // For connections. Handle runs on a worker; the rest on the I/O thread.
-  Answer Handle(const Request& req, const Route& route);
+  Answer Handle(const Request& req, const Route& route, CallLog* call);
   void Dispatch(std::shared_ptr<Connection> conn, Request req, Route route);
   void Unregister(Connection* conn, const asio::ip::address& peer);
   bool stopping() const { return stopping_.load(); }
@@ -297,7 +326,7 @@ class HttpServer::Impl {
   void Admit(tcp::socket socket);
   bool MakeRoom(const asio::ip::address& peer);
   void BeginStop();
-  Controller::Reply Run(const Request& req, const Route& route);
+  Controller::Reply Run(const Request& req, const Route& route, CallLog* call);
   Controller::Reply Logs(const std::string& job_id,
                          const std::multimap<std::string, std::string>& params);
 
@@ -633,7 +662,17 @@ void HttpServer::Impl::Unregister(Connection* conn, const asio::ip::address& pee
 void HttpServer::Impl::Dispatch(std::shared_ptr<Connection> conn, Request req, Route route) {
   asio::post(workers_, [this, conn = std::move(conn), req = std::move(req),
                         route = std::move(route), work = asio::make_work_guard(ioc_)]() mutable {
-    Answer answer = Handle(req, route);
+    const auto started = std::chrono::steady_clock::now();
+    CallLog call;
+    Answer answer = Handle(req, route, &call);
+    const std::chrono::duration<double, std::milli> took =
+        std::chrono::steady_clock::now() - started;
+    log::Info("api.call", {{"principal", call.principal},
+                           {"action", call.action},
+                           {"resource", call.resource},
+                           {"outcome", answer.error_type.empty() ? "ok" : answer.error_type},
+                           {"status", static_cast<std::int64_t>(answer.status)},
+                           {"latency_ms", took.count()}});
     asio::post(ioc_, [conn = std::move(conn), answer = std::move(answer)]() mutable {
       conn->Answered(std::move(answer));
     });
@@ -641,7 +680,8 @@ void HttpServer::Impl::Dispatch(std::shared_ptr<Connection> conn, Request req, R
 }
 
 // Authenticates, then runs the route, mapping refusals and faults to AWS errors.
-Answer HttpServer::Impl::Handle(const Request& req, const Route& route) {
+Answer HttpServer::Impl::Handle(const Request& req, const Route& route, CallLog* call) {
+  call->action = route.kind == Route::kAction ? route.capture : KindName(route);
   try {
     api::VerifyResult who = api::Verify(
         ViewOf(req),
@@ -653,7 +693,8 @@ Answer HttpServer::Impl::Handle(const Request& req, const Route& route) {
       return ErrorAnswer(static_cast<http::status>(who.error().http_status), who.error().error_code,
                          who.error().message);
     }
-    return ReplyAnswer(Run(req, route));
+    call->principal = who->access_key_id;
+    return ReplyAnswer(Run(req, route, call));
   } catch (const ClientError& e) {
     return ErrorAnswer(http::status::bad_request, "ClientException", e.what());
   } catch (const nlohmann::json::exception& e) {
@@ -666,8 +707,13 @@ Answer HttpServer::Impl::Handle(const Request& req, const Route& route) {
   }
 }
 
-Controller::Reply HttpServer::Impl::Run(const Request& req, const Route& route) {
-  if (route.kind == Route::kAction) return controller_.Call(route.capture, ParseBody(req.body()));
+Controller::Reply HttpServer::Impl::Run(const Request& req, const Route& route, CallLog* call) {
+  call->resource = route.capture;
+  if (route.kind == Route::kAction) {
+    Json body = ParseBody(req.body());
+    call->resource = ResourceOf(body);
+    return controller_.Call(route.capture, body);
+  }
   const auto params = ParseQuery(api::SplitRequestTarget(req.target()).second);
   if (route.kind == Route::kLogs) return Logs(route.capture, params);
   const std::string arn = Utf8Field(route.capture, "resourceArn");

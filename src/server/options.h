@@ -19,6 +19,8 @@ struct Options {
   bool sandbox = true;  // run hosts under bubblewrap when it is installed
   // The program each host runs as `<supervisor_exe> __supervise ...`; empty: this binary.
   std::string supervisor_exe;
+  std::string log_level = "info";   // trace, debug, info, warn, error, off (server/log.h)
+  std::string log_format = "text";  // text or json
   // The optional host map: per instance type, one entry per instance slot with its own GPUs
   // (CUDA_VISIBLE_DEVICES) and/or CPU set. A dispatched host takes the lowest free slot of its
   // type and gives it back when its attempt ends.

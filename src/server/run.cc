@@ -8,6 +8,7 @@
 
 #include "server/controller.h"
 #include "server/http_server.h"
+#include "server/log.h"
 
 namespace allot::server {
 
@@ -20,6 +21,10 @@ int RunServer(const Options& options) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
+  if (Status s = log::Configure(options.log_level, options.log_format); !s.ok()) {
+    std::fprintf(stderr, "allot server: %s\n", s.message().c_str());
+    return 2;
+  }
   Result<std::unique_ptr<Controller>> controller = Controller::Start(options);
   if (!controller.ok()) {
     std::fprintf(stderr, "allot server: %s\n", controller.status().ToString().c_str());

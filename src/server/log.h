@@ -1,0 +1,44 @@
+#pragma once
+
+// The server's structured log (spdlog, on stderr): one line per API call, per decision applied
+// and per executor event. Each line is an event name and key=value fields; with
+// --log-format json each line is one JSON object {"ts","level","event",...fields}, for
+// collectors. Thread-safety: every function may be called from any thread.
+
+#include <spdlog/spdlog.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "common/status.h"
+
+namespace allot::server::log {
+
+enum class Format : std::uint8_t { kText, kJson };
+
+// "trace", "debug", "info", "warn", "error", "off"; "text" or "json". Refuses other values.
+Status Configure(std::string_view level, std::string_view format);
+
+struct Field {
+  std::string_view key;
+  std::variant<std::string_view, std::int64_t, double> value;
+};
+
+// One line: `event` plus its fields, at `level`.
+void Event(spdlog::level::level_enum level, std::string_view event,
+           std::initializer_list<Field> fields);
+
+inline void Info(std::string_view event, std::initializer_list<Field> fields) {
+  Event(spdlog::level::info, event, fields);
+}
+inline void Warn(std::string_view event, std::initializer_list<Field> fields) {
+  Event(spdlog::level::warn, event, fields);
+}
+inline void Error(std::string_view event, std::initializer_list<Field> fields) {
+  Event(spdlog::level::err, event, fields);
+}
+
+}  // namespace allot::server::log

@@ -1,0 +1,91 @@
+"""The server's structured log (issue 9, section 4): with --log-format json every line on stderr
+is one JSON object with ts, level and event; decisions applied and executor events each have a
+line; --log-level warn keeps info lines out."""
+
+import json
+import unittest
+
+from allot_harness import AllotServer, Fixture
+
+
+def json_lines(text):
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            out.append(json.loads(line))
+    return out
+
+
+class ServerLogTest(unittest.TestCase):
+    def run_one_job(self, *args):
+        server = AllotServer("--no-sandbox", *args, stop_grace_seconds=2)
+        server.start()
+        try:
+            b = server.client()
+            fx = Fixture(b)
+            job = fx.submit(fx.queue(fx.environment(1)), script="exit 0")["jobId"]
+            fx.wait_status(job, "SUCCEEDED", timeout=30)
+            server.stop()
+            return server.log_text()
+        finally:
+            server.cleanup()
+
+    def test_json_lines_for_decisions_and_executor_events(self):
+        text = self.run_one_job("--log-format", "json")
+        lines = json_lines(text)
+        self.assertTrue(lines, text)
+        for line in lines:
+            self.assertIn("ts", line)
+            self.assertIn("level", line)
+            self.assertIn("event", line)
+        events = [line["event"] for line in lines]
+        decisions = [line["decision"] for line in lines if line["event"] == "decision"]
+        self.assertTrue(any(d.startswith("dispatch") for d in decisions), decisions)
+        dispatch = next(line for line in lines if line.get("decision", "").startswith("dispatch"))
+        self.assertRegex(dispatch["job"], r"^[0-9a-f-]{36}$")
+        self.assertIn("executor.started", events)
+        ended = [line for line in lines if line["event"] == "executor.ended"]
+        self.assertEqual(ended[0]["outcome"], "succeeded")
+        calls = [line for line in lines if line["event"] == "api.call"]
+        submits = [c for c in calls if c["action"] == "submitservicejob"]
+        self.assertEqual(len(submits), 1, calls)
+        self.assertEqual(submits[0]["outcome"], "ok")
+        self.assertEqual(submits[0]["status"], 200)
+        self.assertTrue(submits[0]["principal"].startswith("AKIA"), submits[0])
+        self.assertTrue(submits[0]["resource"], submits[0])  # the queue it names
+        self.assertGreaterEqual(submits[0]["latency_ms"], 0)
+        describes = [c for c in calls if c["action"] == "describeservicejob"]
+        self.assertTrue(describes)
+        self.assertRegex(describes[0]["resource"], r"^[0-9a-f-]{36}$")
+
+    def test_refused_calls_are_logged_with_their_error(self):
+        server = AllotServer("--log-format", "json")
+        server.start()
+        try:
+            b = server.client(retries=1)
+            with self.assertRaises(Exception):
+                b.describe_service_job(jobId="no-such-job")
+            server.stop()
+            calls = [line for line in json_lines(server.log_text())
+                     if line["event"] == "api.call"]
+            self.assertEqual(calls[-1]["outcome"], "ClientException")
+            self.assertEqual(calls[-1]["status"], 400)
+        finally:
+            server.cleanup()
+
+    def test_warn_level_keeps_info_out(self):
+        text = self.run_one_job("--log-level", "warn")
+        self.assertNotIn("executor.started", text)
+        self.assertNotIn("decision=", text)
+
+    def test_bad_log_flags_are_refused_at_start(self):
+        server = AllotServer("--log-format", "xml")
+        with self.assertRaises(RuntimeError):
+            server.start(timeout=5)
+        self.assertIn("--log-format must be text or json", server.log_text())
+        server.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main()
