@@ -5,6 +5,7 @@ sigv4/: real boto3 'batch' requests, signed by botocore with the AWS test-suite 
 the sigv4 target's clock stands at, captured just before they would be sent, in the HTTP/1.1-like
 form sigv4_fuzz.cc reads. wire_json/: the bodies of those requests and a few JSON edge cases.
 payload/: SageMaker CreateTrainingJob payloads as tests/integration/allot_harness.py builds them.
+Files named regress_* are inputs the fuzzer found (kept by hand, not written here).
 """
 import datetime
 import hashlib
