@@ -107,6 +107,7 @@ class Search {
     TakeInShare(Target::kFitBorrowing);
     if (!Done(Target::kFitBorrowing)) return GiveUp();
     FillBack(Target::kFitBorrowing);
+    if (AnInShareVictimFitsBeside()) return GiveUp();
     *out = std::move(taken_);
     return true;
   }
@@ -118,18 +119,29 @@ class Search {
     return false;
   }
 
-  // Whether an in-share victim of a LEND_AND_BORROW share would fit by borrowing (or within
-  // quota) once the preemptor holds its need: then stopping it bought nothing. Only the path
-  // through reclaim can get here (RunBorrowing found no set of the share's own jobs that lets
-  // the preemptor borrow), when a reclaim victim frees more than the preemptor needs.
+  // Whether the set taken through reclaim (RunBorrowing found no set of the share's own jobs
+  // that lets the preemptor borrow) stops a job for nothing in a LEND_AND_BORROW share: the
+  // preemptor would fit by borrowing with one of the victims kept, or an in-share victim would
+  // fit by borrowing once the preemptor holds its need.
   bool AVictimCouldBorrowBack() {
-    AddUsage(q_, kProjected, p_.share, shape_, +1);
-    const bool back = std::any_of(taken_.begin(), taken_.end(), [this](const VictimChoice& v) {
+    for (const VictimChoice& v : taken_) {
+      Restore(v);
+      const bool kept = Done(Target::kFitBorrowing);
+      AddUsage(q_, kProjected, v.job->share, ShapeOfJob(*v.job), -1);
+      if (kept) return true;
+    }
+    return AnInShareVictimFitsBeside();
+  }
+
+  // Whether an in-share victim would fit by borrowing (or within quota) once the preemptor
+  // holds its need: it would restart at once. Minimality alone does not rule it out: the lending
+  // condition depends on the order of additions when an admin's lowered limit left borrowing
+  // unbacked.
+  bool AnInShareVictimFitsBeside() const {
+    return std::any_of(taken_.begin(), taken_.end(), [this](const VictimChoice& v) {
       return v.rule == PreemptionRule::kInShare &&
-             Fits(q_, kProjected, p_.share, ShapeOfJob(*v.job), FitMode::kBorrow);
+             FitsBeside(q_, kProjected, p_.share, shape_, ShapeOfJob(*v.job), FitMode::kBorrow);
     });
-    AddUsage(q_, kProjected, p_.share, shape_, -1);
-    return back;
   }
 
   // Whether the preemptor is still blocked, for `target`, on a unit the candidate holds.
