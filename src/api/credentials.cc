@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/strings.h"
 #include "env/files.h"
 
 namespace allot::api {
@@ -25,23 +26,9 @@ std::string Errno(std::string_view what, const std::string& path) {
   return std::string(what) + " " + path + ": " + std::strerror(errno);
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+// Blanks around a credentials-file line, its key and its value: spaces, tabs and the \r of a CRLF
+// line end.
+constexpr std::string_view kBlanks = " \t\r";
 
 std::vector<std::string_view> Lines(std::string_view contents) {
   std::vector<std::string_view> lines;
@@ -59,13 +46,13 @@ std::vector<std::string_view> Lines(std::string_view contents) {
 
 // The section name when `line` is a section header "[name]".
 std::optional<std::string_view> SectionName(std::string_view line) {
-  std::string_view t = Trim(line);
+  std::string_view t = Trim(line, kBlanks);
   if (t.size() < 2 || t.front() != '[' || t.back() != ']') return std::nullopt;
-  return Trim(t.substr(1, t.size() - 2));
+  return Trim(t.substr(1, t.size() - 2), kBlanks);
 }
 
 bool IsComment(std::string_view line) {
-  std::string_view t = Trim(line);
+  std::string_view t = Trim(line, kBlanks);
   return t.empty() || t.front() == '#' || t.front() == ';';
 }
 
@@ -105,7 +92,7 @@ Status MakeParents(const std::string& path) {
 }
 
 bool ValidProfileName(std::string_view profile) {
-  if (profile.empty() || Trim(profile) != profile) return false;
+  if (profile.empty() || Trim(profile, kBlanks) != profile) return false;
   for (char c : profile) {
     if (c == '[' || c == ']' || c == '\n' || c == '\r') return false;
   }
@@ -143,8 +130,8 @@ Result<Credentials> ParseSharedCredentials(std::string_view contents, std::strin
     if (!in_section || IsComment(line)) continue;
     std::size_t sep = line.find_first_of("=:");
     if (sep == std::string_view::npos) continue;
-    std::string key = Lower(Trim(line.substr(0, sep)));
-    std::string value(Trim(line.substr(sep + 1)));
+    std::string key = AsciiLower(Trim(line.substr(0, sep), kBlanks));
+    std::string value(Trim(line.substr(sep + 1), kBlanks));
     if (key == "aws_access_key_id") access_key_id = std::move(value);
     if (key == "aws_secret_access_key") secret_access_key = std::move(value);
   }
@@ -173,7 +160,7 @@ Status WriteSharedCredentialsFile(const std::string& path, const Credentials& cr
   }
   for (const std::string* field : {&creds.access_key_id, &creds.secret_access_key}) {
     if (field->empty() || field->find_first_of("\r\n") != std::string::npos ||
-        Trim(*field) != *field) {
+        Trim(*field, kBlanks) != *field) {
       return InvalidArgument("credentials must be non-empty single-line values");
     }
   }
@@ -189,7 +176,8 @@ Status WriteSharedCredentialsFile(const std::string& path, const Credentials& cr
       kept.append(line);
       kept.push_back('\n');
     }
-    while (!kept.empty() && (kept.back() == '\n' || Trim(kept.substr(kept.size() - 1)).empty())) {
+    while (!kept.empty() &&
+           (kept.back() == '\n' || kBlanks.find(kept.back()) != std::string_view::npos)) {
       kept.pop_back();
     }
     if (!kept.empty()) kept.append("\n\n");  // a blank line between sections

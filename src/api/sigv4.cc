@@ -10,12 +10,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/civil_time.h"
+#include "common/strings.h"
+
 namespace allot::api {
 namespace {
 
 constexpr std::string_view kHexDigits = "0123456789abcdef";
 constexpr std::string_view kHexDigitsUpper = "0123456789ABCDEF";
-constexpr std::int64_t kMillisPerDay = 86'400'000;
 
 // The headers botocore never signs (SIGNED_HEADERS_BLACKLIST in botocore/auth.py).
 constexpr std::array<std::string_view, 11> kUnsignedHeaders = {"connection",
@@ -30,49 +32,12 @@ constexpr std::array<std::string_view, 11> kUnsignedHeaders = {"connection",
                                                                "user-agent",
                                                                "x-amzn-trace-id"};
 
-char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = AsciiLower(c);
-  return out;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
-  }
-  return true;
-}
-
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// Python's str.split() whitespace, restricted to ASCII.
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' ||
-         (c >= '\x1c' && c <= '\x1f');
-}
+// Python's str.split() / str.strip() whitespace, restricted to ASCII (botocore trims with it).
+constexpr std::string_view kPythonSpace = " \t\n\r\v\f\x1c\x1d\x1e\x1f";
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t pos = s.find(sep, start);
-    if (pos == std::string_view::npos) {
-      parts.push_back(s.substr(start));
-      return parts;
-    }
-    parts.push_back(s.substr(start, pos - start));
-    start = pos + 1;
-  }
-}
+bool IsSpace(char c) { return kPythonSpace.find(c) != std::string_view::npos; }
 
 bool IsUnreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -158,45 +123,11 @@ std::string JoinQueryPairs(QueryPairs pairs) {
   return out;
 }
 
-// Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian, 1970-01-01 is day 0).
-std::int64_t DaysFromCivil(std::int64_t y, std::int64_t m, std::int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const std::int64_t yoe = y - era * 400;
-  const std::int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-struct Civil {
-  std::int64_t year, month, day;
-};
-
-Civil CivilFromDays(std::int64_t z) {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const std::int64_t doe = z - era * 146097;
-  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const std::int64_t mp = (5 * doy + 2) / 153;
-  const std::int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  const std::int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  return {yoe + era * 400 + (m <= 2 ? 1 : 0), m, d};
-}
-
-std::int64_t DaysInMonth(std::int64_t y, std::int64_t m) {
-  static constexpr std::array<std::int64_t, 12> kDays = {31, 28, 31, 30, 31, 30,
-                                                         31, 31, 30, 31, 30, 31};
-  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  return m == 2 && leap ? 29 : kDays[static_cast<std::size_t>(m - 1)];
-}
-
 std::optional<Timestamp> MakeTimestamp(std::int64_t y, std::int64_t mo, std::int64_t d,
                                        std::int64_t h, std::int64_t mi, std::int64_t s) {
-  if (mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo) || h > 23 || mi > 59 || s > 59) {
-    return std::nullopt;
-  }
-  return (DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) * kMillisPerSecond;
+  const CivilTime t{.year = y, .month = mo, .day = d, .hour = h, .minute = mi, .second = s};
+  if (!IsValidCivilTime(t)) return std::nullopt;
+  return TimestampFromCivil(t);
 }
 
 std::int64_t Digits(std::string_view s) {
@@ -212,9 +143,9 @@ bool AllDigits(std::string_view s) {
 // The HTTP Date header: "Sun, 30 Aug 2015 12:36:00 GMT" (also "-0000", "+0000", "UTC", and
 // without the weekday), as Python's email.utils.formatdate writes it when botocore signs with it.
 std::optional<Timestamp> ParseHttpDate(std::string_view value) {
-  std::string_view s = Trim(value);
+  std::string_view s = Trim(value, kPythonSpace);
   if (std::size_t comma = s.find(','); comma != std::string_view::npos) {
-    s = Trim(s.substr(comma + 1));
+    s = Trim(s.substr(comma + 1), kPythonSpace);
   }
   std::vector<std::string_view> tokens;
   for (std::string_view t : Split(s, ' ')) {
@@ -243,10 +174,7 @@ std::optional<Timestamp> ParseHttpDate(std::string_view value) {
 std::string CanonicalRequestWithQuery(const HttpRequestView& req,
                                       const std::vector<std::string>& signed_headers,
                                       std::string_view canonical_query) {
-  std::string cr = req.method;
-  for (char& c : cr) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
+  std::string cr = AsciiUpper(req.method);
   cr.push_back('\n');
   cr.append(CanonicalUri(req.path));
   cr.push_back('\n');
@@ -332,14 +260,7 @@ std::string HmacSha256(std::string_view key, std::string_view data) {
 }
 
 std::string FormatAmzDate(Timestamp t) {
-  std::int64_t days = t / kMillisPerDay;
-  std::int64_t rem = t % kMillisPerDay;
-  if (rem < 0) {
-    rem += kMillisPerDay;
-    --days;
-  }
-  std::int64_t secs = rem / kMillisPerSecond;
-  Civil c = CivilFromDays(days);
+  const CivilTime c = CivilFromTimestamp(t);
   auto put = [](std::string& out, std::int64_t v, int width) {
     std::string digits(static_cast<std::size_t>(width), '0');
     for (int i = width - 1; i >= 0 && v > 0; --i, v /= 10) {
@@ -352,9 +273,9 @@ std::string FormatAmzDate(Timestamp t) {
   put(out, c.month, 2);
   put(out, c.day, 2);
   out.push_back('T');
-  put(out, secs / 3600, 2);
-  put(out, secs / 60 % 60, 2);
-  put(out, secs % 60, 2);
+  put(out, c.hour, 2);
+  put(out, c.minute, 2);
+  put(out, c.second, 2);
   out.push_back('Z');
   return out;
 }
@@ -433,7 +354,7 @@ std::string CanonicalHeaderValue(std::string_view value) {
 std::vector<std::string> HeadersToSign(const HttpRequestView& req) {
   std::vector<std::string> names;
   for (const auto& header : req.headers) {
-    std::string name = Lower(Trim(header.first));
+    std::string name = AsciiLower(Trim(header.first, kPythonSpace));
     if (std::find(kUnsignedHeaders.begin(), kUnsignedHeaders.end(), name) !=
         kUnsignedHeaders.end()) {
       continue;
@@ -548,7 +469,7 @@ VerifyResult VerifyUnescaped(const HttpRequestView& req, const KeyLookup& lookup
     return AuthError{403, "MissingAuthenticationTokenException", "Missing Authentication Token"};
   }
   const std::string& auth = *auth_header;
-  std::string_view rest = Trim(auth);
+  std::string_view rest = Trim(auth, kPythonSpace);
   std::size_t space = rest.find(' ');
   std::string_view algorithm = rest.substr(0, space);
   rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
@@ -559,11 +480,11 @@ VerifyResult VerifyUnescaped(const HttpRequestView& req, const KeyLookup& lookup
 
   std::optional<std::string_view> credential, signed_headers_text, signature;
   for (std::string_view part : Split(rest, ',')) {
-    part = Trim(part);
+    part = Trim(part, kPythonSpace);
     std::size_t eq = part.find('=');
     if (eq == std::string_view::npos) continue;
-    std::string_view key = Trim(part.substr(0, eq));
-    std::string_view value = Trim(part.substr(eq + 1));
+    std::string_view key = Trim(part.substr(0, eq), kPythonSpace);
+    std::string_view value = Trim(part.substr(eq + 1), kPythonSpace);
     if (key == "Credential" && !credential) credential = value;
     if (key == "SignedHeaders" && !signed_headers_text) signed_headers_text = value;
     if (key == "Signature" && !signature) signature = value;
@@ -572,7 +493,7 @@ VerifyResult VerifyUnescaped(const HttpRequestView& req, const KeyLookup& lookup
   std::optional<std::string> amz_date = FindHeader(req, "x-amz-date");
   std::optional<Timestamp> request_time;
   if (amz_date) {
-    *amz_date = std::string(Trim(*amz_date));
+    *amz_date = std::string(Trim(*amz_date, kPythonSpace));
     request_time = ParseAmzDate(*amz_date);
     if (!request_time) {
       return Incomplete("Date must be in ISO-8601 'basic format'. Got '" + *amz_date +
@@ -682,7 +603,7 @@ VerifyResult VerifyUnescaped(const HttpRequestView& req, const KeyLookup& lookup
   }
 
   if (std::optional<std::string> declared = FindHeader(req, "x-amz-content-sha256")) {
-    if (!EqualsIgnoreCase(Trim(*declared), Sha256Hex(req.body))) {
+    if (!EqualsIgnoreCase(Trim(*declared, kPythonSpace), Sha256Hex(req.body))) {
       return InvalidSignature(
           "The provided 'x-amz-content-sha256' header does not match what was computed"
           " (unsigned and streaming payloads are not accepted).");

@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/strings.h"
+
 namespace allot::cli {
 
 namespace {
@@ -63,13 +65,9 @@ class Checker {
 
   void OnlyKeys(std::initializer_list<const char*> allowed) const {
     for (const auto& [k, v] : obj_.items()) {
-      bool ok = false;
-      std::string list;
-      for (const char* a : allowed) {
-        ok = ok || k == a;
-        list += (list.empty() ? "" : ", ") + std::string(a);
+      if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+        Fail("unknown field \"" + k + "\" (allowed: " + Join(allowed, ", ") + ")");
       }
-      if (!ok) Fail("unknown field \"" + k + "\" (allowed: " + list + ")");
     }
   }
 
@@ -85,12 +83,8 @@ class Checker {
 
   std::string Enum(const char* k, std::initializer_list<const char*> allowed) const {
     const std::string v = String(k);
-    std::string list;
-    for (const char* a : allowed) {
-      if (v == a) return v;
-      list += (list.empty() ? "" : ", ") + std::string(a);
-    }
-    Fail(std::string(k) + " must be one of " + list + ", got \"" + v + "\"");
+    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
+    Fail(std::string(k) + " must be one of " + Join(allowed, ", ") + ", got \"" + v + "\"");
   }
 
   std::int64_t Int(const char* k) const {
@@ -235,12 +229,6 @@ Json SortedLimits(const Json& limits) {
 std::string NameFromArn(const std::string& arn) {
   const auto slash = arn.rfind('/');
   return slash == std::string::npos ? arn : arn.substr(slash + 1);
-}
-
-std::string Join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
 }
 
 class Applier {
@@ -474,11 +462,11 @@ class Applier {
     }
     ++counts_.updated;
     if (dry_run_) {
-      out_ << kind << " " << name << ": would be updated (" << Join(changed) << ")\n";
+      out_ << kind << " " << name << ": would be updated (" << Join(changed, ", ") << ")\n";
       return;
     }
     client_.Call(action, req);
-    out_ << kind << " " << name << ": updated (" << Join(changed) << ")\n";
+    out_ << kind << " " << name << ": updated (" << Join(changed, ", ") << ")\n";
   }
 
   Client& client_;

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "common/strings.h"
+
 namespace allot::cli {
 
 namespace {
@@ -14,13 +16,6 @@ namespace {
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v == nullptr ? "" : v;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
 }
 
 api::Credentials LoadCredentials() {
@@ -55,7 +50,7 @@ Endpoint ParseEndpoint(const std::string& url) {
   if (scheme_end == std::string::npos) {
     throw CliError("endpoint \"" + url + "\" must look like http://host:port");
   }
-  const std::string scheme = Lower(e.url.substr(0, scheme_end));
+  const std::string scheme = AsciiLower(e.url.substr(0, scheme_end));
   if (scheme != "http" && scheme != "https") {
     throw CliError("endpoint \"" + url + "\" must start with http:// or https://");
   }
@@ -106,7 +101,7 @@ api::HttpRequest SignedRequest(const ClientConfig& config, std::string_view acti
                                const std::string& body, Timestamp now) {
   api::HttpRequest req;
   req.method = "POST";
-  req.path = config.endpoint.base_path + "/v1/" + Lower(action);
+  req.path = config.endpoint.base_path + "/v1/" + AsciiLower(action);
   req.headers = {{"Host", config.endpoint.host_header}, {"Content-Type", "application/json"}};
   req.body = body;
   const Status s = api::Sign(req, config.credentials, config.region, "batch",

@@ -1,13 +1,13 @@
 // `allot submit`, `allot jobs`, `allot describe`, `allot priority`, `allot cancel`.
 
 #include <algorithm>
-#include <cctype>
 #include <ctime>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/jobs.h"
+#include "common/strings.h"
 
 namespace allot::cli {
 
@@ -29,12 +29,6 @@ std::string DefaultInstanceType(Client& client, const std::string& queue) {
   }
   throw CliError("service environment " + env + " of job queue " + queue +
                  " has no capacity limits; pass --instance-type");
-}
-
-std::string Upper(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return s;
 }
 
 void AddSubmit(CLI::App& app, Runner* run) {
@@ -101,7 +95,7 @@ void AddJobs(CLI::App& app, Runner* run) {
     *run = [o, endpoint] {
       std::vector<std::string> statuses = kJobStatuses;
       if (!o->status.empty()) {
-        const std::string s = Upper(o->status);
+        const std::string s = AsciiUpper(o->status);
         if (std::find(kJobStatuses.begin(), kJobStatuses.end(), s) == kJobStatuses.end()) {
           throw CliError("--status must be one of SUBMITTED, PENDING, RUNNABLE, SCHEDULED, "
                          "STARTING, RUNNING, SUCCEEDED, FAILED; got \"" + o->status + "\"");

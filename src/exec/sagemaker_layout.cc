@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/strings.h"
 #include "env/files.h"
 extern "C" char** environ;  // NOLINT(readability-redundant-declaration)
 
@@ -339,20 +340,9 @@ class JsonReader {
   std::size_t pos_ = 0;
 };
 
-std::string Trim(std::string_view s) {
-  const auto space = [](char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-  };
-  std::size_t b = 0;
-  std::size_t e = s.size();
-  while (b < e && space(s[b])) ++b;
-  while (e > b && space(s[e - 1])) --e;
-  return std::string(s.substr(b, e - b));
-}
-
 // The value SM_HPS carries for a hyperparameter: the value itself when it is JSON, else a string.
 std::string HpsValue(const std::string& value) {
-  if (JsonReader(value).WholeValue()) return Trim(value);
+  if (JsonReader(value).WholeValue()) return std::string(Trim(value));
   return JsonString(value);
 }
 
@@ -361,13 +351,6 @@ std::string HpEnvValue(const std::string& value) {
   std::string decoded;
   if (JsonReader(value).WholeString(&decoded)) return decoded;
   return value;
-}
-
-std::string Upper(std::string s) {
-  for (char& c : s) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return s;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -582,14 +565,10 @@ int CountGpus(const std::map<std::string, std::string>& environment) {
   const auto it = environment.find("CUDA_VISIBLE_DEVICES");
   if (it == environment.end()) return 0;
   int count = 0;
-  std::string_view rest = it->second;
-  while (true) {
-    const std::size_t comma = rest.find(',');
-    const std::string entry = Trim(rest.substr(0, comma));
+  for (std::string_view part : Split(it->second, ',')) {
+    const std::string_view entry = Trim(part);
     if (entry.empty() || entry[0] == '-') break;  // CUDA stops at an invalid entry ("-1")
     ++count;
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
   }
   return count;
 }
@@ -809,11 +788,11 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
   env["SM_OUTPUT_DATA_DIR"] = output_data_dir;
   env["SM_OUTPUT_INTERMEDIATE_DIR"] = intermediate_dir;
   env["SM_CHANNELS"] = JsonStringList(channel_names);
-  for (const auto& name : channel_names) env["SM_CHANNEL_" + Upper(name)] = channel_dir(name);
+  for (const auto& name : channel_names) env["SM_CHANNEL_" + AsciiUpper(name)] = channel_dir(name);
   const std::string hps_json = JsonObject(hps);
   env["SM_HPS"] = hps_json;
   for (const auto& [name, value] : spec.hyperparameters)
-    env["SM_HP_" + Upper(name)] = HpEnvValue(value);
+    env["SM_HP_" + AsciiUpper(name)] = HpEnvValue(value);
   env["SM_NUM_GPUS"] = std::to_string(num_gpus);
   env["SM_NUM_CPUS"] = std::to_string(cpus);
   env["SM_RESOURCE_CONFIG"] = resource_json;
@@ -925,7 +904,7 @@ std::string FailureMessage(const std::string& output_dir) {
     }
     text.resize(end);
   }
-  return Trim(text);
+  return std::string(Trim(text));
 }
 
 }  // namespace allot::exec

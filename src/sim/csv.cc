@@ -6,25 +6,16 @@
 #include <system_error>
 #include <utility>
 
+#include "common/strings.h"
+
 namespace allot::sim {
 
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
+// Blanks around a field or on an empty line: spaces, tabs and the \r of a CRLF line end.
+constexpr std::string_view kBlanks = " \t\r";
 
 std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
-std::string JoinNames(const std::vector<std::string_view>& names) {
-  std::string out;
-  for (std::string_view n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
-}
 
 }  // namespace
 
@@ -33,12 +24,7 @@ Result<std::vector<std::string>> SplitCsvLine(std::string_view line, const std::
     return InvalidArgument(where + ": quoted fields are not supported (found '\"')");
   }
   std::vector<std::string> fields;
-  while (true) {
-    const std::size_t comma = line.find(',');
-    fields.emplace_back(Trim(line.substr(0, comma)));
-    if (comma == std::string_view::npos) break;
-    line.remove_prefix(comma + 1);
-  }
+  for (std::string_view field : Split(line, ',')) fields.emplace_back(Trim(field, kBlanks));
   return fields;
 }
 
@@ -80,7 +66,7 @@ CsvReader::CsvReader(std::istream& in, std::string origin) : in_(&in), origin_(s
 bool CsvReader::NextNonBlankLine(std::string* line) {
   while (std::getline(*in_, *line)) {
     ++line_;
-    if (!Trim(*line).empty()) return true;
+    if (!Trim(*line, kBlanks).empty()) return true;
   }
   return false;
 }
@@ -129,7 +115,7 @@ Status CsvReader::OnlyColumns(const std::vector<std::string_view>& allowed) cons
     for (std::string_view a : allowed) known = known || name == a;
     if (!known) {
       return InvalidArgument(origin_ + ": unknown column " + name +
-                             " (allowed: " + JoinNames(allowed) + ")");
+                             " (allowed: " + Join(allowed, ", ") + ")");
     }
   }
   return Status::Ok();

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <limits>
 #include <set>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/strings.h"
 #include "sim/csv.h"
 #include "sim/trace.h"
 
@@ -39,13 +41,9 @@ class Mapping {
     }
     for (const auto& kv : node_) {
       const std::string key = kv.first.as<std::string>();
-      bool known = false;
-      std::string list;
-      for (std::string_view a : allowed) {
-        known = known || key == a;
-        list += (list.empty() ? "" : ", ") + std::string(a);
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        return Error("", "unknown field \"" + key + "\" (allowed: " + Join(allowed, ", ") + ")");
       }
-      if (!known) return Error("", "unknown field \"" + key + "\" (allowed: " + list + ")");
     }
     return Status::Ok();
   }
@@ -142,12 +140,8 @@ Result<std::string> PreemptionPolicy(const Mapping& m, const char* key,
   if (!m.Has(key)) return std::string();
   Result<std::string> value = m.Text(key);
   if (!value.ok()) return value.status();
-  std::string list;
-  for (std::string_view a : allowed) {
-    if (*value == a) return value;
-    list += (list.empty() ? "" : ", ") + std::string(a);
-  }
-  return m.Error(key, "must be one of " + list + ", got \"" + *value + "\"");
+  if (std::find(allowed.begin(), allowed.end(), *value) != allowed.end()) return value;
+  return m.Error(key, "must be one of " + Join(allowed, ", ") + ", got \"" + *value + "\"");
 }
 
 Result<WorkloadSpec> ReadWorkload(const Mapping& m) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/civil_time.h"
 #include "sim/csv.h"
 #include "sim/trace.h"
 
@@ -16,27 +17,6 @@ namespace allot::sim {
 namespace {
 
 // ---------- timestamps ----------
-
-// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's
-// days_from_civil): the simulator may not use the standard library's calendar, which lives with
-// the clocks.
-std::int64_t DaysFromCivil(std::int64_t year, std::int64_t month, std::int64_t day) {
-  year -= month <= 2 ? 1 : 0;
-  const std::int64_t era = (year >= 0 ? year : year - 399) / 400;
-  const std::int64_t year_of_era = year - era * 400;
-  const std::int64_t day_of_year = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
-  const std::int64_t day_of_era =
-      year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-  return era * 146097 + day_of_era - 719468;
-}
-
-bool IsLeapYear(std::int64_t year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
-
-std::int64_t DaysInMonth(std::int64_t year, std::int64_t month) {
-  constexpr std::int64_t kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (month == 2 && IsLeapYear(year)) return 29;
-  return kDays[month - 1];
-}
 
 // The digits text[pos, pos + width) as a number, or nullopt if any is not a digit.
 std::optional<std::int64_t> Digits(std::string_view text, std::size_t pos, std::size_t width) {
@@ -58,13 +38,9 @@ std::optional<Timestamp> ParseTimestamp(std::string_view t) {
   const auto year = Digits(t, 0, 4), month = Digits(t, 5, 2), day = Digits(t, 8, 2);
   const auto hour = Digits(t, 11, 2), minute = Digits(t, 14, 2), second = Digits(t, 17, 2);
   if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
-  if (*month < 1 || *month > 12 || *day < 1 || *day > DaysInMonth(*year, *month)) {
-    return std::nullopt;
-  }
-  if (*hour > 23 || *minute > 59 || *second > 59) return std::nullopt;
-  const std::int64_t seconds =
-      DaysFromCivil(*year, *month, *day) * 86400 + *hour * 3600 + *minute * 60 + *second;
-  return seconds * kMillisPerSecond;
+  const CivilTime civil{*year, *month, *day, *hour, *minute, *second};
+  if (!IsValidCivilTime(civil)) return std::nullopt;
+  return TimestampFromCivil(civil);
 }
 
 // ---------- the job list ----------

@@ -2,9 +2,11 @@
 // 160 jobs sampled from Philly over eight hours, each mapped to one of six models by GPU-time.
 
 #include <algorithm>
+#include <ranges>
 #include <string_view>
 #include <utility>
 
+#include "common/strings.h"
 #include "sim/csv.h"
 #include "sim/trace.h"
 
@@ -35,11 +37,7 @@ constexpr PolluxApplication kApplications[] = {
 };
 
 std::string KnownApplications() {
-  std::string out;
-  for (const PolluxApplication& a : kApplications) {
-    out += (out.empty() ? "" : ", ") + std::string(a.name);
-  }
-  return out;
+  return Join(kApplications | std::views::transform(&PolluxApplication::name), ", ");
 }
 
 struct PolluxColumns {
