@@ -267,6 +267,31 @@ JobRecord& Controller::MustFindJob(const std::string& id_or_arn) {
   return *job;
 }
 
+namespace {
+
+// The list index's share key: "" on a queue without quota shares.
+std::string IndexShare(const JobRecord& job) { return job.doc.value("quotaShareName", ""); }
+
+}  // namespace
+
+void Controller::IndexJob(const JobRecord& job) {
+  list_index_.Add(job.spec.queue, IndexShare(job), job.doc["status"], {job.spec.created_at, job.seq});
+}
+
+void Controller::UnindexJob(const JobRecord& job) {
+  list_index_.Remove(job.spec.queue, IndexShare(job), job.doc["status"],
+                     {job.spec.created_at, job.seq});
+}
+
+void Controller::SetJobStatus(JobRecord& job, const std::string& status) {
+  const std::string before = job.doc["status"];
+  job.doc["status"] = status;
+  if (!job.spec.queue.empty()) {
+    list_index_.Move(job.spec.queue, IndexShare(job), before, status,
+                     {job.spec.created_at, job.seq});
+  }
+}
+
 JobRecord* Controller::JobBySeq(model::JobId seq) {
   auto it = job_by_seq_.find(seq);
   return it == job_by_seq_.end() ? nullptr : &jobs_.at(it->second);

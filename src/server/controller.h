@@ -24,6 +24,7 @@
 #include "engine/engine.h"
 #include "exec/executor.h"
 #include "server/fields.h"
+#include "server/list_index.h"
 #include "server/options.h"
 #include "store/store.h"
 
@@ -101,6 +102,7 @@ class Controller {
   Status RecoverLocked();  // requires mu_
   void RecoverJob(Json doc);
   bool AdoptAttempt(JobRecord& job);
+  void UntouchIfUnchanged(JobRecord& job, const Json& original);  // requires mu_
 
   // --- under mu_ ---
   Timestamp Now() const;
@@ -111,6 +113,10 @@ class Controller {
   JobRecord* FindJob(const std::string& id_or_arn);
   JobRecord& MustFindJob(const std::string& id_or_arn);
   JobRecord* JobBySeq(model::JobId seq);
+  // Every change of a job's status goes through here, so the list index follows it.
+  void SetJobStatus(JobRecord& job, const std::string& status);
+  void IndexJob(const JobRecord& job);    // a new or recovered job: into the list index
+  void UnindexJob(const JobRecord& job);
 
   // config_ops.cc
   Reply CreateServiceEnvironment(const Json& r);
@@ -216,7 +222,7 @@ class Controller {
   std::map<std::string, Json> shares_;  // "queue/share"
   std::unordered_map<std::string, JobRecord> jobs_;
   std::unordered_map<model::JobId, std::string> job_by_seq_;
-  std::map<std::string, std::set<std::pair<Timestamp, model::JobId>>> jobs_by_queue_;
+  ListIndex list_index_;  // ListServiceJobs' orders (list_index.h)
   std::map<std::string, std::pair<std::string, std::string>> client_tokens_;  // -> id, hash
   std::map<std::string, std::string> credentials_;  // access key -> secret
   model::JobId next_seq_ = 1;

@@ -70,7 +70,7 @@ void Controller::OnStatus(JobRecord& job, const model::StatusChanged& s) {
   Json& doc = job.doc;
   const Timestamp now = Now();
   const bool was_dispatched = model::IsDispatched(s.from);
-  doc["status"] = model::ToString(s.to);
+  SetJobStatus(job, std::string(model::ToString(s.to)));
   if (s.reason.empty()) {
     doc.erase("statusReason");
   } else {

@@ -42,7 +42,7 @@ void Controller::ResetState() {
   shares_.clear();
   jobs_.clear();
   job_by_seq_.clear();
-  jobs_by_queue_.clear();
+  list_index_.Clear();
   client_tokens_.clear();
   slots_in_use_.clear();
   next_seq_ = 1;

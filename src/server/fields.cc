@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "api/wire_json.h"
+#include "common/strings.h"
 #include "server/api_error.h"
 
 namespace allot::server {
@@ -10,12 +11,6 @@ namespace allot::server {
 namespace {
 
 constexpr std::size_t kQuoteChars = 64;
-
-std::string Allowed(std::initializer_list<std::string_view> allowed) {
-  std::string s;
-  for (std::string_view a : allowed) s += (s.empty() ? "" : ", ") + std::string(a);
-  return s;
-}
 
 std::string PathOf(const char* field, const std::string& path) {
   return path.empty() ? std::string(field) : path;
@@ -80,13 +75,13 @@ std::optional<std::string> OptionalEnum(const Json& obj, const char* field,
   for (std::string_view a : allowed) {
     if (*v == a) return v;
   }
-  Refuse(PathOf(field, path) + " must be one of " + Allowed(allowed) + ", got " + Quoted(*v));
+  Refuse(PathOf(field, path) + " must be one of " + Join(allowed, ", ") + ", got " + Quoted(*v));
 }
 
 std::string RequireEnum(const Json& obj, const char* field,
                         std::initializer_list<std::string_view> allowed, const std::string& path) {
   std::optional<std::string> v = OptionalEnum(obj, field, allowed, path);
-  if (!v) Refuse(PathOf(field, path) + " is required (one of " + Allowed(allowed) + ")");
+  if (!v) Refuse(PathOf(field, path) + " is required (one of " + Join(allowed, ", ") + ")");
   return *v;
 }
 

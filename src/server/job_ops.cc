@@ -5,6 +5,7 @@
 #include <charconv>
 #include <random>
 
+#include "common/strings.h"
 #include "model/rules.h"
 #include "server/api_error.h"
 #include "server/controller.h"
@@ -28,12 +29,6 @@ std::string NewJobId() {
   return buf;
 }
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 model::RetryStrategy ReadRetry(const Json& r, Json* doc) {
   model::RetryStrategy retry;
   const Json* rs = OptionalObject(r, "retryStrategy");
@@ -49,7 +44,7 @@ model::RetryStrategy ReadRetry(const Json& r, Json* doc) {
     }
     RequireObjects(*rules, "retryStrategy.evaluateOnExit");
     for (const Json& rule : *rules) {
-      const std::string action = Lower(
+      const std::string action = AsciiLower(
           OptionalString(rule, "action", "retryStrategy.evaluateOnExit.action").value_or("RETRY"));
       if (action != "retry" && action != "exit") {
         Refuse("retryStrategy.evaluateOnExit.action must be RETRY or EXIT, got " +
@@ -210,12 +205,12 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   const model::JobSpec spec = job.spec;
   JobRecord& stored = jobs_.emplace(id, std::move(job)).first->second;
   job_by_seq_[stored.seq] = id;
-  jobs_by_queue_[qname].insert({now, stored.seq});
+  IndexJob(stored);
   Touch(stored);
   try {
     Apply(model::SubmitJob{spec});  // its decisions need the record
   } catch (const ClientError&) {
-    jobs_by_queue_[qname].erase({now, spec.id});
+    UnindexJob(stored);
     job_by_seq_.erase(spec.id);
     touched_.erase(id);
     jobs_.erase(id);
@@ -290,7 +285,7 @@ ListFilters ReadFilters(const Json& r) {
       }
       const std::string v = (*values)[0];
       if (key == "JOB_NAME") {
-        f.name = Lower(v);
+        f.name = AsciiLower(v);
         status_applies = false;
       } else if (key == "QUOTA_SHARE_NAME") {
         f.share = v;
@@ -319,7 +314,7 @@ bool Matches(const ListFilters& f, const Json& doc) {
   if (f.before && created >= *f.before) return false;
   if (f.after && created <= *f.after) return false;
   if (f.name) {
-    const std::string name = Lower(doc["jobName"]);
+    const std::string name = AsciiLower(doc["jobName"].get<std::string>());
     if (!f.name->empty() && f.name->back() == '*') {
       if (name.rfind(f.name->substr(0, f.name->size() - 1), 0) != 0) return false;
     } else if (name != *f.name) {
@@ -346,9 +341,14 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
   const ListFilters f = ReadFilters(r);
   const std::int64_t max =
       OptionalInt(r, "maxResults", 1, model::rules::kMaxPageSize).value_or(100);
-  // Newest first; the token is the (createdAt, seq) of the last job returned.
-  const auto& index = jobs_by_queue_[qname];
+  // Newest first; the token is the (createdAt, seq) of the last job returned. A status (alone or
+  // with a quota share) reads its own index; name and time filters read all of the queue's jobs.
+  const ListIndex::Set& index =
+      f.name || f.before || f.after ? list_index_.All(qname)
+      : f.share                     ? list_index_.ByShareStatus(qname, *f.share, *f.status)
+                                    : list_index_.ByStatus(qname, *f.status);
   auto it = index.rbegin();
+  if (f.before) it = std::make_reverse_iterator(index.lower_bound({*f.before, 0}));
   if (auto token = OptionalString(r, "nextToken")) {
     Timestamp created = 0;
     model::JobId seq = 0;
@@ -362,6 +362,7 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
   Json out = {{"jobSummaryList", Json::array()}};
   std::pair<Timestamp, model::JobId> last{};
   for (; it != index.rend(); ++it) {
+    if (f.after && it->first <= *f.after) break;  // older from here on
     const Json& doc = jobs_.at(job_by_seq_.at(it->second)).doc;
     if (!Matches(f, doc)) continue;
     if (static_cast<std::int64_t>(out["jobSummaryList"].size()) == max) {

@@ -154,12 +154,16 @@ void Controller::RecoverJob(Json doc) {
   const std::string id = job.id;
   JobRecord& stored = jobs_.emplace(id, std::move(job)).first->second;
   job_by_seq_[stored.seq] = id;
-  if (!qname.empty()) jobs_by_queue_[qname].insert({stored.spec.created_at, stored.seq});
+  if (!qname.empty()) IndexJob(stored);
   if (!live) return;
   Json& d = stored.doc;
+  const Json original = d;  // a start writes back only the jobs it changed
   std::string reason = d.value("statusReason", "");
   if (status == "SCHEDULED" || status == "STARTING" || status == "RUNNING") {
-    if (AdoptAttempt(stored)) return;
+    if (AdoptAttempt(stored)) {
+      UntouchIfUnchanged(stored, original);
+      return;
+    }
     const Timestamp now = Now();
     if (!d["attempts"].empty() && !d["attempts"].back().contains("stoppedAt")) {
       d["attempts"].back()["stoppedAt"] = now;
@@ -168,11 +172,22 @@ void Controller::RecoverJob(Json doc) {
     d["allot"].erase("hosts");
     reason = kLostReason;
   }
-  d["status"] = "SUBMITTED";  // the restore below reports SUBMITTED -> RUNNABLE
+  SetJobStatus(stored, "SUBMITTED");  // the restore below reports SUBMITTED -> RUNNABLE
   Touch(stored);
   Apply(model::RestoreJob{stored.spec, d["allot"]["attempt"], d["allot"]["failedAttempts"],
                           d["allot"]["preemptions"], d["allot"]["lastCheckpoint"], reason},
         false);
+  UntouchIfUnchanged(stored, original);
+}
+
+// The restore passes through SUBMITTED: a job that comes back as it was keeps its time in
+// RUNNABLE, and is not written again.
+void Controller::UntouchIfUnchanged(JobRecord& job, const Json& original) {
+  const Json& before = original["allot"];
+  if (job.doc["status"] == original["status"] && before.contains("runnableSince")) {
+    job.doc["allot"]["runnableSince"] = before["runnableSince"];
+  }
+  if (job.doc == original) touched_.erase(job.id);
 }
 
 // Watches the supervisors of a running attempt again and restores the job as RUNNING; false
@@ -210,7 +225,7 @@ bool Controller::AdoptAttempt(JobRecord& job) {
       reason = d["allot"]["stopping"].value("reason", reason);  // the final reason
     }
   }
-  d["status"] = "SUBMITTED";  // the restore reports SUBMITTED -> RUNNING
+  SetJobStatus(job, "SUBMITTED");  // the restore reports SUBMITTED -> RUNNING
   Touch(job);
   Apply(model::RestoreJob{job.spec, attempt, d["allot"]["failedAttempts"],
                           d["allot"]["preemptions"], d["allot"]["lastCheckpoint"], reason, running},

@@ -16,6 +16,11 @@ void FaultyStore::Heal() {
   fault_.reset();
 }
 
+std::size_t FaultyStore::written_ops() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return written_;
+}
+
 int FaultyStore::failed_batches() const {
   std::lock_guard<std::mutex> lock(mu_);
   return failed_;
@@ -28,6 +33,7 @@ void FaultyStore::Submit(Batch batch, std::function<void(const Status&)> done) {
     if (fault_ && !sticky_) sticky_ = fault_;
     failure = sticky_;
     if (failure) ++failed_;
+    if (!failure) written_ += batch.ops.size();
   }
   if (!failure) {
     inner_->Submit(std::move(batch), std::move(done));

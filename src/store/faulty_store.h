@@ -26,6 +26,8 @@ class FaultyStore final : public Store {
   void Heal();
   // Batches failed so far because of a fault or of its stickiness.
   int failed_batches() const;
+  // Puts and deletes passed to the inner store so far.
+  std::size_t written_ops() const;
 
   void Submit(Batch batch, std::function<void(const Status&)> done) override;
   void Resume() override;
@@ -39,6 +41,7 @@ class FaultyStore final : public Store {
   std::optional<Status> fault_;   // guarded by mu_
   std::optional<Status> sticky_;  // guarded by mu_
   int failed_ = 0;                // guarded by mu_
+  std::size_t written_ = 0;       // guarded by mu_
 };
 
 }  // namespace allot::store

@@ -164,6 +164,26 @@ TEST_F(ControllerTest, AnExitReportWhoseWriteFailedIsAppliedAfterTheRollback) {
   EXPECT_EQ(StatusOf(id), "SUCCEEDED");
 }
 
+TEST_F(ControllerTest, ARestartWritesNoRecordThatDidNotChange) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 12; ++i) ids.push_back(Submit("j" + std::to_string(i), "sleep 30"));
+  ASSERT_TRUE(WaitFor([&] { return ListedNames("RUNNING").size() == 2; }));
+  Result<Json> before = Call("describeservicejob", {{"jobId", ids.back()}});
+  ASSERT_TRUE(before.ok());
+  controller_.reset();  // the two running attempts are left to the next start
+  Start();
+  EXPECT_EQ(store_->written_ops(), 0U) << "a start rewrote records that did not change";
+  EXPECT_EQ(ListedNames("RUNNING").size(), 2U);  // adopted, not restarted
+  EXPECT_EQ(ListedNames("RUNNABLE").size(), 10U);
+  Result<Json> after = Call("describeservicejob", {{"jobId", ids.back()}});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after.value()["allot"]["runnableSince"], before.value()["allot"]["runnableSince"]);
+  for (const std::string& id : ids) {
+    EXPECT_TRUE(Call("terminateservicejob", {{"jobId", id}, {"reason", "done"}}).ok());
+  }
+  EXPECT_TRUE(WaitFor([&] { return ListedNames("RUNNING").empty(); }));
+}
+
 TEST_F(ControllerTest, ARefusedEnvironmentLeavesNothingBehind) {
   const Json bad = {{"serviceEnvironmentName", "env2"},
                     {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
