@@ -133,8 +133,8 @@ bool UnitFitsAfter(const QueueState& q, View view, std::uint32_t share, std::uin
   auto idle = [limit, &s](std::int64_t x) {
     return s.lends() ? std::max<std::int64_t>(0, limit - x) : 0;
   };
-  const std::int64_t deficit = a.sum_b[u] - a.sum_i[u] + (borrowed(used) - borrowed(before)) -
-                               (idle(used) - idle(before));
+  const std::int64_t deficit =
+      a.sum_b[u] - a.sum_i[u] + (borrowed(used) - borrowed(before)) - (idle(used) - idle(before));
   const std::int64_t deficit_after =
       deficit + (borrowed(after) - borrowed(used)) - (idle(after) - idle(used));
   return deficit_after <= 0 || deficit_after <= deficit;

@@ -69,9 +69,9 @@ class CandidateStream {
 
 // What the victims taken so far must achieve (docs/design/engine.md, Victims).
 enum class Target : std::uint8_t {
-  kQuota,          // U' + N <= L
-  kFitWithinQuota, // fits the projected view within quota
-  kFitBorrowing,   // fits the projected view by borrowing (in-share in a LEND_AND_BORROW share)
+  kQuota,           // U' + N <= L
+  kFitWithinQuota,  // fits the projected view within quota
+  kFitBorrowing,    // fits the projected view by borrowing (in-share in a LEND_AND_BORROW share)
 };
 
 FitMode ModeOf(Target t) {
