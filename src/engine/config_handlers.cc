@@ -6,34 +6,11 @@
 #include "engine/job_index.h"
 #include "engine/lifecycle.h"
 #include "engine/pass.h"
+#include "model/rules.h"
 
 namespace allot::engine::internal {
 
 namespace {
-
-constexpr std::size_t kMaxSharesPerQueue = 20;
-constexpr std::size_t kMaxCapacityLimits = 5;
-
-Status CheckLimits(const std::vector<model::CapacityLimit>& limits, std::int64_t min_capacity,
-                   const std::string& what) {
-  if (limits.empty() || limits.size() > kMaxCapacityLimits) {
-    return InvalidArgument(what + " capacityLimits must have 1 to 5 entries, got " +
-                           std::to_string(limits.size()));
-  }
-  std::set<std::string> seen;
-  for (const model::CapacityLimit& l : limits) {
-    if (l.unit.empty()) return InvalidArgument(what + " capacityUnit must not be empty");
-    if (!seen.insert(l.unit).second) {
-      return InvalidArgument(what + " capacityUnit " + l.unit + " appears more than once");
-    }
-    if (l.max_capacity < min_capacity) {
-      return InvalidArgument(what + " maxCapacity for " + l.unit + " must be at least " +
-                             std::to_string(min_capacity) + ", got " +
-                             std::to_string(l.max_capacity));
-    }
-  }
-  return Status::Ok();
-}
 
 // The live jobs of a queue (or of one share of it), by id.
 std::vector<JobId> JobsOf(const EngineState& st, std::uint32_t queue, const ShareState* share) {
@@ -102,7 +79,8 @@ void ReconcileQueue(EngineState& st, std::uint32_t queue) {
 Status Handle(EngineState& st, const model::PutServiceEnvironment& e) {
   const model::ServiceEnvironmentConfig& c = e.config;
   if (c.name.empty()) return InvalidArgument("serviceEnvironmentName must not be empty");
-  ALLOT_RETURN_IF_ERROR(CheckLimits(c.capacity_limits, 0, "service environment"));
+  ALLOT_RETURN_IF_ERROR(model::rules::CheckCapacityLimits(c.capacity_limits, 0, "capacityLimits"));
+  ALLOT_RETURN_IF_ERROR(model::rules::CheckEnvironmentUnits(c.capacity_limits, "capacityLimits"));
   st.envs[c.name] = c;
   if (QueueState* q = AttachedQueue(st, c.name)) ReconcileQueue(st, IndexOf(st, *q));
   return Status::Ok();
@@ -136,10 +114,9 @@ Status Handle(EngineState& st, const model::PutJobQueue& e) {
   }
   for (const model::JobStateTimeLimitAction& a : c.time_limit_actions) {
     if (a.reason.empty()) return InvalidArgument("jobStateTimeLimitActions.reason is required");
-    if (a.max_time_seconds < 600 || a.max_time_seconds > 86400) {
-      return InvalidArgument("jobStateTimeLimitActions.maxTimeSeconds must be between 600 and "
-                             "86400, got " + std::to_string(a.max_time_seconds));
-    }
+    ALLOT_RETURN_IF_ERROR(model::rules::CheckRange(
+        a.max_time_seconds, model::rules::kMinTimeLimitSeconds, model::rules::kMaxTimeLimitSeconds,
+        "jobStateTimeLimitActions.maxTimeSeconds"));
   }
   auto it = st.queue_index.find(c.name);
   if (it == st.queue_index.end()) {
@@ -183,22 +160,14 @@ Status CheckShare(const EngineState& st, const model::QuotaShareConfig& c) {
   if (it == st.queue_index.end()) return NotFound("job queue " + c.queue + " does not exist");
   const QueueState& q = *st.queues[it->second];
   if (q.deleting) return FailedPrecondition("job queue " + c.queue + " is being deleted");
-  ALLOT_RETURN_IF_ERROR(CheckLimits(c.capacity_limits, 1, "quota share"));
-  if (c.borrow_limit < model::kUnlimitedBorrow) {
-    return InvalidArgument("borrowLimit must be -1 (unlimited) or a percentage >= 0, got " +
-                           std::to_string(c.borrow_limit));
-  }
-  if (c.borrow_limit != model::kUnlimitedBorrow &&
-      c.strategy != model::SharingStrategy::kLendAndBorrow) {
-    return InvalidArgument("borrowLimit is allowed only with strategy LEND_AND_BORROW, got " +
-                           std::string(model::ToString(c.strategy)));
-  }
+  ALLOT_RETURN_IF_ERROR(model::rules::CheckCapacityLimits(c.capacity_limits, 1, "capacityLimits"));
+  ALLOT_RETURN_IF_ERROR(model::rules::CheckBorrowLimit(c.borrow_limit, c.strategy, "borrowLimit"));
   auto share = q.share_index.find(c.name);
   if (share != q.share_index.end()) {
     if (q.shares[share->second]->deleting) {
       return FailedPrecondition("quota share " + c.name + " is being deleted");
     }
-  } else if (q.share_index.size() >= kMaxSharesPerQueue) {
+  } else if (q.share_index.size() >= model::rules::kMaxSharesPerQueue) {
     return ResourceExhausted("job queue " + c.queue + " already has the maximum of 20 quota "
                              "shares");
   }

@@ -6,6 +6,7 @@
 #include "engine/job_index.h"
 #include "engine/lifecycle.h"
 #include "engine/nominees.h"
+#include "model/rules.h"
 
 namespace allot::engine::internal {
 
@@ -13,29 +14,21 @@ namespace {
 
 using model::JobStatus;
 
-constexpr std::int32_t kMaxPriority = 9999;
-
 std::string Id(JobId id) { return std::to_string(id); }
 
 Status CheckPriority(std::int32_t p) {
-  if (p < 0 || p > kMaxPriority) {
-    return InvalidArgument("schedulingPriority must be between 0 and 9999, got " +
-                           std::to_string(p));
-  }
-  return Status::Ok();
+  return model::rules::CheckRange(p, 0, model::rules::kMaxSchedulingPriority, "schedulingPriority");
 }
 
 Status CheckRetry(const model::RetryStrategy& r) {
-  if (r.attempts < 1 || r.attempts > 10) {
-    return InvalidArgument("retryStrategy.attempts must be between 1 and 10, got " +
-                           std::to_string(r.attempts));
-  }
-  if (r.evaluate_on_exit.size() > 5) {
+  ALLOT_RETURN_IF_ERROR(model::rules::CheckRange(r.attempts, 1, model::rules::kMaxRetryAttempts,
+                                                 "retryStrategy.attempts"));
+  if (r.evaluate_on_exit.size() > model::rules::kMaxEvaluateOnExit) {
     return InvalidArgument("retryStrategy.evaluateOnExit allows at most 5 entries, got " +
                            std::to_string(r.evaluate_on_exit.size()));
   }
   for (const model::EvaluateOnExit& e : r.evaluate_on_exit) {
-    if (e.on_status_reason.size() > 512) {
+    if (e.on_status_reason.size() > model::rules::kMaxOnStatusReason) {
       return InvalidArgument("evaluateOnExit.onStatusReason allows at most 512 characters");
     }
   }
