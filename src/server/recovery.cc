@@ -107,10 +107,19 @@ Status Controller::RecoverLocked() {
       Json j = Json::parse(t.value);
       client_tokens_[t.key] = {j["jobId"], j["hash"]};
     }
+    // In submission order. The sequence is read once per document: reading it inside the
+    // comparison (two JSON lookups per compare) was a third of a restart at 100k jobs.
     std::vector<Json> docs = std::move(jobs).value();
-    std::sort(docs.begin(), docs.end(), [](const Json& a, const Json& b) {
-      return a["allot"]["seq"].get<model::JobId>() < b["allot"]["seq"].get<model::JobId>();
-    });
+    std::vector<std::pair<model::JobId, std::size_t>> order;
+    order.reserve(docs.size());
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      order.emplace_back(docs[i]["allot"]["seq"].get<model::JobId>(), i);
+    }
+    std::sort(order.begin(), order.end());
+    std::vector<Json> sorted;
+    sorted.reserve(docs.size());
+    for (const auto& [seq, i] : order) sorted.push_back(std::move(docs[i]));
+    docs = std::move(sorted);
     // Attempts that still run take their capacity back before any waiting job is restored, so
     // that no pass hands that capacity to someone else.
     auto dispatched = [](const Json& doc) {
