@@ -132,8 +132,11 @@ Result<Credentials> ParseSharedCredentials(std::string_view contents, std::strin
     if (sep == std::string_view::npos) continue;
     std::string key = AsciiLower(Trim(line.substr(0, sep), kBlanks));
     std::string value(Trim(line.substr(sep + 1), kBlanks));
-    if (key == "aws_access_key_id") access_key_id = std::move(value);
-    if (key == "aws_secret_access_key") secret_access_key = std::move(value);
+    if (key == "aws_access_key_id") {
+      access_key_id = std::move(value);
+    } else if (key == "aws_secret_access_key") {
+      secret_access_key = std::move(value);
+    }
   }
   std::string where = "profile '" + std::string(profile) + "' in " + std::string(origin);
   if (!found) return NotFound("no " + where);

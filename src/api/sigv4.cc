@@ -462,75 +462,92 @@ std::string PrintableAscii(std::string_view s) {
   return out;
 }
 
-VerifyResult VerifyUnescaped(const HttpRequestView& req, const KeyLookup& lookup, Timestamp now,
-                             Duration max_skew, std::string_view service) {
-  std::optional<std::string> auth_header = FindHeader(req, "authorization");
-  if (!auth_header) {
-    return AuthError{403, "MissingAuthenticationTokenException", "Missing Authentication Token"};
-  }
-  const std::string& auth = *auth_header;
+// The parameters of an Authorization header: "<algorithm> Credential=..., SignedHeaders=...,
+// Signature=...". The views point into the header text; the first of each parameter counts.
+struct AuthParams {
+  std::string_view algorithm;
+  std::optional<std::string_view> credential, signed_headers_text, signature;
+};
+
+AuthParams SplitAuthorization(std::string_view auth) {
+  AuthParams params;
   std::string_view rest = Trim(auth, kPythonSpace);
   std::size_t space = rest.find(' ');
-  std::string_view algorithm = rest.substr(0, space);
+  params.algorithm = rest.substr(0, space);
   rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
-  if (algorithm != kSigV4Algorithm) {
-    return Incomplete("Unsupported AWS 'algorithm': '" + std::string(algorithm) +
-                      "'. Authorization=" + auth);
-  }
-
-  std::optional<std::string_view> credential, signed_headers_text, signature;
   for (std::string_view part : Split(rest, ',')) {
     part = Trim(part, kPythonSpace);
     std::size_t eq = part.find('=');
     if (eq == std::string_view::npos) continue;
     std::string_view key = Trim(part.substr(0, eq), kPythonSpace);
     std::string_view value = Trim(part.substr(eq + 1), kPythonSpace);
-    if (key == "Credential" && !credential) credential = value;
-    if (key == "SignedHeaders" && !signed_headers_text) signed_headers_text = value;
-    if (key == "Signature" && !signature) signature = value;
+    if (key == "Credential" && !params.credential) params.credential = value;
+    if (key == "SignedHeaders" && !params.signed_headers_text) params.signed_headers_text = value;
+    if (key == "Signature" && !params.signature) params.signature = value;
   }
+  return params;
+}
 
-  std::optional<std::string> amz_date = FindHeader(req, "x-amz-date");
-  std::optional<Timestamp> request_time;
-  if (amz_date) {
-    *amz_date = std::string(Trim(*amz_date, kPythonSpace));
-    request_time = ParseAmzDate(*amz_date);
-    if (!request_time) {
-      return Incomplete("Date must be in ISO-8601 'basic format'. Got '" + *amz_date +
+// The request time: X-Amz-Date, else the Date header (then amz_date is made from it). Both are
+// unset when the request carries neither.
+struct RequestTime {
+  std::optional<std::string> amz_date;
+  std::optional<Timestamp> time;
+};
+
+std::optional<AuthError> ReadRequestTime(const HttpRequestView& req, RequestTime& out) {
+  out.amz_date = FindHeader(req, "x-amz-date");
+  if (out.amz_date) {
+    *out.amz_date = std::string(Trim(*out.amz_date, kPythonSpace));
+    out.time = ParseAmzDate(*out.amz_date);
+    if (!out.time) {
+      return Incomplete("Date must be in ISO-8601 'basic format'. Got '" + *out.amz_date +
                         "'. See http://en.wikipedia.org/wiki/ISO_8601");
     }
   } else if (std::optional<std::string> http_date = FindHeader(req, "date")) {
-    request_time = ParseHttpDate(*http_date);
-    if (!request_time) {
+    out.time = ParseHttpDate(*http_date);
+    if (!out.time) {
       return Incomplete("Date must be in RFC 1123 format. Got '" + *http_date + "'.");
     }
-    amz_date = FormatAmzDate(*request_time);
+    out.amz_date = FormatAmzDate(*out.time);
   }
+  return std::nullopt;
+}
 
+// Every required parameter missing, in one message, as AWS lists them.
+std::optional<AuthError> CheckRequiredParams(const AuthParams& params, bool has_date,
+                                             std::string_view auth) {
   std::string missing;
-  if (!credential || credential->empty()) {
+  if (!params.credential || params.credential->empty()) {
     missing += "Authorization header requires 'Credential' parameter. ";
   }
-  if (!signature || signature->empty()) {
+  if (!params.signature || params.signature->empty()) {
     missing += "Authorization header requires 'Signature' parameter. ";
   }
-  if (!signed_headers_text || signed_headers_text->empty()) {
+  if (!params.signed_headers_text || params.signed_headers_text->empty()) {
     missing += "Authorization header requires 'SignedHeaders' parameter. ";
   }
-  if (!amz_date) {
+  if (!has_date) {
     missing +=
         "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' "
         "header. ";
   }
-  if (!missing.empty()) return Incomplete(missing + "Authorization=" + auth);
+  if (missing.empty()) return std::nullopt;
+  return Incomplete(missing + "Authorization=" + std::string(auth));
+}
 
-  std::vector<std::string_view> scope = Split(*credential, '/');
+// The credential scope "<access key id>/<YYYYMMDD>/<region>/<service>/aws4_request": five
+// non-empty parts, for `service`, dated the day of the request.
+std::optional<AuthError> CheckCredentialScope(const std::vector<std::string_view>& scope,
+                                              std::string_view credential,
+                                              std::string_view service,
+                                              const std::string& amz_date) {
   if (scope.size() != 5 ||
       std::any_of(scope.begin(), scope.end(), [](std::string_view p) { return p.empty(); })) {
     return Incomplete(
         "Credential should be '<access key id>/<YYYYMMDD>/<region>/<service>/"
         "aws4_request', not '" +
-        std::string(*credential) + "'.");
+        std::string(credential) + "'.");
   }
   if (scope[4] != "aws4_request") {
     return Incomplete(
@@ -542,16 +559,20 @@ VerifyResult VerifyUnescaped(const HttpRequestView& req, const KeyLookup& lookup
     return InvalidSignature("Credential should be scoped to correct service: '" +
                             std::string(service) + "'.");
   }
-  if (scope[1] != std::string_view(*amz_date).substr(0, 8)) {
+  if (scope[1] != std::string_view{amz_date}.substr(0, 8)) {
     return InvalidSignature(
         "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from "
         "HTTP: '" +
-        std::string(scope[1]) + "' != '" + amz_date->substr(0, 8) + "', from '" + *amz_date + "'.");
+        std::string(scope[1]) + "' != '" + amz_date.substr(0, 8) + "', from '" + amz_date + "'.");
   }
+  return std::nullopt;
+}
 
-  std::vector<std::string> signed_headers;
+// SignedHeaders: non-empty names separated by ';', one of them Host.
+std::optional<AuthError> ReadSignedHeaders(std::string_view text,
+                                           std::vector<std::string>& signed_headers) {
   bool host_signed = false;
-  for (std::string_view name : Split(*signed_headers_text, ';')) {
+  for (std::string_view name : Split(text, ';')) {
     if (name.empty()) return Incomplete("Authorization header has an empty 'SignedHeaders' name.");
     host_signed = host_signed || EqualsIgnoreCase(name, "host");
     signed_headers.emplace_back(name);
@@ -559,49 +580,64 @@ VerifyResult VerifyUnescaped(const HttpRequestView& req, const KeyLookup& lookup
   if (!host_signed) {
     return Incomplete("'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.");
   }
+  return std::nullopt;
+}
 
-  if (*request_time < now - max_skew) {
-    return InvalidSignature("Signature expired: " + *amz_date + " is now earlier than " +
+std::optional<AuthError> CheckClockSkew(Timestamp request_time, const std::string& amz_date,
+                                        Timestamp now, Duration max_skew) {
+  if (request_time < now - max_skew) {
+    return InvalidSignature("Signature expired: " + amz_date + " is now earlier than " +
                             FormatAmzDate(now - max_skew) + " (" + FormatAmzDate(now) + " - " +
                             SkewText(max_skew) + ")");
   }
-  if (*request_time > now + max_skew) {
-    return InvalidSignature("Signature not yet current: " + *amz_date + " is still later than " +
+  if (request_time > now + max_skew) {
+    return InvalidSignature("Signature not yet current: " + amz_date + " is still later than " +
                             FormatAmzDate(now + max_skew) + " (" + FormatAmzDate(now) + " + " +
                             SkewText(max_skew) + ")");
   }
+  return std::nullopt;
+}
 
-  std::string access_key_id(scope[0]);
-  std::optional<std::string> secret = lookup ? lookup(access_key_id) : std::nullopt;
-  if (!secret) {
-    return AuthError{403, "UnrecognizedClientException",
-                     "The security token included in the request is invalid."};
-  }
+// What a signature is checked against: the request, its signed headers, time and scope.
+struct SignedRequest {
+  const HttpRequestView& req;
+  const std::vector<std::string>& signed_headers;
+  const std::string& amz_date;
+  const std::vector<std::string_view>& scope;
+  std::string_view signature;
+};
 
+// Compares the signature with the one made from `secret` (which it wipes, as it does the derived
+// key), over botocore's raw query and then over the AWS-normalized one.
+std::optional<AuthError> CheckSignature(const SignedRequest& signed_request, std::string& secret) {
+  const HttpRequestView& req = signed_request.req;
+  const std::vector<std::string_view>& scope = signed_request.scope;
   std::string scope_text = CredentialScope(scope[1], scope[2], scope[3]);
-  std::string key = DeriveSigningKey(*secret, scope[1], scope[2], scope[3]);
-  OPENSSL_cleanse(secret->data(), secret->size());
+  std::string key = DeriveSigningKey(secret, scope[1], scope[2], scope[3]);
+  OPENSSL_cleanse(secret.data(), secret.size());
   std::string canonical_query = CanonicalQueryString(req.query);
-  std::string cr = CanonicalRequestWithQuery(req, signed_headers, canonical_query);
-  std::string sts = StringToSign(*amz_date, scope_text, cr);
-  bool match = ConstantTimeEquals(ComputeSignature(key, sts), *signature);
+  std::string cr = CanonicalRequestWithQuery(req, signed_request.signed_headers, canonical_query);
+  std::string sts = StringToSign(signed_request.amz_date, scope_text, cr);
+  bool match = ConstantTimeEquals(ComputeSignature(key, sts), signed_request.signature);
   if (!match) {
     std::string normalized_query = NormalizedQueryString(req.query);
     if (normalized_query != canonical_query) {
       std::string alt_sts = StringToSign(
-          *amz_date, scope_text, CanonicalRequestWithQuery(req, signed_headers, normalized_query));
-      match = ConstantTimeEquals(ComputeSignature(key, alt_sts), *signature);
+          signed_request.amz_date, scope_text,
+          CanonicalRequestWithQuery(req, signed_request.signed_headers, normalized_query));
+      match = ConstantTimeEquals(ComputeSignature(key, alt_sts), signed_request.signature);
     }
   }
   OPENSSL_cleanse(key.data(), key.size());
-  if (!match) {
-    return InvalidSignature(
-        "The request signature we calculated does not match the signature you provided. Check "
-        "your AWS Secret Access Key and signing method. Consult the service documentation for "
-        "details.\n\nThe Canonical String for this request should have been\n'" +
-        cr + "'\n\nThe String-to-Sign should have been\n'" + sts + "'\n");
-  }
+  if (match) return std::nullopt;
+  return InvalidSignature(
+      "The request signature we calculated does not match the signature you provided. Check "
+      "your AWS Secret Access Key and signing method. Consult the service documentation for "
+      "details.\n\nThe Canonical String for this request should have been\n'" +
+      cr + "'\n\nThe String-to-Sign should have been\n'" + sts + "'\n");
+}
 
+std::optional<AuthError> CheckPayloadHash(const HttpRequestView& req) {
   if (std::optional<std::string> declared = FindHeader(req, "x-amz-content-sha256")) {
     if (!EqualsIgnoreCase(Trim(*declared, kPythonSpace), Sha256Hex(req.body))) {
       return InvalidSignature(
@@ -609,12 +645,64 @@ VerifyResult VerifyUnescaped(const HttpRequestView& req, const KeyLookup& lookup
           " (unsigned and streaming payloads are not accepted).");
     }
   }
+  return std::nullopt;
+}
+
+// The steps of Verify, in AWS's order, each answering the first error it finds; messages are
+// returned unescaped (Verify escapes them).
+VerifyResult VerifyUnescaped(const HttpRequestView& req, const KeyLookup& lookup, Timestamp now,
+                             Duration max_skew, std::string_view service) {
+  // 1. The Authorization header and its algorithm.
+  std::optional<std::string> auth_header = FindHeader(req, "authorization");
+  if (!auth_header) {
+    return AuthError{403, "MissingAuthenticationTokenException", "Missing Authentication Token"};
+  }
+  const std::string& auth = *auth_header;
+  AuthParams params = SplitAuthorization(auth);
+  if (params.algorithm != kSigV4Algorithm) {
+    return Incomplete("Unsupported AWS 'algorithm': '" + std::string(params.algorithm) +
+                      "'. Authorization=" + auth);
+  }
+  // 2. The request time, then every required parameter.
+  RequestTime time;
+  if (std::optional<AuthError> error = ReadRequestTime(req, time)) return *std::move(error);
+  if (std::optional<AuthError> error =
+          CheckRequiredParams(params, time.amz_date.has_value(), auth)) {
+    return *std::move(error);
+  }
+  const std::string& amz_date = *time.amz_date;
+  // 3. The credential scope, the signed headers and the clock skew.
+  std::vector<std::string_view> scope = Split(*params.credential, '/');
+  if (std::optional<AuthError> error =
+          CheckCredentialScope(scope, *params.credential, service, amz_date)) {
+    return *std::move(error);
+  }
+  std::vector<std::string> signed_headers;
+  if (std::optional<AuthError> error =
+          ReadSignedHeaders(*params.signed_headers_text, signed_headers)) {
+    return *std::move(error);
+  }
+  if (std::optional<AuthError> error = CheckClockSkew(*time.time, amz_date, now, max_skew)) {
+    return *std::move(error);
+  }
+  // 4. The caller's secret and the signature made with it, then the payload hash.
+  std::string access_key_id(scope[0]);
+  std::optional<std::string> secret = lookup ? lookup(access_key_id) : std::nullopt;
+  if (!secret) {
+    return AuthError{403, "UnrecognizedClientException",
+                     "The security token included in the request is invalid."};
+  }
+  SignedRequest signed_request{req, signed_headers, amz_date, scope, *params.signature};
+  if (std::optional<AuthError> error = CheckSignature(signed_request, *secret)) {
+    return *std::move(error);
+  }
+  if (std::optional<AuthError> error = CheckPayloadHash(req)) return *std::move(error);
 
   return VerifiedCaller{.access_key_id = std::move(access_key_id),
                         .region = std::string(scope[2]),
                         .service = std::string(scope[3]),
-                        .amz_date = *amz_date,
-                        .request_time = *request_time};
+                        .amz_date = amz_date,
+                        .request_time = *time.time};
 }
 
 }  // namespace

@@ -28,7 +28,7 @@
 namespace allot::api {
 
 inline constexpr std::string_view kSigV4Algorithm = "AWS4-HMAC-SHA256";
-inline constexpr Duration kDefaultMaxSkew = 15 * 60 * kMillisPerSecond;
+inline constexpr Duration kDefaultMaxSkew = 15 * Seconds(60);
 // The service name in the credential scope of every request to Allot (botocore's signing name).
 inline constexpr std::string_view kBatchService = "batch";
 
@@ -134,8 +134,10 @@ struct VerifiedCaller {
 
 class [[nodiscard]] VerifyResult {
  public:
-  VerifyResult(VerifiedCaller caller) : rep_(std::move(caller)) {}  // NOLINT
-  VerifyResult(AuthError error) : rep_(std::move(error)) {}         // NOLINT
+  // NOLINTNEXTLINE(google-explicit-constructor): implicit like Result's, to return either as is
+  VerifyResult(VerifiedCaller caller) : rep_(std::move(caller)) {}
+  // NOLINTNEXTLINE(google-explicit-constructor): implicit like Result's, to return either as is
+  VerifyResult(AuthError error) : rep_(std::move(error)) {}
 
   bool ok() const { return std::holds_alternative<VerifiedCaller>(rep_); }
   const VerifiedCaller& value() const {

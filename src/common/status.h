@@ -57,8 +57,10 @@ inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : rep_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(Status status) : rep_(std::move(status)) {  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor): implicit: `return value;`
+  Result(T value) : rep_(std::move(value)) {}
+  // NOLINTNEXTLINE(google-explicit-constructor): implicit: `return NotFound(m);`
+  Result(Status status) : rep_(std::move(status)) {
     ALLOT_CHECK(!std::get<Status>(rep_).ok());
   }
 

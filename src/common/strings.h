@@ -42,7 +42,7 @@ std::string Join(const Range& parts, std::string_view sep) {
   for (const auto& part : parts) {
     if (!first) out.append(sep);
     first = false;
-    out.append(std::string_view(part));
+    out.append(std::string_view{part});
   }
   return out;
 }
