@@ -82,7 +82,7 @@ class Checker {
   }
 
   std::string Enum(const char* k, std::initializer_list<const char*> allowed) const {
-    const std::string v = String(k);
+    std::string v = String(k);
     if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
     Fail(std::string(k) + " must be one of " + Join(allowed, ", ") + ", got \"" + v + "\"");
   }
@@ -407,7 +407,7 @@ class Applier {
 
   std::string FindPolicyArn(const std::string& name) {
     for (const Json& p : ListAll(client_, "ListSchedulingPolicies", Json::object(), "schedulingPolicies")) {
-      const std::string arn = p.value("arn", "");
+      std::string arn = p.value("arn", "");
       const std::string suffix = ":scheduling-policy/" + name;
       if (arn.size() >= suffix.size() && arn.compare(arn.size() - suffix.size(), suffix.size(), suffix) == 0) {
         return arn;

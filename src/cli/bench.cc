@@ -50,45 +50,51 @@ struct BenchOptions {
   std::string instance_type;
 };
 
-int RunBench(const BenchOptions& o) {
-  if (o.clients < 1) throw CliError("--clients must be at least 1");
-  if (o.jobs < 1) throw CliError("--jobs must be at least 1");
-  const ClientConfig config = LoadClientConfig(o.endpoint);
-  std::string queue = o.queue;
-  std::string share = o.share;
-  std::string unit = o.instance_type;
-  {
-    Client setup(config);
-    if (queue.empty()) {
-      ApplySpec(setup, BenchCluster(), std::cout);
-      queue = kBenchName;
-      share = kBenchShare;
-      if (unit.empty()) unit = kBenchUnit;
-    }
-    if (unit.empty()) {
-      const Json q = setup.Call("DescribeJobQueues", {{"jobQueues", Json::array({queue})}});
-      if (q.value("jobQueues", Json::array()).empty()) throw CliError("job queue " + queue + " does not exist");
-      const std::string env = q["jobQueues"][0]["serviceEnvironmentOrder"][0].value("serviceEnvironment", "");
-      const Json e = setup.Call("DescribeServiceEnvironments", {{"serviceEnvironments", Json::array({env})}});
-      unit = e.at("serviceEnvironments").at(0).at("capacityLimits").at(0).value("capacityUnit", "");
-    }
+// Where the bench submits: the given queue (and share), else the allot-bench cluster it applies
+// first; the instance type defaults to the first unit of the queue's environment.
+struct BenchTarget {
+  std::string queue;
+  std::string share;
+  std::string unit;
+};
+
+BenchTarget PrepareTarget(const BenchOptions& o, const ClientConfig& config) {
+  BenchTarget target{o.queue, o.share, o.instance_type};
+  Client setup(config);
+  if (target.queue.empty()) {
+    ApplySpec(setup, BenchCluster(), std::cout);
+    target.queue = kBenchName;
+    target.share = kBenchShare;
+    if (target.unit.empty()) target.unit = kBenchUnit;
   }
-  SubmitOptions job;
-  job.queue = queue;
-  job.share = share;
-  job.instance_type = unit;
-  job.command = {"/bin/true"};
-  const Json base = BuildSubmitRequest(job, "bench");
+  if (target.unit.empty()) {
+    const Json q = setup.Call("DescribeJobQueues", {{"jobQueues", Json::array({target.queue})}});
+    if (q.value("jobQueues", Json::array()).empty()) throw CliError("job queue " + target.queue + " does not exist");
+    const std::string env = q["jobQueues"][0]["serviceEnvironmentOrder"][0].value("serviceEnvironment", "");
+    const Json e = setup.Call("DescribeServiceEnvironments", {{"serviceEnvironments", Json::array({env})}});
+    target.unit = e.at("serviceEnvironments").at(0).at("capacityLimits").at(0).value("capacityUnit", "");
+  }
+  return target;
+}
 
-  std::cout << "bench: " << o.jobs << " SubmitServiceJob calls from " << o.clients
-            << " clients to " << config.endpoint.url << " (queue " << queue
-            << (share.empty() ? "" : ", share " + share) << ")" << std::endl;
-
-  std::vector<std::int64_t> latencies(static_cast<std::size_t>(o.jobs), -1);
-  std::atomic<std::int64_t> next{0};
-  std::atomic<std::int64_t> failed{0};
-  std::mutex first_error_mu;
+// The latency of each submit in microseconds (-1 where it failed), the first failure and the
+// wall time of the whole run.
+struct SubmitRun {
+  std::vector<std::int64_t> latencies;
   std::string first_error;
+  double seconds = 0;
+};
+
+// o.clients threads, one signed client each, submit o.jobs copies of `base` between them.
+SubmitRun SubmitInParallel(const BenchOptions& o, const ClientConfig& config, const Json& base) {
+  SubmitRun run;
+  run.latencies.assign(static_cast<std::size_t>(o.jobs), -1);
+  std::atomic<std::int64_t> next{0};
+  std::mutex first_error_mu;
+  auto note_error = [&](const std::string& error) {
+    std::lock_guard<std::mutex> lock(first_error_mu);
+    if (run.first_error.empty()) run.first_error = error;
+  };
   const std::string run_id = std::to_string(WallClockMillis() % 100000000);
   auto worker = [&] {
     try {
@@ -106,44 +112,58 @@ int RunBench(const BenchOptions& o) {
         }
         const auto t1 = std::chrono::steady_clock::now();
         if (answer.first == 200) {
-          latencies[static_cast<std::size_t>(i)] =
+          run.latencies[static_cast<std::size_t>(i)] =
               std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count();
         } else {
-          ++failed;
-          std::lock_guard<std::mutex> lock(first_error_mu);
-          if (first_error.empty()) {
-            first_error = answer.first == 0 ? answer.second
-                                            : ErrorFromAnswer(answer.first, answer.second).what();
-          }
+          note_error(answer.first == 0 ? answer.second
+                                       : ErrorFromAnswer(answer.first, answer.second).what());
         }
       }
     } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lock(first_error_mu);
-      if (first_error.empty()) first_error = e.what();
+      note_error(e.what());
     }
   };
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(o.clients));
   for (int c = 0; c < o.clients; ++c) threads.emplace_back(worker);
   for (std::thread& t : threads) t.join();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+int RunBench(const BenchOptions& o) {
+  if (o.clients < 1) throw CliError("--clients must be at least 1");
+  if (o.jobs < 1) throw CliError("--jobs must be at least 1");
+  const ClientConfig config = LoadClientConfig(o.endpoint);
+  const BenchTarget target = PrepareTarget(o, config);
+  SubmitOptions job;
+  job.queue = target.queue;
+  job.share = target.share;
+  job.instance_type = target.unit;
+  job.command = {"/bin/true"};
+  const Json base = BuildSubmitRequest(job, "bench");
+
+  std::cout << "bench: " << o.jobs << " SubmitServiceJob calls from " << o.clients
+            << " clients to " << config.endpoint.url << " (queue " << target.queue
+            << (target.share.empty() ? "" : ", share " + target.share) << ")" << std::endl;
+  SubmitRun run = SubmitInParallel(o, config, base);
 
   std::vector<std::int64_t> ok;
-  ok.reserve(latencies.size());
-  for (std::int64_t l : latencies) {
+  ok.reserve(run.latencies.size());
+  for (std::int64_t l : run.latencies) {
     if (l >= 0) ok.push_back(l);
   }
   const auto submitted = static_cast<std::int64_t>(ok.size());
   if (submitted != o.jobs) {
     std::cout << "bench: " << (o.jobs - submitted) << " of " << o.jobs
-              << " requests failed; the first: " << first_error << '\n';
+              << " requests failed; the first: " << run.first_error << '\n';
   }
   if (o.queue.empty() && submitted > 0) {
     std::cout << "bench: the jobs stay RUNNABLE in queue " << kBenchName
               << " (its service environment has no capacity)\n";
   }
-  std::cout << BenchLine(submitted, seconds, Summarize(ok)) << std::endl;
+  std::cout << BenchLine(submitted, run.seconds, Summarize(ok)) << std::endl;
   return submitted == o.jobs ? 0 : 1;
 }
 

@@ -79,12 +79,81 @@ void AddSubmit(CLI::App& app, Runner* run) {
   });
 }
 
+struct JobsOptions {
+  std::string queue, share, status;
+  bool json = false;
+};
+
+// The statuses `allot jobs` asks for: every one, or the one --status names (any case).
+std::vector<std::string> StatusesToList(const std::string& status) {
+  if (status.empty()) return kJobStatuses;
+  std::string s = AsciiUpper(status);
+  if (std::find(kJobStatuses.begin(), kJobStatuses.end(), s) == kJobStatuses.end()) {
+    throw CliError("--status must be one of SUBMITTED, PENDING, RUNNABLE, SCHEDULED, "
+                   "STARTING, RUNNING, SUCCEEDED, FAILED; got \"" + status + "\"");
+  }
+  return {s};
+}
+
+// (queue, job summary) for each job of the chosen queues in `statuses`, newest first.
+std::vector<std::pair<std::string, Json>> ListJobs(Client& client, const JobsOptions& o,
+                                                   const std::vector<std::string>& statuses) {
+  std::vector<std::string> queues;
+  if (!o.queue.empty()) {
+    queues.push_back(o.queue);
+  } else {
+    for (const Json& q : ListAll(client, "DescribeJobQueues", Json::object(), "jobQueues")) {
+      queues.push_back(q.value("jobQueueName", ""));
+    }
+  }
+  std::vector<std::pair<std::string, Json>> jobs;  // queue, summary
+  for (const std::string& q : queues) {
+    for (const std::string& s : statuses) {
+      Json req = {{"jobQueue", q}, {"jobStatus", s}, {"maxResults", 100}};
+      if (!o.share.empty()) {
+        req["filters"] = Json::array({{{"name", "QUOTA_SHARE_NAME"}, {"values", Json::array({o.share})}}});
+      }
+      for (Json& j : ListAll(client, "ListServiceJobs", req, "jobSummaryList")) {
+        jobs.emplace_back(q, std::move(j));
+      }
+    }
+  }
+  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) {
+    return a.second.value("createdAt", std::int64_t{0}) > b.second.value("createdAt", std::int64_t{0});
+  });
+  return jobs;
+}
+
+// One row a job; the QUEUE column when every queue is listed, PRIORITY when any job has one.
+void PrintJobsTable(const std::vector<std::pair<std::string, Json>>& jobs, bool show_queue) {
+  const bool show_priority = std::any_of(jobs.begin(), jobs.end(), [](const auto& j) {
+    return j.second.contains("schedulingPriority");
+  });
+  std::vector<std::string> header = {"ID", "NAME"};
+  if (show_queue) header.push_back("QUEUE");
+  for (const char* h : {"SHARE", "STATUS"}) header.push_back(h);
+  if (show_priority) header.push_back("PRIORITY");
+  for (const char* h : {"CREATED", "REASON"}) header.push_back(h);
+  Table table(header);
+  for (const auto& [q, j] : jobs) {
+    std::vector<std::string> row = {j.value("jobId", ""), j.value("jobName", "")};
+    if (show_queue) row.push_back(q);
+    row.push_back(j.value("quotaShareName", "-"));
+    row.push_back(j.value("status", ""));
+    if (show_priority) row.push_back(FormatNumber(j.value("schedulingPriority", Json())));
+    row.push_back(FormatTime(j.value("createdAt", Json())));
+    row.push_back(j.value("statusReason", ""));
+    table.Add(row);
+  }
+  if (table.empty()) {
+    std::cout << "no jobs\n";
+  } else {
+    table.Print(std::cout);
+  }
+}
+
 void AddJobs(CLI::App& app, Runner* run) {
-  struct Opts {
-    std::string queue, share, status;
-    bool json = false;
-  };
-  auto o = std::make_shared<Opts>();
+  auto o = std::make_shared<JobsOptions>();
   CLI::App* sub = app.add_subcommand("jobs", "list jobs (every status unless --status)");
   auto endpoint = AddEndpointOption(sub);
   sub->add_option("--queue,-q", o->queue, "job queue (default: every queue)");
@@ -93,70 +162,16 @@ void AddJobs(CLI::App& app, Runner* run) {
   sub->add_flag("--json", o->json, "print the job summaries as JSON");
   sub->callback([o, endpoint, run] {
     *run = [o, endpoint] {
-      std::vector<std::string> statuses = kJobStatuses;
-      if (!o->status.empty()) {
-        const std::string s = AsciiUpper(o->status);
-        if (std::find(kJobStatuses.begin(), kJobStatuses.end(), s) == kJobStatuses.end()) {
-          throw CliError("--status must be one of SUBMITTED, PENDING, RUNNABLE, SCHEDULED, "
-                         "STARTING, RUNNING, SUCCEEDED, FAILED; got \"" + o->status + "\"");
-        }
-        statuses = {s};
-      }
+      const std::vector<std::string> statuses = StatusesToList(o->status);
       Client client(LoadClientConfig(*endpoint));
-      std::vector<std::string> queues;
-      if (!o->queue.empty()) {
-        queues.push_back(o->queue);
-      } else {
-        for (const Json& q : ListAll(client, "DescribeJobQueues", Json::object(), "jobQueues")) {
-          queues.push_back(q.value("jobQueueName", ""));
-        }
-      }
-      std::vector<std::pair<std::string, Json>> jobs;  // queue, summary
-      for (const std::string& q : queues) {
-        for (const std::string& s : statuses) {
-          Json req = {{"jobQueue", q}, {"jobStatus", s}, {"maxResults", 100}};
-          if (!o->share.empty()) {
-            req["filters"] = Json::array({{{"name", "QUOTA_SHARE_NAME"}, {"values", Json::array({o->share})}}});
-          }
-          for (Json& j : ListAll(client, "ListServiceJobs", req, "jobSummaryList")) {
-            jobs.emplace_back(q, std::move(j));
-          }
-        }
-      }
-      std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) {
-        return a.second.value("createdAt", std::int64_t{0}) > b.second.value("createdAt", std::int64_t{0});
-      });
+      std::vector<std::pair<std::string, Json>> jobs = ListJobs(client, *o, statuses);
       if (o->json) {
         Json list = Json::array();
         for (auto& [q, j] : jobs) list.push_back(j);
         std::cout << list.dump(2) << '\n';
         return 0;
       }
-      const bool show_queue = o->queue.empty();
-      const bool show_priority = std::any_of(jobs.begin(), jobs.end(), [](const auto& j) {
-        return j.second.contains("schedulingPriority");
-      });
-      std::vector<std::string> header = {"ID", "NAME"};
-      if (show_queue) header.push_back("QUEUE");
-      for (const char* h : {"SHARE", "STATUS"}) header.push_back(h);
-      if (show_priority) header.push_back("PRIORITY");
-      for (const char* h : {"CREATED", "REASON"}) header.push_back(h);
-      Table table(header);
-      for (const auto& [q, j] : jobs) {
-        std::vector<std::string> row = {j.value("jobId", ""), j.value("jobName", "")};
-        if (show_queue) row.push_back(q);
-        row.push_back(j.value("quotaShareName", "-"));
-        row.push_back(j.value("status", ""));
-        if (show_priority) row.push_back(FormatNumber(j.value("schedulingPriority", Json())));
-        row.push_back(FormatTime(j.value("createdAt", Json())));
-        row.push_back(j.value("statusReason", ""));
-        table.Add(row);
-      }
-      if (table.empty()) {
-        std::cout << "no jobs\n";
-      } else {
-        table.Print(std::cout);
-      }
+      PrintJobsTable(jobs, o->queue.empty());
       return 0;
     };
   });

@@ -111,10 +111,8 @@ std::string CommandOf(const Json& payload_text, std::string* env_line, std::stri
   return ShellJoin(argv);
 }
 
-}  // namespace
-
-void PrintJob(const Json& job, std::ostream& out) {
-  const Json allot = job.value("allot", Json::object());
+// Who the job is, what it runs and its status.
+void PrintIdentity(const Json& job, std::ostream& out) {
   Line(out, "Job", Str(job, "jobId"));
   Line(out, "Name", Str(job, "jobName"));
   Line(out, "ARN", Str(job, "jobArn"));
@@ -130,6 +128,10 @@ void PrintJob(const Json& job, std::ostream& out) {
   Line(out, "Command", CommandOf(job.value("serviceRequestPayload", Json()), &env_line, &resources));
   Line(out, "Environment", env_line);
   Line(out, "Resources", resources);
+}
+
+// Its capacity and when it was created, scheduled, started and stopped.
+void PrintTimes(const Json& job, std::ostream& out) {
   Line(out, "Capacity", job.contains("capacityUsage") ? FormatCapacity(job["capacityUsage"]) : "");
   Line(out, "Created", FormatTime(job.value("createdAt", Json())));
   if (job.contains("scheduledAt")) Line(out, "Scheduled", FormatTime(job["scheduledAt"]));
@@ -138,6 +140,10 @@ void PrintJob(const Json& job, std::ostream& out) {
     const std::string ran = Elapsed(job.value("startedAt", Json()), job["stoppedAt"]);
     Line(out, "Stopped", FormatTime(job["stoppedAt"]) + (ran.empty() ? "" : "  (ran " + ran + ")"));
   }
+}
+
+// Its retry strategy, attempt timeout and preemption retries.
+void PrintLimits(const Json& job, const Json& allot, std::ostream& out) {
   if (job.contains("retryStrategy")) {
     const Json& rs = job["retryStrategy"];
     std::string s = Str(rs, "attempts") + " attempt(s)";
@@ -156,6 +162,10 @@ void PrintJob(const Json& job, std::ostream& out) {
          Str(job["preemptionConfiguration"], "preemptionRetriesBeforeTermination") +
              " before termination");
   }
+}
+
+// Allot's counters, last checkpoint and, while it runs, its hosts.
+void PrintProgress(const Json& job, const Json& allot, std::ostream& out) {
   std::string counters = "attempt " + Str(allot, "attempt") + ", failed attempts " +
                          Str(allot, "failedAttempts") + ", preemptions " + Str(allot, "preemptions");
   if (allot.contains("dispatchMode")) counters += ", dispatched " + Str(allot, "dispatchMode");
@@ -171,16 +181,20 @@ void PrintJob(const Json& job, std::ostream& out) {
     }
     Line(out, "Hosts", hosts);
   }
-  if (allot.contains("waitingReason")) {
-    const Json& w = allot["waitingReason"];
-    out << "Waiting:\n";
-    out << "  " << Str(w, "message") << '\n';
-    std::string detail = "rule " + Str(w, "rule");
-    if (!Str(w, "unit").empty()) detail += ", unit " + Str(w, "unit") + ", missing " + Str(w, "missing");
-    detail += "; jobs ahead: " + Str(w, "positionInShare") + " in its share, " +
-              Str(w, "positionInQueue") + " in the queue";
-    out << "  " << detail << '\n';
-  }
+}
+
+// Why a waiting job waits: the rule, the unit it misses and the jobs ahead of it.
+void PrintWaiting(const Json& w, std::ostream& out) {
+  out << "Waiting:\n";
+  out << "  " << Str(w, "message") << '\n';
+  std::string detail = "rule " + Str(w, "rule");
+  if (!Str(w, "unit").empty()) detail += ", unit " + Str(w, "unit") + ", missing " + Str(w, "missing");
+  detail += "; jobs ahead: " + Str(w, "positionInShare") + " in its share, " +
+            Str(w, "positionInQueue") + " in the queue";
+  out << "  " << detail << '\n';
+}
+
+void PrintAttempts(const Json& job, std::ostream& out) {
   const Json attempts = job.value("attempts", Json::array());
   out << "Attempts:     " << attempts.size() << '\n';
   int n = 0;
@@ -199,6 +213,10 @@ void PrintJob(const Json& job, std::ostream& out) {
           << '\n';
     }
   }
+}
+
+// The preemption summary and, from Allot, each preemption record.
+void PrintPreemptions(const Json& job, const Json& allot, std::ostream& out) {
   const Json summary = job.value("preemptionSummary", Json::object());
   out << "Preempted:    " << (summary.contains("preemptedAttemptCount") ? Str(summary, "preemptedAttemptCount") : "0")
       << " attempt(s)\n";
@@ -220,6 +238,19 @@ void PrintJob(const Json& job, std::ostream& out) {
       out << line << '\n';
     }
   }
+}
+
+}  // namespace
+
+void PrintJob(const Json& job, std::ostream& out) {
+  const Json allot = job.value("allot", Json::object());
+  PrintIdentity(job, out);
+  PrintTimes(job, out);
+  PrintLimits(job, allot, out);
+  PrintProgress(job, allot, out);
+  if (allot.contains("waitingReason")) PrintWaiting(allot["waitingReason"], out);
+  PrintAttempts(job, out);
+  PrintPreemptions(job, allot, out);
 }
 
 }  // namespace allot::cli

@@ -2,45 +2,96 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <cstdio>
+#include <exception>
+#include <optional>
 #include <string_view>
 
 #include "cli/commands.h"
 #include "exec/supervisor.h"
 #include "server/run.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+// `allot server`'s flags, turned into server::Options by RunServerCommand.
+struct ServerFlags {
+  allot::server::Options server;
+  std::string listen = "127.0.0.1:8742";
+  int grace_seconds = 120;
+  std::string host_map_file;
+  bool no_sandbox = false;
+};
+
+CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
+  CLI::App* serve = app.add_subcommand("server", "run the server");
+  serve->add_option("--data-dir", f.server.data_dir, "data directory")->capture_default_str();
+  serve->add_option("--listen", f.listen, "host:port to listen on (port 0 = any free port)")
+      ->capture_default_str();
+  serve->add_option("--region", f.server.region, "region in ARNs")->capture_default_str();
+  serve->add_option("--account", f.server.account, "account in ARNs")->capture_default_str();
+  serve->add_option("--stop-grace-seconds", f.grace_seconds, "SIGTERM to SIGKILL grace for stopping jobs")
+      ->capture_default_str();
+  serve->add_option("--host-map", f.host_map_file,
+                    "YAML file: per instance type, a list of slots {gpus: \"0\", cpus: \"0-3\"}; "
+                    "each host of a job gets its own slot's GPUs (CUDA_VISIBLE_DEVICES) and CPUs");
+  serve->add_option("--log-level", f.server.log_level, "trace, debug, info, warn, error or off")
+      ->capture_default_str();
+  serve->add_option("--log-format", f.server.log_format,
+                    "text (key=value) or json (one object a line)")
+      ->capture_default_str();
+  serve->add_flag("--no-sandbox", f.no_sandbox,
+                  "run jobs without bubblewrap even where it is installed (the /opt/ml tree then "
+                  "lives under the data directory and SM_* variables point there)");
+  return serve;
+}
+
+// The port of --listen's "host:port": a whole number from 0 to 65535.
+std::optional<int> ParsePort(std::string_view text) {
+  int port = -1;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, port);
+  if (text.empty() || ec != std::errc() || ptr != end || port < 0 || port > 65535) {
+    return std::nullopt;
+  }
+  return port;
+}
+
+int RunServerCommand(ServerFlags& f) {
+  allot::server::Options& server = f.server;
+  const auto colon = f.listen.rfind(':');
+  server.host = colon == std::string::npos ? f.listen : f.listen.substr(0, colon);
+  if (colon != std::string::npos) {
+    std::optional<int> port = ParsePort(std::string_view(f.listen).substr(colon + 1));
+    if (!port) {
+      std::fprintf(stderr, "allot server: --listen %s: the port must be a number from 0 to 65535\n",
+                   f.listen.c_str());
+      return 1;
+    }
+    server.port = *port;
+  }
+  server.stop_grace = allot::Seconds(f.grace_seconds);
+  server.sandbox = !f.no_sandbox;
+  if (!f.host_map_file.empty()) {
+    try {
+      server.host_map = allot::cli::ReadHostMap(f.host_map_file);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "allot server: --host-map %s: %s\n", f.host_map_file.c_str(), e.what());
+      return 1;
+    }
+  }
+  return allot::server::RunServer(server);
+}
+
+int Main(int argc, char** argv) {
   // Each host of an attempt runs under `allot __supervise ...` (hidden: started by the executor).
   if (argc > 1 && std::string_view(argv[1]) == "__supervise") {
     return allot::exec::SuperviseMain(argc - 2, argv + 2);
   }
   CLI::App app{"Allot: a self-hosted job queue with quota shares, speaking the AWS Batch API"};
   app.require_subcommand(1);
-
-  allot::server::Options server;
-  std::string listen = "127.0.0.1:8742";
-  int grace_seconds = 120;
-  CLI::App* serve = app.add_subcommand("server", "run the server");
-  serve->add_option("--data-dir", server.data_dir, "data directory")->capture_default_str();
-  serve->add_option("--listen", listen, "host:port to listen on (port 0 = any free port)")
-      ->capture_default_str();
-  serve->add_option("--region", server.region, "region in ARNs")->capture_default_str();
-  serve->add_option("--account", server.account, "account in ARNs")->capture_default_str();
-  serve->add_option("--stop-grace-seconds", grace_seconds, "SIGTERM to SIGKILL grace for stopping jobs")
-      ->capture_default_str();
-  std::string host_map_file;
-  serve->add_option("--host-map", host_map_file,
-                    "YAML file: per instance type, a list of slots {gpus: \"0\", cpus: \"0-3\"}; "
-                    "each host of a job gets its own slot's GPUs (CUDA_VISIBLE_DEVICES) and CPUs");
-  serve->add_option("--log-level", server.log_level, "trace, debug, info, warn, error or off")
-      ->capture_default_str();
-  serve->add_option("--log-format", server.log_format,
-                    "text (key=value) or json (one object a line)")
-      ->capture_default_str();
-  bool no_sandbox = false;
-  serve->add_flag("--no-sandbox", no_sandbox,
-                  "run jobs without bubblewrap even where it is installed (the /opt/ml tree then "
-                  "lives under the data directory and SM_* variables point there)");
+  ServerFlags server_flags;
+  CLI::App* serve = AddServerCommand(app, server_flags);
 
   allot::cli::Runner run;
   allot::cli::AddApplyCommand(app, &run);
@@ -52,22 +103,7 @@ int main(int argc, char** argv) {
 
   std::vector<char*> args = allot::cli::PrepareArgv(argc, argv);
   CLI11_PARSE(app, static_cast<int>(args.size() - 1), args.data());
-  if (serve->parsed()) {
-    const auto colon = listen.rfind(':');
-    server.host = colon == std::string::npos ? listen : listen.substr(0, colon);
-    server.port = colon == std::string::npos ? 8742 : std::stoi(listen.substr(colon + 1));
-    server.stop_grace = allot::Seconds(grace_seconds);
-    server.sandbox = !no_sandbox;
-    if (!host_map_file.empty()) {
-      try {
-        server.host_map = allot::cli::ReadHostMap(host_map_file);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "allot server: --host-map %s: %s\n", host_map_file.c_str(), e.what());
-        return 1;
-      }
-    }
-    return allot::server::RunServer(server);
-  }
+  if (serve->parsed()) return RunServerCommand(server_flags);
   if (!run) return 0;
   try {
     return run();
@@ -77,8 +113,21 @@ int main(int argc, char** argv) {
   } catch (const allot::cli::CliError& e) {
     std::fprintf(stderr, "allot: %s\n", e.what());
     return 1;
+  }
+}
+
+}  // namespace
+
+// Whatever escapes a command (an exception from a library, say) ends in a message and exit
+// status 1, never in std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "allot: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "allot: unexpected error\n");
     return 1;
   }
 }

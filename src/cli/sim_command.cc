@@ -2,6 +2,7 @@
 // reports what each one does to utilization, waiting and lost work (docs/sim.md).
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -67,7 +68,7 @@ Duration ParseDuration(const std::string& flag, const std::string& text) {
   if (end == 0 || scale == 0 || value < 0) {
     throw CliError(flag + " must be a duration such as 90s, 30m, 2h or 0, got \"" + text + "\"");
   }
-  return static_cast<Duration>(value * scale + 0.5);
+  return static_cast<Duration>(std::llround(value * scale));
 }
 
 std::vector<std::string> SplitList(const std::string& s) {
@@ -141,6 +142,7 @@ std::vector<sim::Policy> Policies(const SimOpts& o, const std::optional<sim::Clu
                              : std::vector<std::string>{"configured"};
   }
   std::vector<sim::Policy> out;
+  out.reserve(kinds.size() + o.compare.size());
   for (const std::string& k : kinds) out.push_back(Must(sim::DerivePolicy(*base, k)));
   for (const std::string& file : o.compare) {
     sim::Policy p = Must(sim::DerivePolicy(ToSimCluster(LoadClusterSpec(file), file), "configured"));
