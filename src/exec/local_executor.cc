@@ -218,7 +218,7 @@ Status LocalExecutorImpl::Launch(const LaunchSpec& spec) {
       for (Host& started : attempt.hosts) Abandon(started);
       return host.status();
     }
-    attempt.hosts.push_back(std::move(*host));
+    attempt.hosts.push_back(std::move(host).value());  // *host would copy: it is const
   }
   std::vector<HostProcess> processes;
   for (const Host& h : attempt.hosts) {
@@ -250,7 +250,7 @@ Status LocalExecutorImpl::Adopt(const AdoptSpec& spec) {
     any_dir = any_dir || host.ok();
     if (host.ok()) {
       if (host->pid > 0) identified.insert(host->name);
-      attempt.hosts.push_back(std::move(*host));
+      attempt.hosts.push_back(std::move(host).value());
       continue;
     }
     Host missing;  // a host that never started: it vanished too
@@ -378,6 +378,7 @@ void LocalExecutorImpl::ScanCheckpoints(std::unique_lock<std::mutex>& lock) {
   if (dirs.empty()) return;
   lock.unlock();  // walking a directory tree may take a while
   std::vector<Timestamp> newest;
+  newest.reserve(dirs.size());
   for (const auto& [key, dir] : dirs) newest.push_back(NewestCheckpoint(dir));
   lock.lock();
   for (std::size_t i = 0; i < dirs.size(); ++i) {

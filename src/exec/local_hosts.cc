@@ -47,15 +47,14 @@ void ReapByPidfd(int pidfd) {
 }
 
 void Signal(const Host& host, int sig) {
-  if (host.is_child) {
-    ::kill(host.pid, sig);  // not reaped: the pid is still ours
 #ifdef SYS_pidfd_send_signal
-  } else if (host.pidfd >= 0) {
+  if (!host.is_child && host.pidfd >= 0) {
     ::syscall(SYS_pidfd_send_signal, host.pidfd, sig, nullptr, 0U);
-#endif
-  } else if (env::SameProcessRunning(host.pid, host.start_time)) {
-    ::kill(host.pid, sig);
+    return;
   }
+#endif
+  // A child is not reaped, so its pid is still ours; another process must still be the same one.
+  if (host.is_child || env::SameProcessRunning(host.pid, host.start_time)) ::kill(host.pid, sig);
 }
 
 // SIGKILLs the process group led by `leader` if the leader runs and started at `start_time`: a

@@ -619,25 +619,13 @@ unsigned CountCpus(const std::string& list) {
   return n;
 }
 
-}  // namespace
+using Channels = std::vector<std::pair<std::string, fs::path>>;  // name, absolute source
+using JsonFields = std::vector<std::pair<std::string, std::string>>;
 
-Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const LayoutOptions& options) {
-  if (spec.instance_count < 1) return InvalidArgument("InstanceCount must be at least 1");
-  if (host_index < 1 || host_index > spec.instance_count) {
-    return InvalidArgument("host " + std::to_string(host_index) + " is not one of 1.." +
-                           std::to_string(spec.instance_count));
-  }
-  if (spec.argv.empty()) return InvalidArgument("the job has no command to run");
-  if (spec.attempt_dir.empty()) return InvalidArgument("the attempt directory is not set");
-
-  const bool sandboxed = SandboxAvailable(options);
-  const std::string host = HostName(host_index);
-  std::vector<std::string> hosts;
-  for (int i = 1; i <= spec.instance_count; ++i) hosts.push_back(HostName(i));
-
-  // Channels: names valid and distinct, sources existing directories.
+// Channels: names valid and distinct, sources existing directories.
+Result<Channels> ResolveChannels(const LaunchSpec& spec) {
   std::set<std::string> seen;
-  std::vector<std::pair<std::string, fs::path>> channels;  // name, absolute source
+  Channels channels;
   for (const auto& channel : spec.channels) {
     if (!ValidChannelName(channel.name)) {
       return InvalidArgument("invalid channel name '" + channel.name + "'");
@@ -653,197 +641,311 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
     }
     channels.emplace_back(channel.name, source.lexically_normal());
   }
+  return channels;
+}
 
-  // The checkpoint directory: the job's, seen at CheckpointConfig.LocalPath in the sandbox.
-  const auto checkpoint_dir = JobCheckpointDir(spec.job_dir);
-  if (!checkpoint_dir.ok()) return checkpoint_dir.status();
+// Where the job sees the checkpoint directory: CheckpointConfig.LocalPath (in the sandbox, an
+// absolute path outside /opt/ml that bwrap can mount), else /opt/ml/checkpoints.
+Result<fs::path> CheckpointLocalPath(const LaunchSpec& spec, bool sandboxed) {
   fs::path local_path = spec.checkpoint_local_path.empty()
                             ? fs::path("/opt/ml/checkpoints")
                             : fs::path(spec.checkpoint_local_path).lexically_normal();
-  if (sandboxed) {
-    if (!local_path.is_absolute() || std::any_of(local_path.begin(), local_path.end(),
-                                                 [](const fs::path& p) { return p == ".."; })) {
-      return InvalidArgument("CheckpointConfig.LocalPath '" + spec.checkpoint_local_path +
-                             "' must be an absolute path");
-    }
-    if (local_path.filename().empty()) local_path = local_path.parent_path();  // trailing '/'
-    if (local_path == "/" || IsUnder(kSandboxMl, local_path) ||
-        IsUnder(local_path, fs::path(kSandboxMl) / "input")) {
-      return InvalidArgument("CheckpointConfig.LocalPath '" + spec.checkpoint_local_path +
-                             "' cannot be used as the checkpoint directory");
-    }
-    // Outside /opt and /tmp (private in the sandbox) the host's read-only file system must
-    // provide the mount point.
-    std::error_code ec;
-    if (!IsUnder(local_path, "/opt") && !IsUnder(local_path, "/tmp") &&
-        !fs::is_directory(local_path, ec)) {
-      return InvalidArgument("CheckpointConfig.LocalPath '" + spec.checkpoint_local_path +
-                             "' must be under /opt or /tmp, or an existing directory");
-    }
+  if (!sandboxed) return local_path;
+  if (!local_path.is_absolute() || std::any_of(local_path.begin(), local_path.end(),
+                                               [](const fs::path& p) { return p == ".."; })) {
+    return InvalidArgument("CheckpointConfig.LocalPath '" + spec.checkpoint_local_path +
+                           "' must be an absolute path");
   }
-
-  // The host's tree.
+  if (local_path.filename().empty()) local_path = local_path.parent_path();  // trailing '/'
+  if (local_path == "/" || IsUnder(kSandboxMl, local_path) ||
+      IsUnder(local_path, fs::path(kSandboxMl) / "input")) {
+    return InvalidArgument("CheckpointConfig.LocalPath '" + spec.checkpoint_local_path +
+                           "' cannot be used as the checkpoint directory");
+  }
+  // Outside /opt and /tmp (private in the sandbox) the host's read-only file system must
+  // provide the mount point.
   std::error_code ec;
-  const fs::path host_dir = fs::absolute(fs::path(spec.attempt_dir) / host, ec).lexically_normal();
-  if (ec) return Internal("bad attempt directory '" + spec.attempt_dir + "'");
-  const fs::path ml = host_dir / "ml";
-  const fs::path config = ml / "input" / "config";
-  const fs::path data = ml / "input" / "data";
-  ALLOT_RETURN_IF_ERROR(MakeDirs(config));
+  if (!IsUnder(local_path, "/opt") && !IsUnder(local_path, "/tmp") &&
+      !fs::is_directory(local_path, ec)) {
+    return InvalidArgument("CheckpointConfig.LocalPath '" + spec.checkpoint_local_path +
+                           "' must be under /opt or /tmp, or an existing directory");
+  }
+  return local_path;
+}
+
+// What PrepareHost has worked out for one host before it writes anything.
+struct HostLayout {
+  bool sandboxed = false;
+  int host_index = 1;
+  std::string host;                // algo-<host_index>
+  std::vector<std::string> hosts;  // algo-1 .. algo-N
+  Channels channels;
+  std::string checkpoint_dir;  // the job's checkpoint directory on the machine
+  fs::path local_path;         // where the job sees it
+  fs::path ml;                 // <attempt_dir>/<host>/ml, the host's /opt/ml
+};
+
+// The host's tree: /opt/ml's directories, a mount point or a symlink per channel, and in the
+// sandbox a mount point for a checkpoint directory under /opt/ml.
+Status MakeHostTree(const HostLayout& layout) {
+  const fs::path data = layout.ml / "input" / "data";
+  ALLOT_RETURN_IF_ERROR(MakeDirs(layout.ml / "input" / "config"));
   ALLOT_RETURN_IF_ERROR(MakeDirs(data));
-  ALLOT_RETURN_IF_ERROR(MakeDirs(ml / "model"));
-  ALLOT_RETURN_IF_ERROR(MakeDirs(ml / "output" / "data"));
-  ALLOT_RETURN_IF_ERROR(MakeDirs(ml / "output" / "intermediate"));
-  for (const auto& [name, source] : channels) {
-    if (sandboxed) {
+  ALLOT_RETURN_IF_ERROR(MakeDirs(layout.ml / "model"));
+  ALLOT_RETURN_IF_ERROR(MakeDirs(layout.ml / "output" / "data"));
+  ALLOT_RETURN_IF_ERROR(MakeDirs(layout.ml / "output" / "intermediate"));
+  for (const auto& [name, source] : layout.channels) {
+    if (layout.sandboxed) {
       ALLOT_RETURN_IF_ERROR(EnsureMountPoint(data / name));
     } else {
       ALLOT_RETURN_IF_ERROR(EnsureSymlink(data / name, source));
     }
   }
-  if (sandboxed && IsUnder(local_path, kSandboxMl)) {
-    ALLOT_RETURN_IF_ERROR(EnsureMountPoint(ml / local_path.lexically_relative(kSandboxMl)));
+  if (layout.sandboxed && IsUnder(layout.local_path, kSandboxMl)) {
+    ALLOT_RETURN_IF_ERROR(
+        EnsureMountPoint(layout.ml / layout.local_path.lexically_relative(kSandboxMl)));
   }
+  return Status::Ok();
+}
 
-  // Paths as the job sees them.
-  const std::string seen_ml = sandboxed ? std::string(kSandboxMl) : ml.string();
-  const std::string seen_checkpoints = sandboxed ? local_path.string() : *checkpoint_dir;
-  const std::string input_dir = seen_ml + "/input";
-  const std::string config_dir = input_dir + "/config";
-  const std::string model_dir = seen_ml + "/model";
-  const std::string output_dir = seen_ml + "/output";
-  const std::string output_data_dir = output_dir + "/data";
-  const std::string intermediate_dir = output_dir + "/intermediate";
-  const auto channel_dir = [&](const std::string& name) { return input_dir + "/data/" + name; };
+// Paths as the job sees them.
+struct SeenPaths {
+  std::string ml;
+  std::string checkpoints;
+  std::string input_dir;
+  std::string config_dir;
+  std::string model_dir;
+  std::string output_dir;
+  std::string output_data_dir;
+  std::string intermediate_dir;
 
-  // input/config/*.json
-  std::vector<std::pair<std::string, std::string>> hp_file;
-  std::vector<std::pair<std::string, std::string>> hps;
-  for (const auto& [name, value] : spec.hyperparameters) {
-    hp_file.emplace_back(name, JsonString(value));
-    hps.emplace_back(name, HpsValue(value));
-  }
-  const std::string hyperparameters_json = JsonObject(hp_file);
-  const std::string resource_json = JsonObject({{"current_host", JsonString(host)},
-                                                {"hosts", JsonStringList(hosts)},
-                                                {"network_interface_name", JsonString("lo")}});
-  std::vector<std::pair<std::string, std::string>> data_config;
+  std::string ChannelDir(const std::string& name) const { return input_dir + "/data/" + name; }
+};
+
+SeenPaths SeenPathsOf(const HostLayout& layout) {
+  SeenPaths seen;
+  seen.ml = layout.sandboxed ? std::string(kSandboxMl) : layout.ml.string();
+  seen.checkpoints = layout.sandboxed ? layout.local_path.string() : layout.checkpoint_dir;
+  seen.input_dir = seen.ml + "/input";
+  seen.config_dir = seen.input_dir + "/config";
+  seen.model_dir = seen.ml + "/model";
+  seen.output_dir = seen.ml + "/output";
+  seen.output_data_dir = seen.output_dir + "/data";
+  seen.intermediate_dir = seen.output_dir + "/intermediate";
+  return seen;
+}
+
+// The documents of input/config/*.json, which SM_* variables repeat.
+struct ConfigDocs {
+  JsonFields hps;  // name, hyperparameter as SM_HPS gives it
+  std::string resource_json;
+  std::string data_config_json;
   std::vector<std::string> channel_names;
-  std::vector<std::pair<std::string, std::string>> channel_dirs;
-  for (const auto& [name, source] : channels) {
+  JsonFields channel_dirs;  // name, JSON string of the channel's directory
+};
+
+ConfigDocs MakeConfigDocs(const LaunchSpec& spec, const HostLayout& layout,
+                          const SeenPaths& seen) {
+  ConfigDocs docs;
+  for (const auto& [name, value] : spec.hyperparameters) docs.hps.emplace_back(name, HpsValue(value));
+  docs.resource_json = JsonObject({{"current_host", JsonString(layout.host)},
+                                   {"hosts", JsonStringList(layout.hosts)},
+                                   {"network_interface_name", JsonString("lo")}});
+  JsonFields data_config;
+  for (const auto& [name, source] : layout.channels) {
     data_config.emplace_back(name,
                              JsonObject({{"TrainingInputMode", JsonString("File")},
                                          {"S3DistributionType", JsonString("FullyReplicated")},
                                          {"RecordWrapperType", JsonString("None")}}));
-    channel_names.push_back(name);
-    channel_dirs.emplace_back(name, JsonString(channel_dir(name)));
+    docs.channel_names.push_back(name);
+    docs.channel_dirs.emplace_back(name, JsonString(seen.ChannelDir(name)));
   }
-  const std::string data_config_json = JsonObject(data_config);
-  std::vector<std::pair<std::string, std::string>> checkpoint_config = {
-      {"LocalPath", JsonString(seen_checkpoints)}};
+  docs.data_config_json = JsonObject(data_config);
+  return docs;
+}
+
+// input/config/*.json
+Status WriteConfigFiles(const LaunchSpec& spec, const HostLayout& layout, const SeenPaths& seen,
+                        const ConfigDocs& docs) {
+  const fs::path config = layout.ml / "input" / "config";
+  JsonFields hp_file;
+  for (const auto& [name, value] : spec.hyperparameters) hp_file.emplace_back(name, JsonString(value));
+  JsonFields checkpoint_config = {{"LocalPath", JsonString(seen.checkpoints)}};
   if (!spec.checkpoint_sync_dir.empty()) {
+    std::error_code ec;
     const fs::path sync = fs::absolute(spec.checkpoint_sync_dir, ec).lexically_normal();
     checkpoint_config.emplace_back("S3Uri", JsonString("file://" + sync.string()));
   }
-  const std::string checkpoint_json = JsonObject(checkpoint_config);
-  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "hyperparameters.json", hyperparameters_json));
-  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "resourceconfig.json", resource_json));
-  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "inputdataconfig.json", data_config_json));
-  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "checkpointconfig.json", checkpoint_json));
+  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "hyperparameters.json", JsonObject(hp_file)));
+  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "resourceconfig.json", docs.resource_json));
+  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "inputdataconfig.json", docs.data_config_json));
+  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "checkpointconfig.json", JsonObject(checkpoint_config)));
+  return Status::Ok();
+}
 
-  // /etc/hosts for the sandbox: the machine's, plus algo-1..N on the loopback interface.
-  fs::path hosts_file;
-  if (sandboxed && fs::is_regular_file("/etc/hosts", ec)) {
-    Result<std::string> machine_hosts = env::ReadFile("/etc/hosts");
-    std::string text = machine_hosts.ok() ? *machine_hosts : "";
-    if (!text.empty() && text.back() != '\n') text += '\n';
-    text += "127.0.0.1";
-    for (const auto& h : hosts) text += " " + h;
-    text += "\n";
-    hosts_file = host_dir / "etc-hosts";
-    ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(hosts_file, text));
-  }
+// /etc/hosts for the sandbox: the machine's, plus algo-1..N on the loopback interface. Returns
+// its path, or an empty path where there is none to bind.
+Result<fs::path> WriteEtcHosts(const HostLayout& layout) {
+  std::error_code ec;
+  if (!layout.sandboxed || !fs::is_regular_file("/etc/hosts", ec)) return fs::path();
+  Result<std::string> machine_hosts = env::ReadFile("/etc/hosts");
+  std::string text = machine_hosts.ok() ? *machine_hosts : "";
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  text += "127.0.0.1";
+  for (const auto& h : layout.hosts) text += " " + h;
+  text += "\n";
+  fs::path hosts_file = layout.ml.parent_path() / "etc-hosts";
+  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(hosts_file, text));
+  return hosts_file;
+}
 
-  // The environment, with the host's slot of the host map if it has one.
-  const auto slot_index = static_cast<std::size_t>(host_index - 1);
-  const LaunchSpec::HostSlot slot =
-      slot_index < spec.host_slots.size() ? spec.host_slots[slot_index] : LaunchSpec::HostSlot{};
-  HostPlan plan;
-  plan.environment = spec.environment;
-  auto& env = plan.environment;
+// SM_TRAINING_ENV: SageMaker's summary of the training environment.
+std::string TrainingEnvJson(const LaunchSpec& spec, const HostLayout& layout,
+                            const SeenPaths& seen, const ConfigDocs& docs,
+                            const std::string& hps_json, int num_gpus, unsigned cpus) {
+  return JsonObject({
+      {"channel_input_dirs", JsonObject(docs.channel_dirs)},
+      {"current_host", JsonString(layout.host)},
+      {"current_instance_type", JsonString(spec.instance_type)},
+      {"hosts", JsonStringList(layout.hosts)},
+      {"hyperparameters", hps_json},
+      {"input_config_dir", JsonString(seen.config_dir)},
+      {"input_data_config", docs.data_config_json},
+      {"input_dir", JsonString(seen.input_dir)},
+      {"is_master", layout.host_index == 1 ? "true" : "false"},
+      {"job_name", JsonString(spec.name)},
+      {"master_hostname", JsonString(layout.hosts.front())},
+      {"model_dir", JsonString(seen.model_dir)},
+      {"network_interface_name", JsonString("lo")},
+      {"num_cpus", std::to_string(cpus)},
+      {"num_gpus", std::to_string(num_gpus)},
+      {"output_data_dir", JsonString(seen.output_data_dir)},
+      {"output_dir", JsonString(seen.output_dir)},
+      {"output_intermediate_dir", JsonString(seen.intermediate_dir)},
+      {"resource_config", docs.resource_json},
+  });
+}
+
+// The payload's Environment with the host's GPUs and the SM_* variables added.
+std::map<std::string, std::string> HostEnvironment(const LaunchSpec& spec,
+                                                   const HostLayout& layout,
+                                                   const SeenPaths& seen, const ConfigDocs& docs,
+                                                   const LaunchSpec::HostSlot& slot) {
+  std::map<std::string, std::string> env = spec.environment;
   if (!slot.gpus.empty()) env["CUDA_VISIBLE_DEVICES"] = slot.gpus;
   const int num_gpus = CountGpus(env);
   unsigned cpus = slot.cpus.empty() ? std::thread::hardware_concurrency() : CountCpus(slot.cpus);
   if (cpus == 0) cpus = 1;
-  env["SM_HOSTS"] = JsonStringList(hosts);
-  env["SM_CURRENT_HOST"] = host;
+  env["SM_HOSTS"] = JsonStringList(layout.hosts);
+  env["SM_CURRENT_HOST"] = layout.host;
   env["SM_NUM_HOSTS"] = std::to_string(spec.instance_count);
   env["SM_NETWORK_INTERFACE_NAME"] = "lo";
   if (!spec.instance_type.empty()) env["SM_CURRENT_INSTANCE_TYPE"] = spec.instance_type;
-  env["SM_MODEL_DIR"] = model_dir;
-  env["SM_INPUT_DIR"] = input_dir;
-  env["SM_INPUT_CONFIG_DIR"] = config_dir;
-  env["SM_INPUT_DATA_CONFIG"] = data_config_json;
-  env["SM_OUTPUT_DIR"] = output_dir;
-  env["SM_OUTPUT_DATA_DIR"] = output_data_dir;
-  env["SM_OUTPUT_INTERMEDIATE_DIR"] = intermediate_dir;
-  env["SM_CHANNELS"] = JsonStringList(channel_names);
-  for (const auto& name : channel_names) env["SM_CHANNEL_" + AsciiUpper(name)] = channel_dir(name);
-  const std::string hps_json = JsonObject(hps);
+  env["SM_MODEL_DIR"] = seen.model_dir;
+  env["SM_INPUT_DIR"] = seen.input_dir;
+  env["SM_INPUT_CONFIG_DIR"] = seen.config_dir;
+  env["SM_INPUT_DATA_CONFIG"] = docs.data_config_json;
+  env["SM_OUTPUT_DIR"] = seen.output_dir;
+  env["SM_OUTPUT_DATA_DIR"] = seen.output_data_dir;
+  env["SM_OUTPUT_INTERMEDIATE_DIR"] = seen.intermediate_dir;
+  env["SM_CHANNELS"] = JsonStringList(docs.channel_names);
+  for (const auto& name : docs.channel_names) {
+    env["SM_CHANNEL_" + AsciiUpper(name)] = seen.ChannelDir(name);
+  }
+  const std::string hps_json = JsonObject(docs.hps);
   env["SM_HPS"] = hps_json;
   for (const auto& [name, value] : spec.hyperparameters)
     env["SM_HP_" + AsciiUpper(name)] = HpEnvValue(value);
   env["SM_NUM_GPUS"] = std::to_string(num_gpus);
   env["SM_NUM_CPUS"] = std::to_string(cpus);
-  env["SM_RESOURCE_CONFIG"] = resource_json;
-  env["SM_TRAINING_ENV"] = JsonObject({
-      {"channel_input_dirs", JsonObject(channel_dirs)},
-      {"current_host", JsonString(host)},
-      {"current_instance_type", JsonString(spec.instance_type)},
-      {"hosts", JsonStringList(hosts)},
-      {"hyperparameters", hps_json},
-      {"input_config_dir", JsonString(config_dir)},
-      {"input_data_config", data_config_json},
-      {"input_dir", JsonString(input_dir)},
-      {"is_master", host_index == 1 ? "true" : "false"},
-      {"job_name", JsonString(spec.name)},
-      {"master_hostname", JsonString(hosts.front())},
-      {"model_dir", JsonString(model_dir)},
-      {"network_interface_name", JsonString("lo")},
-      {"num_cpus", std::to_string(cpus)},
-      {"num_gpus", std::to_string(num_gpus)},
-      {"output_data_dir", JsonString(output_data_dir)},
-      {"output_dir", JsonString(output_dir)},
-      {"output_intermediate_dir", JsonString(intermediate_dir)},
-      {"resource_config", resource_json},
-  });
+  env["SM_RESOURCE_CONFIG"] = docs.resource_json;
+  env["SM_TRAINING_ENV"] = TrainingEnvJson(spec, layout, seen, docs, hps_json, num_gpus, cpus);
   if (!spec.name.empty()) env["TRAINING_JOB_NAME"] = spec.name;
-  env["ALLOT_CHECKPOINT_DIR"] = seen_checkpoints;
+  env["ALLOT_CHECKPOINT_DIR"] = seen.checkpoints;
+  return env;
+}
 
-  // The command.
-  if (sandboxed) {
-    auto& a = plan.argv;
+// The command: the job's, pinned to the slot's CPUs, and in the sandbox wrapped in bwrap.
+std::vector<std::string> HostCommand(const LaunchSpec& spec, const LayoutOptions& options,
+                                     const HostLayout& layout, const SeenPaths& seen,
+                                     const fs::path& hosts_file,
+                                     const LaunchSpec::HostSlot& slot) {
+  std::vector<std::string> a;
+  if (layout.sandboxed) {
     a = {options.bwrap, "--ro-bind", "/", "/", "--dev", "/dev"};
     for (const auto& device : GpuDevices()) a.insert(a.end(), {"--dev-bind", device, device});
     a.insert(a.end(), {"--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/opt"});
     if (options.die_with_parent) a.emplace_back("--die-with-parent");
     if (!hosts_file.empty()) a.insert(a.end(), {"--ro-bind", hosts_file.string(), "/etc/hosts"});
-    a.insert(a.end(), {"--bind", ml.string(), std::string(kSandboxMl)});
-    a.insert(a.end(), {"--bind", *checkpoint_dir, local_path.string()});
-    for (const auto& [name, source] : channels) {
-      a.insert(a.end(), {"--ro-bind", source.string(), channel_dir(name)});
+    a.insert(a.end(), {"--bind", layout.ml.string(), std::string(kSandboxMl)});
+    a.insert(a.end(), {"--bind", layout.checkpoint_dir, layout.local_path.string()});
+    for (const auto& [name, source] : layout.channels) {
+      a.insert(a.end(), {"--ro-bind", source.string(), seen.ChannelDir(name)});
     }
     a.insert(a.end(), {"--chdir", std::string(kSandboxMl), "--"});
-    if (!slot.cpus.empty()) a.insert(a.end(), {"taskset", "--cpu-list", slot.cpus});
-    a.insert(a.end(), spec.argv.begin(), spec.argv.end());
-  } else {
-    if (!slot.cpus.empty()) plan.argv = {"taskset", "--cpu-list", slot.cpus};
-    plan.argv.insert(plan.argv.end(), spec.argv.begin(), spec.argv.end());
   }
-  plan.ml_dir = ml.string();
-  plan.output_dir = (ml / "output").string();
-  plan.working_dir = ml.string();
-  plan.sandboxed = sandboxed;
+  if (!slot.cpus.empty()) a.insert(a.end(), {"taskset", "--cpu-list", slot.cpus});
+  a.insert(a.end(), spec.argv.begin(), spec.argv.end());
+  return a;
+}
+
+// Everything PrepareHost can check before it writes anything but the job's checkpoint directory.
+Result<HostLayout> PlanHost(const LaunchSpec& spec, int host_index, const LayoutOptions& options) {
+  HostLayout layout;
+  layout.sandboxed = SandboxAvailable(options);
+  layout.host_index = host_index;
+  layout.host = HostName(host_index);
+  for (int i = 1; i <= spec.instance_count; ++i) layout.hosts.push_back(HostName(i));
+  Result<Channels> channels = ResolveChannels(spec);
+  if (!channels.ok()) return channels.status();
+  layout.channels = std::move(channels).value();
+  // The checkpoint directory: the job's, seen at CheckpointConfig.LocalPath in the sandbox.
+  Result<std::string> checkpoint_dir = JobCheckpointDir(spec.job_dir);
+  if (!checkpoint_dir.ok()) return checkpoint_dir.status();
+  layout.checkpoint_dir = std::move(checkpoint_dir).value();
+  Result<fs::path> local_path = CheckpointLocalPath(spec, layout.sandboxed);
+  if (!local_path.ok()) return local_path.status();
+  layout.local_path = std::move(local_path).value();
+  std::error_code ec;
+  const fs::path host_dir =
+      fs::absolute(fs::path(spec.attempt_dir) / layout.host, ec).lexically_normal();
+  if (ec) return Internal("bad attempt directory '" + spec.attempt_dir + "'");
+  layout.ml = host_dir / "ml";
+  return layout;
+}
+
+}  // namespace
+
+Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const LayoutOptions& options) {
+  if (spec.instance_count < 1) return InvalidArgument("InstanceCount must be at least 1");
+  if (host_index < 1 || host_index > spec.instance_count) {
+    return InvalidArgument("host " + std::to_string(host_index) + " is not one of 1.." +
+                           std::to_string(spec.instance_count));
+  }
+  if (spec.argv.empty()) return InvalidArgument("the job has no command to run");
+  if (spec.attempt_dir.empty()) return InvalidArgument("the attempt directory is not set");
+  Result<HostLayout> planned = PlanHost(spec, host_index, options);
+  if (!planned.ok()) return planned.status();
+  const HostLayout& layout = *planned;
+
+  ALLOT_RETURN_IF_ERROR(MakeHostTree(layout));
+  const SeenPaths seen = SeenPathsOf(layout);
+  const ConfigDocs docs = MakeConfigDocs(spec, layout, seen);
+  ALLOT_RETURN_IF_ERROR(WriteConfigFiles(spec, layout, seen, docs));
+  Result<fs::path> hosts_file = WriteEtcHosts(layout);
+  if (!hosts_file.ok()) return hosts_file.status();
+
+  // The host's slot of the host map, if it has one.
+  const auto slot_index = static_cast<std::size_t>(host_index - 1);
+  const LaunchSpec::HostSlot slot =
+      slot_index < spec.host_slots.size() ? spec.host_slots[slot_index] : LaunchSpec::HostSlot{};
+  HostPlan plan;
+  plan.environment = HostEnvironment(spec, layout, seen, docs, slot);
+  plan.argv = HostCommand(spec, options, layout, seen, *hosts_file, slot);
+  plan.ml_dir = layout.ml.string();
+  plan.output_dir = (layout.ml / "output").string();
+  plan.working_dir = layout.ml.string();
+  plan.sandboxed = layout.sandboxed;
   return plan;
 }
 
