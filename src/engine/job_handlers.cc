@@ -121,8 +121,6 @@ void EndStopped(EngineState& st, Job& job) {
       EndPreempted(st, job);
       return;
     case model::StopKind::kTermination:
-      FinishJob(st, job, JobStatus::kFailed, st.final_reasons[job.id]);
-      return;
     case model::StopKind::kTimeout:
       FinishJob(st, job, JobStatus::kFailed, st.final_reasons[job.id]);
       return;

@@ -121,6 +121,7 @@ std::vector<Job*> HeadsInOrder(EngineState& st, QueueState& q, std::uint32_t i, 
   }
   std::sort(heads.begin(), heads.end(), WaitOrder());
   std::vector<Job*> jobs;
+  jobs.reserve(heads.size());
   for (const WaitKey& k : heads) jobs.push_back(st.FindJob(k.id));
   return jobs;
 }

@@ -12,7 +12,6 @@ using internal::kActual;
 using internal::kProjected;
 using internal::QueueState;
 using internal::ShareState;
-using internal::WaitKey;
 using internal::WaitOrder;
 
 namespace {

@@ -30,8 +30,8 @@ constexpr std::int64_t kMaxWorkloads = 10'000'000;
 // One mapping of the generator file and where it sits, so that every error names its field.
 class Mapping {
  public:
-  Mapping(YAML::Node node, std::string path, const std::string& origin)
-      : node_(std::move(node)), path_(std::move(path)), origin_(&origin) {}
+  Mapping(const YAML::Node& node, std::string path, const std::string& origin)
+      : node_(node), path_(std::move(path)), origin_(&origin) {}
 
   // Fails unless this is a mapping whose keys are all in `allowed`.
   Status Check(std::initializer_list<std::string_view> allowed) const {

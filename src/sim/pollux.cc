@@ -2,7 +2,7 @@
 // 160 jobs sampled from Philly over eight hours, each mapped to one of six models by GPU-time.
 
 #include <algorithm>
-#include <ranges>
+#include <iterator>
 #include <string_view>
 #include <utility>
 
@@ -37,7 +37,10 @@ constexpr PolluxApplication kApplications[] = {
 };
 
 std::string KnownApplications() {
-  return Join(kApplications | std::views::transform(&PolluxApplication::name), ", ");
+  std::vector<std::string_view> names;
+  names.reserve(std::size(kApplications));
+  for (const PolluxApplication& application : kApplications) names.push_back(application.name);
+  return Join(names, ", ");
 }
 
 struct PolluxColumns {

@@ -109,6 +109,7 @@ inline std::string FormatDuration(double seconds) {
 struct ShareKey {
   std::string queue;
   std::string share;
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 false positive on a defaulted <=>
   auto operator<=>(const ShareKey&) const = default;
 };
 

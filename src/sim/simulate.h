@@ -15,7 +15,7 @@ namespace allot::sim {
 
 struct SimOptions {
   // Jobs checkpoint every interval of work (a trace job may override it); 0 = never.
-  Duration checkpoint_interval = Seconds(30 * 60);
+  Duration checkpoint_interval = 30 * Seconds(60);
   // Before a resumed attempt works again (reload, warm-up); it is not charged to the first.
   Duration restart_overhead = Seconds(60);
   // From the engine's Stop to the attempt's end (SIGTERM to exit).
