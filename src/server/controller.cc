@@ -157,11 +157,11 @@ Controller::Reply Controller::Finish() {
   touched_.clear();
   Reply reply;
   if (pending_.empty() && pending_effects_.empty()) {
-    // Nothing of this call to write; it answers once what it may have read is durable too.
+    // Nothing of this call to write; it answers once what it may have read is durable too:
+    // it waits on the last batch while that is in flight, and answers its failure.
     if (last_batch_.valid() &&
-        last_batch_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-      reply.durable = last_batch_;
-    } else if (last_batch_.valid() && !last_batch_.get().ok()) {
+        (last_batch_.wait_for(std::chrono::seconds(0)) != std::future_status::ready ||
+         !last_batch_.get().ok())) {
       reply.durable = last_batch_;
     }
     return reply;

@@ -38,7 +38,7 @@ void Controller::ApplyDecisions(const model::Decisions& decisions) {
       }
     }, d);
     JobRecord* job = JobBySeq(seq);
-    log::Info("decision", {{"job", job ? std::string_view(job->id) : std::string_view()},
+    log::Info("decision", {{"job", job ? std::string_view{job->id} : std::string_view()},
                            {"decision", model::DecisionToString(d)}});
     if (const auto* p = std::get_if<model::Preemption>(&d)) {
       OnPreemption(*p);

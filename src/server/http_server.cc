@@ -48,7 +48,7 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr std::uint64_t kMaxBody = 64 * 1024;  // a larger body answers 413
+constexpr std::uint64_t kMaxBody = std::uint64_t{64} * 1024;  // a larger body answers 413
 constexpr std::uint32_t kMaxHeader = 32 * 1024;
 constexpr std::size_t kReadChunk = 4096;
 constexpr auto kStopGrace = std::chrono::seconds(10);  // Stop() waits this long for answers
@@ -164,7 +164,7 @@ Answer InternalError(const char* detail) {
                      "internal server error");
 }
 
-Answer ReplyAnswer(Controller::Reply reply) {
+Answer ReplyAnswer(const Controller::Reply& reply) {
   if (reply.durable.valid()) {
     const Status s = reply.durable.get();
     if (!s.ok()) {
@@ -352,7 +352,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(HttpServer::Impl& server, tcp::socket socket, asio::ip::address peer)
       : server_(server), stream_(std::move(socket)), peer_(std::move(peer)) {}
-  ~Connection() { server_.Unregister(this, peer_); }
+  // Only a mutex lock or a timer cancel could throw in Unregister; terminating then is right.
+  ~Connection() { server_.Unregister(this, peer_); }  // NOLINT(bugprone-exception-escape)
 
   void Start() { ReadHeader(server_.options().http_header_timeout); }
   bool idle() const { return state_ == State::kIdle; }

@@ -91,10 +91,93 @@ bool ParseWhole(std::string_view text, T* out) {
   return error == std::errc() && ptr == text.data() + text.size() && *out >= 0;
 }
 
+// The quota share a job names: required, existing and not DISABLED on a quota-share queue, and
+// refused on any other.
+std::optional<std::string> ReadQuotaShare(const Json& r, const std::string& qname,
+                                          bool quota_managed,
+                                          const std::map<std::string, Json>& shares) {
+  std::optional<std::string> share = OptionalString(r, "quotaShareName");
+  if (quota_managed) {
+    if (!share) Refuse("quotaShareName is required on job queue " + qname + ", which uses quota shares");
+    if (!shares.count(qname + "/" + *share)) {
+      Refuse("quotaShareName " + *share + " does not exist in job queue " + qname);
+    }
+    if (shares.at(qname + "/" + *share).value("state", "") == "DISABLED") {
+      Refuse("quota share " + *share + " is DISABLED and accepts no new jobs");
+    }
+  } else if (share) {
+    Refuse("quotaShareName is allowed only on job queues with a quota-share scheduling policy; "
+           "job queue " + qname + " has none");
+  }
+  return share;
+}
+
+// Every instance type the job asks for is a capacity unit of the queue's service environment.
+void CheckUnitsOffered(const model::Demand& demand, const Json& env) {
+  for (const model::UnitCount& u : demand) {
+    bool known = false;
+    std::string units;
+    for (const Json& l : env["capacityLimits"]) {
+      known = known || l["capacityUnit"] == u.unit;
+      units += (units.empty() ? "" : ", ") + l["capacityUnit"].get<std::string>();
+    }
+    if (!known) {
+      Refuse("serviceRequestPayload.ResourceConfig.InstanceType " + u.unit +
+             " is not offered by service environment " +
+             env["serviceEnvironmentName"].get<std::string>() + " (it has " + units + ")");
+    }
+  }
+}
+
+// The new job's document, as DescribeServiceJob shows it before its share, retry strategy and
+// limits are added. REQUIRES: job.seq, job.id and job.spec are set.
+Json NewJobDoc(const JobRecord& job, const std::string& arn, const std::string& name,
+               const Json& r, const Json& queue) {
+  return {{"jobArn", arn},
+          {"jobId", job.id},
+          {"jobName", name},
+          {"jobQueue", queue["jobQueueArn"]},
+          {"serviceJobType", "SAGEMAKER_TRAINING"},
+          {"schedulingPriority", job.spec.priority},
+          {"status", "SUBMITTED"},
+          {"createdAt", job.spec.created_at},
+          {"capacityUsage", CapacityUsage(job.spec.demand)},
+          {"attempts", Json::array()},
+          {"isTerminated", false},
+          {"tags", ReadTags(r)},
+          {"allot", {{"seq", job.seq}, {"attempt", 0}, {"failedAttempts", 0}, {"preemptions", 0},
+                     {"lastCheckpoint", 0}, {"preemptionRecords", Json::array()}}}};
+}
+
+// preemptionConfiguration, and the attempt timeout: the shorter of the payload's
+// MaxRuntimeInSeconds and timeoutConfig.attemptDurationSeconds.
+void ReadJobLimits(const Json& r, std::optional<std::int64_t> max_runtime_seconds,
+                   JobRecord& job) {
+  if (const Json* pc = OptionalObject(r, "preemptionConfiguration")) {
+    if (auto n = OptionalInt(*pc, "preemptionRetriesBeforeTermination", 0,
+                             model::rules::kMaxPreemptionRetries,
+                             "preemptionConfiguration.preemptionRetriesBeforeTermination")) {
+      job.spec.preemption_retries = static_cast<std::int32_t>(*n);
+      job.doc["preemptionConfiguration"] = {{"preemptionRetriesBeforeTermination", *n}};
+    }
+  }
+  std::optional<std::int64_t> timeout = max_runtime_seconds;
+  if (const Json* tc = OptionalObject(r, "timeoutConfig")) {
+    if (auto s = OptionalInt(*tc, "attemptDurationSeconds", 1,
+                             model::rules::kMaxAttemptDurationSeconds,
+                             "timeoutConfig.attemptDurationSeconds")) {
+      job.doc["timeoutConfig"] = {{"attemptDurationSeconds", *s}};
+      timeout = timeout ? std::min(*timeout, *s) : *s;
+    }
+  }
+  if (timeout) job.doc["allot"]["attemptTimeoutSeconds"] = *timeout;
+  job.spec.attempt_timeout_seconds = timeout;
+}
+
 }  // namespace
 
 Controller::Reply Controller::SubmitServiceJob(const Json& r) {
-  if (r.dump().size() > 30 * 1024) Refuse("a SubmitServiceJob request must be at most 30 KiB");
+  if (r.dump().size() > std::size_t{30} * 1024) Refuse("a SubmitServiceJob request must be at most 30 KiB");
   const std::string name = RequireString(r, "jobName");
   RefuseUnless(model::rules::CheckName(name, "jobName"));
   Json& queue = MustFindQueue(RequireString(r, "jobQueue"));
@@ -104,19 +187,7 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
     Refuse("shareIdentifier is for fair-share queues; job queue " + qname +
            " uses quotaShareName");
   }
-  std::optional<std::string> share = OptionalString(r, "quotaShareName");
-  if (IsQuotaManaged(queue)) {
-    if (!share) Refuse("quotaShareName is required on job queue " + qname + ", which uses quota shares");
-    if (!shares_.count(qname + "/" + *share)) {
-      Refuse("quotaShareName " + *share + " does not exist in job queue " + qname);
-    }
-    if (shares_.at(qname + "/" + *share).value("state", "") == "DISABLED") {
-      Refuse("quota share " + *share + " is DISABLED and accepts no new jobs");
-    }
-  } else if (share) {
-    Refuse("quotaShareName is allowed only on job queues with a quota-share scheduling policy; "
-           "job queue " + qname + " has none");
-  }
+  std::optional<std::string> share = ReadQuotaShare(r, qname, IsQuotaManaged(queue), shares_);
   if (queue.value("state", "") == "DISABLED") Refuse("job queue " + qname + " is DISABLED");
   std::optional<std::string> token = OptionalString(r, "clientToken");
   if (token) {
@@ -142,64 +213,20 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
     // NUM_INSTANCES counts every instance together, whatever its type.
     parsed.demand = {{std::string(model::rules::kNumInstances), parsed.launch.instance_count}};
   }
-  for (const model::UnitCount& u : parsed.demand) {
-    bool known = false;
-    std::string units;
-    for (const Json& l : env["capacityLimits"]) {
-      known = known || l["capacityUnit"] == u.unit;
-      units += (units.empty() ? "" : ", ") + l["capacityUnit"].get<std::string>();
-    }
-    if (!known) {
-      Refuse("serviceRequestPayload.ResourceConfig.InstanceType " + u.unit +
-             " is not offered by service environment " +
-             env["serviceEnvironmentName"].get<std::string>() + " (it has " + units + ")");
-    }
-  }
+  CheckUnitsOffered(parsed.demand, env);
   JobRecord job;
   job.seq = next_seq_++;
   job.id = NewJobId();
-  const Timestamp now = Now();
-  job.doc = {{"jobArn", Arn("service-job/" + job.id)},
-             {"jobId", job.id},
-             {"jobName", name},
-             {"jobQueue", queue["jobQueueArn"]},
-             {"serviceJobType", "SAGEMAKER_TRAINING"},
-             {"schedulingPriority", priority},
-             {"status", "SUBMITTED"},
-             {"createdAt", now},
-             {"capacityUsage", CapacityUsage(parsed.demand)},
-             {"attempts", Json::array()},
-             {"isTerminated", false},
-             {"tags", ReadTags(r)},
-             {"allot", {{"seq", job.seq}, {"attempt", 0}, {"failedAttempts", 0}, {"preemptions", 0},
-                        {"lastCheckpoint", 0}, {"preemptionRecords", Json::array()}}}};
-  if (share) job.doc["quotaShareName"] = *share;
-  job.spec.retry = ReadRetry(r, &job.doc);
-  if (const Json* pc = OptionalObject(r, "preemptionConfiguration")) {
-    if (auto n = OptionalInt(*pc, "preemptionRetriesBeforeTermination", 0,
-                             model::rules::kMaxPreemptionRetries,
-                             "preemptionConfiguration.preemptionRetriesBeforeTermination")) {
-      job.spec.preemption_retries = static_cast<std::int32_t>(*n);
-      job.doc["preemptionConfiguration"] = {{"preemptionRetriesBeforeTermination", *n}};
-    }
-  }
-  std::optional<std::int64_t> timeout = parsed.max_runtime_seconds;
-  if (const Json* tc = OptionalObject(r, "timeoutConfig")) {
-    if (auto s = OptionalInt(*tc, "attemptDurationSeconds", 1,
-                             model::rules::kMaxAttemptDurationSeconds,
-                             "timeoutConfig.attemptDurationSeconds")) {
-      job.doc["timeoutConfig"] = {{"attemptDurationSeconds", *s}};
-      timeout = timeout ? std::min(*timeout, *s) : *s;
-    }
-  }
-  if (timeout) job.doc["allot"]["attemptTimeoutSeconds"] = *timeout;
   job.spec.id = job.seq;
   job.spec.queue = qname;
   job.spec.share = share.value_or(kImplicitShare);
   job.spec.priority = static_cast<std::int32_t>(priority);
   job.spec.demand = parsed.demand;
-  job.spec.attempt_timeout_seconds = timeout;
-  job.spec.created_at = now;
+  job.spec.created_at = Now();
+  job.doc = NewJobDoc(job, Arn("service-job/" + job.id), name, r, queue);
+  if (share) job.doc["quotaShareName"] = *share;
+  job.spec.retry = ReadRetry(r, &job.doc);
+  ReadJobLimits(r, parsed.max_runtime_seconds, job);
   job.launch = parsed.launch;
   const std::string id = job.id;
   const model::JobSpec spec = job.spec;
@@ -353,8 +380,9 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
     Timestamp created = 0;
     model::JobId seq = 0;
     const std::size_t dot = token->find('.');
-    if (dot == std::string::npos || !ParseWhole(std::string_view(*token).substr(0, dot), &created) ||
-        !ParseWhole(std::string_view(*token).substr(dot + 1), &seq)) {
+    const std::string_view token_text = *token;
+    if (dot == std::string::npos || !ParseWhole(token_text.substr(0, dot), &created) ||
+        !ParseWhole(token_text.substr(dot + 1), &seq)) {
       Refuse("nextToken " + Quoted(Json(*token)) + " was not returned by ListServiceJobs");
     }
     it = std::make_reverse_iterator(index.lower_bound({created, seq}));

@@ -13,7 +13,7 @@ namespace {
 
 // SageMaker's own limits for the CreateTrainingJob fields Allot reads, and Allot's where it
 // documents none.
-constexpr std::size_t kMaxPayloadBytes = 10 * 1024;
+constexpr std::size_t kMaxPayloadBytes = std::size_t{10} * 1024;
 constexpr std::int64_t kMaxInstancesPerJob = 1000;  // Allot: hosts of one job, all groups
 constexpr std::size_t kMaxInstanceGroups = 5;
 constexpr std::int64_t kMaxRuntimeSeconds = 2'419'200;  // SageMaker: 28 days
@@ -23,7 +23,7 @@ constexpr std::size_t kMaxEnvironment = 100;
 constexpr std::size_t kMaxEnvironmentKey = 512;
 constexpr std::size_t kMaxEnvironmentValue = 512;
 constexpr std::size_t kMaxHyperParameters = 100;
-constexpr std::size_t kMaxArgument = 256 * 1024;
+constexpr std::size_t kMaxArgument = std::size_t{256} * 1024;
 constexpr std::size_t kMaxPath = 1024;
 
 const std::string kPrefix = "serviceRequestPayload.";
@@ -106,7 +106,7 @@ bool IsUnder(const std::string& path, const std::string& dir) {
 // A local path from a file:// URI (the only S3Uri scheme a local executor can read).
 std::string LocalPathOf(const std::string& uri, const std::string& field) {
   const std::string scheme = "file://";
-  const std::string path = uri.rfind(scheme, 0) == 0 ? uri.substr(scheme.size()) : "";
+  std::string path = uri.rfind(scheme, 0) == 0 ? uri.substr(scheme.size()) : "";
   if (!IsCleanAbsolutePath(path) || path == "/") {
     Refuse(field + " must be a file:///absolute/path URI on this machine (no '.' or '..' "
            "segments), got " + Quoted(Json(uri)));
