@@ -157,9 +157,7 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
   argv.push_back(nullptr);
   std::vector<std::string> env_storage;
   env_storage.reserve(request.environment.size());
-  for (const auto& [key, value] : request.environment) {
-    env_storage.emplace_back(key).append("=").append(value);
-  }
+  for (const auto& [key, value] : request.environment) env_storage.push_back(key + "=" + value);
   std::vector<char*> envp;
   envp.reserve(env_storage.size() + 1);
   for (std::string& e : env_storage) envp.push_back(e.data());
