@@ -62,7 +62,7 @@ int RunServerCommand(ServerFlags& f) {
   const auto colon = f.listen.rfind(':');
   server.host = colon == std::string::npos ? f.listen : f.listen.substr(0, colon);
   if (colon != std::string::npos) {
-    std::optional<int> port = ParsePort(std::string_view(f.listen).substr(colon + 1));
+    std::optional<int> port = ParsePort(std::string_view{f.listen}.substr(colon + 1));
     if (!port) {
       std::fprintf(stderr, "allot server: --listen %s: the port must be a number from 0 to 65535\n",
                    f.listen.c_str());
