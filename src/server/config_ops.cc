@@ -66,13 +66,6 @@ std::vector<model::CapacityLimit> ToLimits(const Json& limits) {
   return out;
 }
 
-bool UsesNumInstances(const Json& env) {
-  for (const Json& l : env.at("capacityLimits")) {
-    if (l.at("capacityUnit") == model::rules::kNumInstances) return true;
-  }
-  return false;
-}
-
 model::State StateOf(const Json& doc) {
   return doc.value("state", "ENABLED") == "DISABLED" ? model::State::kDisabled
                                                       : model::State::kEnabled;
@@ -97,6 +90,13 @@ Json Page(const Map& items, const Json& r, const char* list_field, Fn item) {
 }
 
 }  // namespace
+
+bool UsesNumInstances(const Json& env) {
+  for (const Json& l : env.at("capacityLimits")) {
+    if (l.at("capacityUnit") == model::rules::kNumInstances) return true;
+  }
+  return false;
+}
 
 Json* Controller::FindEnvironment(const std::string& name_or_arn) {
   auto it = environments_.find(NameOf(name_or_arn, "service-environment", "serviceEnvironment"));

@@ -46,6 +46,10 @@ struct LaunchInfo {
 // The one internal share of a job queue without a quota-share policy (a plain FIFO queue).
 inline constexpr char kImplicitShare[] = "_fifo";
 
+// The service environment caps all instances together (capacityUnit NUM_INSTANCES, which then
+// stands alone in its limits) rather than per instance type.
+bool UsesNumInstances(const Json& env);
+
 struct JobRecord {
   model::JobId seq = 0;
   std::string id;

@@ -209,7 +209,7 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   ParsedPayload parsed = ParsePayload(payload, name);
   CheckChannelSources(parsed.launch);
   const Json& env = environments_.at(queue["serviceEnvironmentOrder"][0]["serviceEnvironment"]);
-  if (env["capacityLimits"][0]["capacityUnit"] == model::rules::kNumInstances) {
+  if (UsesNumInstances(env)) {
     // NUM_INSTANCES counts every instance together, whatever its type.
     parsed.demand = {{std::string(model::rules::kNumInstances), parsed.launch.instance_count}};
   }
