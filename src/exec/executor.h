@@ -63,6 +63,8 @@ struct HostProcess {
   std::uint64_t start_time = 0;        // the supervisor's; 0: unknown
   pid_t child_pid = 0;                 // the job's process, the leader of the job's process group
   std::uint64_t child_start_time = 0;  // 0: unknown (it exited before it was recorded)
+
+  bool operator==(const HostProcess&) const = default;
 };
 
 struct AttemptExit {

@@ -13,6 +13,7 @@
 #include "exec/local_executor.h"
 #include "exec/sagemaker_layout.h"
 #include "server/api_error.h"
+#include "server/job_codec.h"
 #include "server/log.h"
 
 namespace allot::server {
@@ -23,7 +24,8 @@ using Clock = std::chrono::system_clock;
 
 }  // namespace
 
-Controller::Controller(const Options& options) : options_(options) {}
+Controller::Controller(const Options& options)
+    : options_(options), arns_{options.region, options.account} {}
 
 Result<std::unique_ptr<Controller>> Controller::Start(const Options& options,
                                                       std::unique_ptr<store::Store> store) {
@@ -137,22 +139,28 @@ void Controller::Apply(const model::Event& event, bool must_succeed) {
   if (!s.ok() && must_succeed) Refuse(s.message());
 }
 
-void Controller::Touch(JobRecord& job) { touched_.insert(job.id); }
+void Controller::Touch(JobRecord& job) { touched_.insert(job.seq); }
+
+std::string_view Controller::Intern(std::string_view name) {
+  auto it = names_.find(name);
+  if (it == names_.end()) it = names_.emplace(name).first;
+  return *it;
+}
 
 Controller::Reply Controller::Finish() {
   WakeLoopIfEarlierDeadline();
-  for (const std::string& id : touched_) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) continue;
-    Json& allot = it->second.doc["allot"];
+  for (model::JobId seq : touched_) {
+    JobRecord* job = JobBySeq(seq);
+    if (job == nullptr) continue;
     // The engine's counters travel with the record, so a restart restores them.
-    if (std::optional<engine::JobView> v = engine_.GetJob(it->second.seq)) {
-      allot["attempt"] = v->attempt;
-      allot["failedAttempts"] = v->failed_attempts;
-      allot["preemptions"] = v->preemptions;
-      allot["lastCheckpoint"] = v->last_checkpoint;
+    if (std::optional<engine::JobView> v = engine_.GetJob(seq)) {
+      job->attempt = v->attempt;
+      job->failed_attempts = v->failed_attempts;
+      job->preemptions = v->preemptions;
+      job->last_checkpoint = v->last_checkpoint;
     }
-    pending_.Put(store::Kind::kJob, id, it->second.doc.dump());
+    job->CompactHistory();
+    pending_.Put(store::Kind::kJob, job->id, EncodeJob(*job));
   }
   touched_.clear();
   Reply reply;
@@ -267,34 +275,22 @@ JobRecord& Controller::MustFindJob(const std::string& id_or_arn) {
   return *job;
 }
 
-namespace {
-
-// The list index's share key: "" on a queue without quota shares.
-std::string IndexShare(const JobRecord& job) { return job.doc.value("quotaShareName", ""); }
-
-}  // namespace
-
 void Controller::IndexJob(const JobRecord& job) {
-  list_index_.Add(job.spec.queue, IndexShare(job), job.doc["status"], {job.spec.created_at, job.seq});
+  if (!job.queue.empty()) list_index_.Add(job);
 }
 
 void Controller::UnindexJob(const JobRecord& job) {
-  list_index_.Remove(job.spec.queue, IndexShare(job), job.doc["status"],
-                     {job.spec.created_at, job.seq});
+  if (!job.queue.empty()) list_index_.Remove(job);
 }
 
-void Controller::SetJobStatus(JobRecord& job, const std::string& status) {
-  const std::string before = job.doc["status"];
-  job.doc["status"] = status;
-  if (!job.spec.queue.empty()) {
-    list_index_.Move(job.spec.queue, IndexShare(job), before, status,
-                     {job.spec.created_at, job.seq});
-  }
+void Controller::SetJobStatus(JobRecord& job, model::JobStatus status) {
+  if (!job.queue.empty()) list_index_.Move(job, job.status, status);
+  job.status = status;
 }
 
 JobRecord* Controller::JobBySeq(model::JobId seq) {
   auto it = job_by_seq_.find(seq);
-  return it == job_by_seq_.end() ? nullptr : &jobs_.at(it->second);
+  return it == job_by_seq_.end() ? nullptr : it->second;
 }
 
 Controller::Reply Controller::Call(const std::string& action, const Json& r) {

@@ -24,6 +24,8 @@
 #include "engine/engine.h"
 #include "exec/executor.h"
 #include "server/fields.h"
+#include "server/job_record.h"
+#include "server/job_wire.h"
 #include "server/list_index.h"
 #include "server/options.h"
 #include "store/store.h"
@@ -31,6 +33,8 @@
 namespace allot::server {
 
 // What the executor needs to run a job, read from its serviceRequestPayload.
+struct RestoreSnapshot;  // recovery.cc
+
 struct LaunchInfo {
   std::string training_job_name;
   std::vector<std::string> argv;
@@ -43,20 +47,9 @@ struct LaunchInfo {
   std::string checkpoint_sync_dir;  // CheckpointConfig.S3Uri when it is file://
 };
 
-// The one internal share of a job queue without a quota-share policy (a plain FIFO queue).
-inline constexpr char kImplicitShare[] = "_fifo";
-
 // The service environment caps all instances together (capacityUnit NUM_INSTANCES, which then
 // stands alone in its limits) rather than per instance type.
 bool UsesNumInstances(const Json& env);
-
-struct JobRecord {
-  model::JobId seq = 0;
-  std::string id;
-  Json doc;  // DescribeServiceJob without serviceRequestPayload; "allot" holds extensions
-  model::JobSpec spec;
-  LaunchInfo launch;
-};
 
 class Controller {
  public:
@@ -104,9 +97,12 @@ class Controller {
   Status Open();
   Status Recover();
   Status RecoverLocked();  // requires mu_
-  void RecoverJob(Json doc);
+  Result<std::vector<JobRecord>> LoadJobs();  // requires mu_
+  void RecoverJob(JobRecord record);
   bool AdoptAttempt(JobRecord& job);
-  void UntouchIfUnchanged(JobRecord& job, const Json& original);  // requires mu_
+  void UntouchIfUnchanged(JobRecord& job, const RestoreSnapshot& original);  // requires mu_
+  // The launch details of a job, read from its stored payload (the loop thread, without mu_).
+  Result<LaunchInfo> ReadLaunchInfo(const std::string& id, const std::string& name);
 
   // --- under mu_ ---
   Timestamp Now() const;
@@ -118,9 +114,13 @@ class Controller {
   JobRecord& MustFindJob(const std::string& id_or_arn);
   JobRecord* JobBySeq(model::JobId seq);
   // Every change of a job's status goes through here, so the list index follows it.
-  void SetJobStatus(JobRecord& job, const std::string& status);
+  void SetJobStatus(JobRecord& job, model::JobStatus status);
   void IndexJob(const JobRecord& job);    // a new or recovered job: into the list index
   void UnindexJob(const JobRecord& job);
+
+  Reply ChangeTags(const std::string& method, const Json& request,
+                   const std::vector<std::string>& tag_keys, Json* tags,
+                   const std::function<void(const Json&)>& save);  // tags.cc
 
   // config_ops.cc
   Reply CreateServiceEnvironment(const Json& r);
@@ -205,6 +205,7 @@ class Controller {
   std::string Arn(const std::string& resource) const;
 
   const Options options_;
+  const ArnContext arns_;
   std::string credentials_path_;
   std::string data_dir_;  // options_.data_dir, absolute
   // Host-map slots in use, per instance type (slots.cc).
@@ -224,15 +225,18 @@ class Controller {
   std::map<std::string, Json> policies_;
   std::map<std::string, Json> queues_;
   std::map<std::string, Json> shares_;  // "queue/share"
-  std::unordered_map<std::string, JobRecord> jobs_;
-  std::unordered_map<model::JobId, std::string> job_by_seq_;
+  std::unordered_map<std::string, JobRecord> jobs_;  // by job id; nodes never move
+  std::unordered_map<model::JobId, JobRecord*> job_by_seq_;
+  // Queue and share names the job records point to; never shrinks (names are few).
+  std::set<std::string, std::less<>> names_;
+  std::string_view Intern(std::string_view name);
   ListIndex list_index_;  // ListServiceJobs' orders (list_index.h)
   std::map<std::string, std::pair<std::string, std::string>> client_tokens_;  // -> id, hash
   std::map<std::string, std::string> credentials_;  // access key -> secret
   model::JobId next_seq_ = 1;
   store::Batch pending_;
   std::vector<Effect> pending_effects_;
-  std::set<std::string> touched_;
+  std::set<model::JobId> touched_;  // jobs to write in the pending batch
 
   std::mutex loop_mu_;
   std::condition_variable loop_cv_;

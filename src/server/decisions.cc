@@ -6,24 +6,24 @@
 #include "server/api_error.h"
 #include "server/controller.h"
 #include "server/log.h"
+#include "server/payload.h"
 
 namespace allot::server {
 
 namespace {
 
-constexpr std::size_t kRecentPreemptions = 5;  // AWS keeps a sliding window
-
 std::string TrainingJobArn(const Options& o, const JobRecord& job, int attempt) {
   return "arn:aws:sagemaker:" + o.region + ":" + o.account + ":training-job/AWSBatch" +
-         job.launch.training_job_name + job.id.substr(0, 8) + "-" + std::to_string(attempt);
+         (job.training_name.empty() ? job.name : job.training_name) + job.id.substr(0, 8) + "-" + std::to_string(attempt);
 }
 
 // Closes the open attempt, if any.
-void CloseAttempt(Json& doc, Timestamp now, const std::string& reason) {
-  Json& attempts = doc["attempts"];
-  if (attempts.empty() || attempts.back().contains("stoppedAt")) return;
-  attempts.back()["stoppedAt"] = now;
-  attempts.back()["statusReason"] = reason;
+void CloseAttempt(JobRecord& job, Timestamp now, const std::string& reason) {
+  if (!job.history || job.history->attempts.empty()) return;
+  AttemptRecord& a = job.history->attempts.back();
+  if (a.stopped_at != 0) return;
+  a.stopped_at = now;
+  a.status_reason = reason;
 }
 
 }  // namespace
@@ -52,8 +52,7 @@ void Controller::ApplyDecisions(const model::Decisions& decisions) {
       OnDispatch(*job, *x);
     } else if (const auto* stop = std::get_if<model::Stop>(&d)) {
       // Kept so that a restart re-adopting this attempt knows it was being stopped.
-      job->doc["allot"]["stopping"] = {{"kind", model::ToString(stop->kind)},
-                                       {"reason", stop->reason}};
+      job->History().stopping = StopRecord{stop->kind, stop->reason};
       const int attempt = stop->attempt;
       const Duration grace = options_.stop_grace;
       pending_effects_.push_back(
@@ -67,44 +66,37 @@ void Controller::ApplyDecisions(const model::Decisions& decisions) {
 }
 
 void Controller::OnStatus(JobRecord& job, const model::StatusChanged& s) {
-  Json& doc = job.doc;
   const Timestamp now = Now();
   const bool was_dispatched = model::IsDispatched(s.from);
-  SetJobStatus(job, std::string(model::ToString(s.to)));
-  if (s.reason.empty()) {
-    doc.erase("statusReason");
-  } else {
-    doc["statusReason"] = s.reason;
-  }
+  SetJobStatus(job, s.to);
+  job.status_reason = s.reason;
   if (s.to == model::JobStatus::kRunnable) {
     if (was_dispatched) {
-      CloseAttempt(doc, now, s.reason);
-      doc["allot"].erase("hosts");
+      CloseAttempt(job, now, s.reason);
+      if (job.history) job.history->hosts.clear();
     }
-    if (s.from != model::JobStatus::kRunnable) doc["allot"]["runnableSince"] = now;
+    if (s.from != model::JobStatus::kRunnable) job.runnable_since = now;
   }
-  if (s.to == model::JobStatus::kRunning && !doc.contains("startedAt")) doc["startedAt"] = now;
+  if (s.to == model::JobStatus::kRunning && job.started_at == 0) job.started_at = now;
   if (!model::IsDispatched(s.to)) {
-    doc["allot"].erase("stopping");
+    if (job.history) job.history->stopping.reset();
     if (was_dispatched) ReleaseSlots(job);
   }
   if (model::IsTerminal(s.to)) {
-    doc["stoppedAt"] = now;
-    CloseAttempt(doc, now, s.reason);
-    doc["allot"].erase("hosts");
+    job.stopped_at = now;
+    CloseAttempt(job, now, s.reason);
+    if (job.history) job.history->hosts.clear();
   }
 }
 
 void Controller::OnDispatch(JobRecord& job, const model::Dispatch& d) {
-  Json& doc = job.doc;
   const Timestamp now = Now();
-  const std::string arn = TrainingJobArn(options_, job, d.attempt);
-  const Json resource = {{"name", "TrainingJobArn"}, {"value", arn}};
-  doc["attempts"].push_back({{"serviceResourceId", resource}, {"startedAt", now}});
-  doc["latestAttempt"] = {{"serviceResourceId", resource}};
-  doc["scheduledAt"] = now;
-  doc["allot"]["attempt"] = d.attempt;
-  doc["allot"]["dispatchMode"] = model::ToString(d.mode);
+  JobHistory& h = job.History();
+  h.attempts.push_back({.resource_arn = TrainingJobArn(options_, job, d.attempt),
+                        .started_at = now});
+  job.scheduled_at = now;
+  job.attempt = d.attempt;
+  h.dispatch_mode = d.mode;
   TakeSlots(job);
   const model::JobId seq = job.seq;
   const int attempt = d.attempt;
@@ -112,22 +104,12 @@ void Controller::OnDispatch(JobRecord& job, const model::Dispatch& d) {
 }
 
 void Controller::OnPreempted(JobRecord& job, const model::PreemptedAttempt& p) {
-  Json& doc = job.doc;
-  const Timestamp now = Now();
-  CloseAttempt(doc, now, p.reason);
-  Json& summary = doc["preemptionSummary"];
-  summary["preemptedAttemptCount"] = p.preempted_count;
-  Json& recent = summary["recentPreemptedAttempts"];
-  if (!recent.is_array()) recent = Json::array();
-  const Json& attempt = doc["attempts"].back();
-  recent.push_back({{"serviceResourceId", attempt["serviceResourceId"]},
-                    {"startedAt", attempt["startedAt"]},
-                    {"stoppedAt", now},
-                    {"statusReason", p.reason}});
-  while (recent.size() > kRecentPreemptions) recent.erase(recent.begin());
-  doc["allot"]["preemptions"] = p.preempted_count;
-  Json& records = doc["allot"]["preemptionRecords"];
-  if (!records.empty()) records.back()["workLostInstanceSeconds"] = static_cast<double>(p.work_lost) / 1000.0;
+  CloseAttempt(job, Now(), p.reason);
+  JobHistory& h = job.History();
+  if (!h.attempts.empty()) h.attempts.back().preempted = true;
+  h.preempted_attempt_count = p.preempted_count;
+  job.preemptions = p.preempted_count;
+  if (!h.preemptions.empty()) h.preemptions.back().work_lost = p.work_lost;
 }
 
 void Controller::OnPreemption(const model::Preemption& p) {
@@ -136,20 +118,34 @@ void Controller::OnPreemption(const model::Preemption& p) {
     JobRecord* victim = JobBySeq(v.victim);
     if (victim == nullptr) continue;
     Touch(*victim);
-    victim->doc["allot"]["preemptionRecords"].push_back(
-        {{"attempt", victim->doc["allot"]["attempt"]},
-         {"preemptor", preemptor ? preemptor->id : std::to_string(p.preemptor)},
-         {"rule", model::ToString(v.rule)},
-         {"victimKey", {{"priority", v.key.priority},
-                        {"workLostInstanceSeconds", static_cast<double>(v.key.work_lost) / 1000.0},
-                        {"attemptStartedAt", v.key.started_at}}},
-         {"at", Now()}});
-    victim->doc["allot"]["stopRule"] = model::ToString(v.rule);
+    JobHistory& h = victim->History();
+    h.preemptions.push_back({.attempt = victim->attempt,
+                             .preemptor = preemptor ? preemptor->id : std::to_string(p.preemptor),
+                             .rule = v.rule,
+                             .victim_priority = v.key.priority,
+                             .work_lost_when_chosen = v.key.work_lost,
+                             .attempt_started_at = v.key.started_at,
+                             .at = Now()});
+    h.stop_rule = v.rule;
+  }
+}
+
+Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::string& name) {
+  Result<std::optional<std::string>> payload = store_->Get(store::Kind::kJobPayload, id);
+  if (!payload.ok()) return payload.status();
+  if (!payload.value()) return Internal("the store holds no serviceRequestPayload for job " + id);
+  try {
+    return ParsePayload(*payload.value(), name).launch;
+  } catch (const ClientError& e) {
+    // It was accepted at submission: only a change of the rules since can refuse it now.
+    return Internal(std::string("the stored serviceRequestPayload no longer parses: ") + e.what());
   }
 }
 
 void Controller::LaunchAttempt(model::JobId seq, int attempt) {
   exec::LaunchSpec spec;
+  std::string id;
+  std::string name;
   {
     std::lock_guard<std::mutex> lock(mu_);
     JobRecord* job = JobBySeq(seq);
@@ -157,23 +153,31 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
     if (job == nullptr || !view || view->attempt != attempt || !model::IsDispatched(view->status)) {
       return;
     }
+    id = job->id;
+    name = job->name;
     spec.job = seq;
     spec.attempt = attempt;
-    spec.name = job->launch.training_job_name;
-    spec.argv = job->launch.argv;
-    spec.environment = job->launch.environment;
-    spec.instance_type = job->launch.instance_type;
-    spec.instance_count = job->launch.instance_count;
     spec.attempt_dir = AttemptDir(job->id, attempt);
     spec.job_dir = JobDir(job->id);
-    spec.hyperparameters = job->launch.hyperparameters;
-    for (const auto& [name, dir] : job->launch.channels) spec.channels.push_back({name, dir});
-    spec.checkpoint_local_path = job->launch.checkpoint_local_path;
-    spec.checkpoint_sync_dir = job->launch.checkpoint_sync_dir;
     spec.self_exe = self_exe_;
     spec.host_slots = SlotsOf(*job);
   }
-  Status s = executor_->Launch(spec);
+  // The payload is read outside the lock: a store read must not stall every API call.
+  Result<LaunchInfo> launch = ReadLaunchInfo(id, name);
+  Status s = launch.status();
+  if (launch.ok()) {
+    const LaunchInfo& info = launch.value();
+    spec.name = info.training_job_name;
+    spec.argv = info.argv;
+    spec.environment = info.environment;
+    spec.instance_type = info.instance_type;
+    spec.instance_count = info.instance_count;
+    spec.hyperparameters = info.hyperparameters;
+    for (const auto& [channel, dir] : info.channels) spec.channels.push_back({channel, dir});
+    spec.checkpoint_local_path = info.checkpoint_local_path;
+    spec.checkpoint_sync_dir = info.checkpoint_sync_dir;
+    s = executor_->Launch(spec);
+  }
   if (s.ok()) return;
   log::Warn("executor.launch_failed", {{"job", static_cast<std::int64_t>(seq)},
                                        {"attempt", std::int64_t{attempt}},
@@ -195,15 +199,7 @@ void Controller::ExecutorStarted(model::JobId seq, int attempt,
   RecordReport([this, seq, attempt, hosts] {
     if (JobRecord* job = JobBySeq(seq)) {
       // Identities, not bare pids: recovery signals a process only while pid and start time match.
-      Json list = Json::array();
-      for (const exec::HostProcess& h : hosts) {
-        list.push_back({{"host", h.host},
-                        {"pid", h.pid},
-                        {"start_time", h.start_time},
-                        {"child_pid", h.child_pid},
-                        {"child_start_time", h.child_start_time}});
-      }
-      job->doc["allot"]["hosts"] = list;
+      job->History().hosts = hosts;
       Touch(*job);
     }
     Apply(model::AttemptStarting{seq, attempt}, false);

@@ -49,6 +49,7 @@ using tcp = asio::ip::tcp;
 namespace {
 
 constexpr std::uint64_t kMaxBody = std::uint64_t{64} * 1024;  // a larger body answers 413
+constexpr std::size_t kMaxSubmitBody = std::size_t{30} * 1024;  // AWS's SubmitServiceJob limit
 constexpr std::uint32_t kMaxHeader = 32 * 1024;
 constexpr std::size_t kReadChunk = 4096;
 constexpr auto kStopGrace = std::chrono::seconds(10);  // Stop() waits this long for answers
@@ -711,7 +712,11 @@ Answer HttpServer::Impl::Handle(const Request& req, const Route& route, CallLog*
 Controller::Reply HttpServer::Impl::Run(const Request& req, const Route& route, CallLog* call) {
   call->resource = route.capture;
   if (route.kind == Route::kAction) {
-    Json body = ParseBody(req.body());
+    Json body = ParseBody(req.body());  // first: a deep body is refused for its depth
+    if (route.capture == "submitservicejob" && req.body().size() > kMaxSubmitBody) {
+      Refuse("a SubmitServiceJob request must be at most 30 KiB, got " +
+             std::to_string(req.body().size()) + " bytes");
+    }
     call->resource = ResourceOf(body);
     return controller_.Call(route.capture, body);
   }

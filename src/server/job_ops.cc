@@ -29,14 +29,14 @@ std::string NewJobId() {
   return buf;
 }
 
-model::RetryStrategy ReadRetry(const Json& r, Json* doc) {
+// retryStrategy; `given` says whether the request had one (Describe shows it then).
+model::RetryStrategy ReadRetry(const Json& r, bool* given) {
   model::RetryStrategy retry;
   const Json* rs = OptionalObject(r, "retryStrategy");
+  *given = rs != nullptr;
   if (rs == nullptr) return retry;
-  const std::int64_t attempts = RequireInt(*rs, "attempts", 1, model::rules::kMaxRetryAttempts,
-                                            "retryStrategy.attempts");
-  retry.attempts = static_cast<int>(attempts);
-  Json saved = {{"attempts", attempts}, {"evaluateOnExit", Json::array()}};
+  retry.attempts = static_cast<int>(RequireInt(*rs, "attempts", 1, model::rules::kMaxRetryAttempts,
+                                               "retryStrategy.attempts"));
   if (const Json* rules = OptionalArray(*rs, "evaluateOnExit", "retryStrategy.evaluateOnExit")) {
     if (rules->size() > model::rules::kMaxEvaluateOnExit) {
       Refuse("retryStrategy.evaluateOnExit allows at most 5 entries, got " +
@@ -58,20 +58,9 @@ model::RetryStrategy ReadRetry(const Json& r, Json* doc) {
       }
       retry.evaluate_on_exit.push_back(
           {action == "retry" ? model::RetryAction::kRetry : model::RetryAction::kExit, pattern});
-      saved["evaluateOnExit"].push_back(
-          {{"action", action == "retry" ? "RETRY" : "EXIT"}, {"onStatusReason", pattern}});
     }
   }
-  (*doc)["retryStrategy"] = saved;
   return retry;
-}
-
-Json CapacityUsage(const model::Demand& demand) {
-  Json out = Json::array();
-  for (const model::UnitCount& u : demand) {
-    out.push_back({{"capacityUnit", u.unit}, {"quantity", static_cast<double>(u.count)}});
-  }
-  return out;
 }
 
 // The SHA-256-free request identity for clientToken: the request without the token.
@@ -80,8 +69,6 @@ std::string RequestHash(const Json& r) {
   copy.erase("clientToken");
   return copy.dump();
 }
-
-bool IsTerminalStatus(const std::string& s) { return s == "SUCCEEDED" || s == "FAILED"; }
 
 // A whole number >= 0 written in decimal digits only, that fits its type.
 template <typename T>
@@ -129,26 +116,6 @@ void CheckUnitsOffered(const model::Demand& demand, const Json& env) {
   }
 }
 
-// The new job's document, as DescribeServiceJob shows it before its share, retry strategy and
-// limits are added. REQUIRES: job.seq, job.id and job.spec are set.
-Json NewJobDoc(const JobRecord& job, const std::string& arn, const std::string& name,
-               const Json& r, const Json& queue) {
-  return {{"jobArn", arn},
-          {"jobId", job.id},
-          {"jobName", name},
-          {"jobQueue", queue["jobQueueArn"]},
-          {"serviceJobType", "SAGEMAKER_TRAINING"},
-          {"schedulingPriority", job.spec.priority},
-          {"status", "SUBMITTED"},
-          {"createdAt", job.spec.created_at},
-          {"capacityUsage", CapacityUsage(job.spec.demand)},
-          {"attempts", Json::array()},
-          {"isTerminated", false},
-          {"tags", ReadTags(r)},
-          {"allot", {{"seq", job.seq}, {"attempt", 0}, {"failedAttempts", 0}, {"preemptions", 0},
-                     {"lastCheckpoint", 0}, {"preemptionRecords", Json::array()}}}};
-}
-
 // preemptionConfiguration, and the attempt timeout: the shorter of the payload's
 // MaxRuntimeInSeconds and timeoutConfig.attemptDurationSeconds.
 void ReadJobLimits(const Json& r, std::optional<std::int64_t> max_runtime_seconds,
@@ -157,8 +124,7 @@ void ReadJobLimits(const Json& r, std::optional<std::int64_t> max_runtime_second
     if (auto n = OptionalInt(*pc, "preemptionRetriesBeforeTermination", 0,
                              model::rules::kMaxPreemptionRetries,
                              "preemptionConfiguration.preemptionRetriesBeforeTermination")) {
-      job.spec.preemption_retries = static_cast<std::int32_t>(*n);
-      job.doc["preemptionConfiguration"] = {{"preemptionRetriesBeforeTermination", *n}};
+      job.preemption_retries = static_cast<std::int32_t>(*n);
     }
   }
   std::optional<std::int64_t> timeout = max_runtime_seconds;
@@ -166,18 +132,22 @@ void ReadJobLimits(const Json& r, std::optional<std::int64_t> max_runtime_second
     if (auto s = OptionalInt(*tc, "attemptDurationSeconds", 1,
                              model::rules::kMaxAttemptDurationSeconds,
                              "timeoutConfig.attemptDurationSeconds")) {
-      job.doc["timeoutConfig"] = {{"attemptDurationSeconds", *s}};
+      job.timeout_config_seconds = *s;
       timeout = timeout ? std::min(*timeout, *s) : *s;
     }
   }
-  if (timeout) job.doc["allot"]["attemptTimeoutSeconds"] = *timeout;
-  job.spec.attempt_timeout_seconds = timeout;
+  job.attempt_timeout_seconds = timeout;
+}
+
+std::vector<std::pair<std::string, std::string>> SortedTags(const Json& tags) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [k, v] : tags.items()) out.emplace_back(k, v.get<std::string>());
+  return out;  // a JSON object iterates in key order
 }
 
 }  // namespace
 
 Controller::Reply Controller::SubmitServiceJob(const Json& r) {
-  if (r.dump().size() > std::size_t{30} * 1024) Refuse("a SubmitServiceJob request must be at most 30 KiB");
   const std::string name = RequireString(r, "jobName");
   RefuseUnless(model::rules::CheckName(name, "jobName"));
   Json& queue = MustFindQueue(RequireString(r, "jobQueue"));
@@ -190,17 +160,19 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   std::optional<std::string> share = ReadQuotaShare(r, qname, IsQuotaManaged(queue), shares_);
   if (queue.value("state", "") == "DISABLED") Refuse("job queue " + qname + " is DISABLED");
   std::optional<std::string> token = OptionalString(r, "clientToken");
+  std::string request_hash;
   if (token) {
     if (token->empty() || token->size() > model::rules::kMaxClientTokenLength) {
       Refuse("clientToken must be 1 to 64 characters, got " + std::to_string(token->size()));
     }
+    request_hash = RequestHash(r);
     auto it = client_tokens_.find(qname + "/" + *token);
     if (it != client_tokens_.end()) {
-      if (it->second.second != RequestHash(r)) {
+      if (it->second.second != request_hash) {
         Refuse("clientToken " + *token + " was already used with a different request");
       }
       const JobRecord& job = jobs_.at(it->second.first);
-      return {{{"jobArn", job.doc["jobArn"]}, {"jobName", job.doc["jobName"]}, {"jobId", job.id}}};
+      return {{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
     }
   }
   const std::int64_t priority =
@@ -215,23 +187,22 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   }
   CheckUnitsOffered(parsed.demand, env);
   JobRecord job;
-  job.seq = next_seq_++;
   job.id = NewJobId();
-  job.spec.id = job.seq;
-  job.spec.queue = qname;
-  job.spec.share = share.value_or(kImplicitShare);
-  job.spec.priority = static_cast<std::int32_t>(priority);
-  job.spec.demand = parsed.demand;
-  job.spec.created_at = Now();
-  job.doc = NewJobDoc(job, Arn("service-job/" + job.id), name, r, queue);
-  if (share) job.doc["quotaShareName"] = *share;
-  job.spec.retry = ReadRetry(r, &job.doc);
+  job.name = name;
+  if (parsed.launch.training_job_name != name) job.training_name = parsed.launch.training_job_name;
+  job.queue = Intern(qname);
+  if (share) job.share = Intern(*share);
+  job.priority = static_cast<std::int32_t>(priority);
+  job.demand = parsed.demand;
+  job.retry = ReadRetry(r, &job.retry_given);
   ReadJobLimits(r, parsed.max_runtime_seconds, job);
-  job.launch = parsed.launch;
+  job.tags = SortedTags(ReadTags(r));
+  job.seq = next_seq_++;
+  job.created_at = Now();
   const std::string id = job.id;
-  const model::JobSpec spec = job.spec;
+  const model::JobSpec spec = job.Spec();
   JobRecord& stored = jobs_.emplace(id, std::move(job)).first->second;
-  job_by_seq_[stored.seq] = id;
+  job_by_seq_[stored.seq] = &stored;
   IndexJob(stored);
   Touch(stored);
   try {
@@ -239,36 +210,36 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   } catch (const ClientError&) {
     UnindexJob(stored);
     job_by_seq_.erase(spec.id);
-    touched_.erase(id);
+    touched_.erase(spec.id);
     jobs_.erase(id);
     throw;
   }
   pending_.Put(store::Kind::kJobPayload, id, payload);
   if (token) {
-    client_tokens_[qname + "/" + *token] = {id, RequestHash(r)};
+    client_tokens_[qname + "/" + *token] = {id, request_hash};
     pending_.Put(store::Kind::kClientToken, qname + "/" + *token,
-                 Json{{"jobId", id}, {"hash", RequestHash(r)}}.dump());
+                 Json{{"jobId", id}, {"hash", request_hash}}.dump());
   }
-  return {{{"jobArn", stored.doc["jobArn"]}, {"jobName", name}, {"jobId", id}}};
+  return {{{"jobArn", arns_.Job(id)}, {"jobName", name}, {"jobId", id}}};
 }
 
 Controller::Reply Controller::UpdateServiceJob(const Json& r) {
   JobRecord& job = MustFindJob(RequireString(r, "jobId"));
   const std::int64_t priority =
       RequireInt(r, "schedulingPriority", 0, model::rules::kMaxSchedulingPriority);
-  const std::string status = job.doc["status"];
-  if (IsTerminalStatus(status)) {
-    Refuse("job " + job.id + " is " + status + "; only unfinished jobs can change priority");
+  if (model::IsTerminal(job.status)) {
+    Refuse("job " + job.id + " is " + std::string(model::ToString(job.status)) +
+           "; only unfinished jobs can change priority");
   }
   Apply(model::UpdateJobPriority{job.seq, static_cast<std::int32_t>(priority)});
-  job.doc["schedulingPriority"] = priority;
+  job.priority = static_cast<std::int32_t>(priority);
   Touch(job);
-  return {{{"jobArn", job.doc["jobArn"]}, {"jobName", job.doc["jobName"]}, {"jobId", job.id}}};
+  return {{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
 }
 
 Controller::Reply Controller::DescribeServiceJob(const Json& r) {
   JobRecord& job = MustFindJob(RequireString(r, "jobId"));
-  Json out = job.doc;
+  Json out = DescribeJob(job, arns_);
   Result<std::optional<std::string>> payload = store_->Get(store::Kind::kJobPayload, job.id);
   if (payload.ok() && payload.value()) out["serviceRequestPayload"] = *payload.value();
   if (auto view = engine_.GetJob(job.seq); view && view->status == model::JobStatus::kRunnable) {
@@ -286,9 +257,15 @@ Controller::Reply Controller::DescribeServiceJob(const Json& r) {
 
 namespace {
 
+// A page examines at most this many index entries: a filter that matches few of many jobs
+// answers a short page with a nextToken rather than holding the server's lock for a scan (AWS
+// list calls may answer fewer than maxResults with a nextToken too).
+constexpr std::size_t kScanBudget = 20'000;
+
 struct ListFilters {
-  std::optional<std::string> status;
-  std::optional<std::string> name;  // lower case; trailing '*' = prefix
+  std::optional<model::JobStatus> status;
+  std::optional<std::string> name;  // without the trailing '*' of a prefix
+  bool name_prefix = false;
   std::optional<Timestamp> before;
   std::optional<Timestamp> after;
   std::optional<std::string> share;
@@ -312,7 +289,8 @@ ListFilters ReadFilters(const Json& r) {
       }
       const std::string v = (*values)[0];
       if (key == "JOB_NAME") {
-        f.name = AsciiLower(v);
+        f.name_prefix = !v.empty() && v.back() == '*';
+        f.name = f.name_prefix ? v.substr(0, v.size() - 1) : v;
         status_applies = false;
       } else if (key == "QUOTA_SHARE_NAME") {
         f.share = v;
@@ -330,77 +308,118 @@ ListFilters ReadFilters(const Json& r) {
   const auto status = OptionalEnum(r, "jobStatus", {"SUBMITTED", "PENDING", "RUNNABLE",
                                                     "SCHEDULED", "STARTING", "RUNNING",
                                                     "SUCCEEDED", "FAILED"});
-  if (status_applies) f.status = status.value_or("RUNNING");
+  if (status_applies) {
+    const std::string name = status.value_or("RUNNING");
+    for (int i = 0; i < 8; ++i) {
+      if (model::ToString(static_cast<model::JobStatus>(i)) == name) {
+        f.status = static_cast<model::JobStatus>(i);
+      }
+    }
+  }
   return f;
 }
 
-bool Matches(const ListFilters& f, const Json& doc) {
-  if (f.status && doc["status"] != *f.status) return false;
-  if (f.share && doc.value("quotaShareName", "") != *f.share) return false;
-  const Timestamp created = doc["createdAt"];
-  if (f.before && created >= *f.before) return false;
-  if (f.after && created <= *f.after) return false;
+bool Matches(const ListFilters& f, const JobRecord& job) {
+  if (f.status && job.status != *f.status) return false;
+  if (f.share && job.share != *f.share) return false;
+  if (f.before && job.created_at >= *f.before) return false;
+  if (f.after && job.created_at <= *f.after) return false;
   if (f.name) {
-    const std::string name = AsciiLower(doc["jobName"].get<std::string>());
-    if (!f.name->empty() && f.name->back() == '*') {
-      if (name.rfind(f.name->substr(0, f.name->size() - 1), 0) != 0) return false;
-    } else if (name != *f.name) {
-      return false;
-    }
+    const std::string_view name =
+        f.name_prefix ? std::string_view(job.name).substr(0, f.name->size()) : job.name;
+    if (!EqualsIgnoreCase(name, *f.name)) return false;
   }
   return true;
 }
 
-Json Summary(const Json& doc) {
-  Json s;
-  for (const char* k : {"jobArn", "jobId", "jobName", "createdAt", "scheduledAt", "startedAt",
-                        "stoppedAt", "serviceJobType", "quotaShareName", "status",
-                        "statusReason", "capacityUsage", "latestAttempt"}) {
-    if (doc.contains(k)) s[k] = doc[k];
+// "createdAt.seq" of the last job a page examined; the next page starts below it.
+std::optional<ListIndex::Key> ReadListToken(const Json& r) {
+  std::optional<std::string> token = OptionalString(r, "nextToken");
+  if (!token) return std::nullopt;
+  ListIndex::Key key;
+  const std::size_t dot = token->find('.');
+  const std::string_view text = *token;
+  if (dot == std::string::npos || !ParseWhole(text.substr(0, dot), &key.first) ||
+      !ParseWhole(text.substr(dot + 1), &key.second)) {
+    Refuse("nextToken " + Quoted(Json(*token)) + " was not returned by ListServiceJobs");
   }
-  return s;
+  return key;
 }
+
+// Collects a page newest first from keys in descending order.
+class Page {
+ public:
+  Page(std::size_t max, const ArnContext& arns) : max_(max), arns_(arns) {}
+  // False once the page is full (it then carries a nextToken).
+  bool Add(const ListIndex::Key& key, const JobRecord& job) {
+    if (list_.size() == max_) {
+      token_ = last_;
+      return false;
+    }
+    list_.push_back(SummarizeJob(job, arns_));
+    last_ = key;
+    return true;
+  }
+  void StopAt(const ListIndex::Key& key) { token_ = key; }
+  Json Finish() {
+    Json out = {{"jobSummaryList", std::move(list_)}};
+    if (token_) out["nextToken"] = std::to_string(token_->first) + "." + std::to_string(token_->second);
+    return out;
+  }
+
+ private:
+  std::size_t max_;
+  const ArnContext& arns_;
+  Json list_ = Json::array();
+  ListIndex::Key last_{};
+  std::optional<ListIndex::Key> token_;
+};
 
 }  // namespace
 
+// Newest first. A JOB_NAME filter reads the name index; a status (alone or with a quota share)
+// its own index; time filters the queue's time order from where they start.
 Controller::Reply Controller::ListServiceJobs(const Json& r) {
   const std::string qname = MustFindQueue(RequireString(r, "jobQueue"))["jobQueueName"];
   const ListFilters f = ReadFilters(r);
-  const std::int64_t max =
-      OptionalInt(r, "maxResults", 1, model::rules::kMaxPageSize).value_or(100);
-  // Newest first; the token is the (createdAt, seq) of the last job returned. A status (alone or
-  // with a quota share) reads its own index; name and time filters read all of the queue's jobs.
+  const auto max = static_cast<std::size_t>(
+      OptionalInt(r, "maxResults", 1, model::rules::kMaxPageSize).value_or(100));
+  const std::optional<ListIndex::Key> token = ReadListToken(r);
+  Page page(max, arns_);
+  if (f.name) {
+    auto [first, last] = list_index_.ByName(qname, *f.name, f.name_prefix);
+    std::vector<ListIndex::Key> keys;
+    for (auto it = first; it != last && keys.size() <= kScanBudget; ++it) {
+      if (!token || it->key < *token) keys.push_back(it->key);
+    }
+    if (keys.size() <= kScanBudget) {
+      std::sort(keys.rbegin(), keys.rend());
+      for (const ListIndex::Key& key : keys) {
+        const JobRecord& job = *job_by_seq_.at(key.second);
+        if (Matches(f, job) && !page.Add(key, job)) break;
+      }
+      return {page.Finish()};
+    }
+  }
   const ListIndex::Set& index =
       f.name || f.before || f.after ? list_index_.All(qname)
       : f.share                     ? list_index_.ByShareStatus(qname, *f.share, *f.status)
                                     : list_index_.ByStatus(qname, *f.status);
   auto it = index.rbegin();
   if (f.before) it = std::make_reverse_iterator(index.lower_bound({*f.before, 0}));
-  if (auto token = OptionalString(r, "nextToken")) {
-    Timestamp created = 0;
-    model::JobId seq = 0;
-    const std::size_t dot = token->find('.');
-    const std::string_view token_text = *token;
-    if (dot == std::string::npos || !ParseWhole(token_text.substr(0, dot), &created) ||
-        !ParseWhole(token_text.substr(dot + 1), &seq)) {
-      Refuse("nextToken " + Quoted(Json(*token)) + " was not returned by ListServiceJobs");
-    }
-    it = std::make_reverse_iterator(index.lower_bound({created, seq}));
+  if (token && (!f.before || *token < ListIndex::Key{*f.before, 0})) {
+    it = std::make_reverse_iterator(index.lower_bound(*token));
   }
-  Json out = {{"jobSummaryList", Json::array()}};
-  std::pair<Timestamp, model::JobId> last{};
-  for (; it != index.rend(); ++it) {
+  for (std::size_t examined = 0; it != index.rend(); ++it, ++examined) {
     if (f.after && it->first <= *f.after) break;  // older from here on
-    const Json& doc = jobs_.at(job_by_seq_.at(it->second)).doc;
-    if (!Matches(f, doc)) continue;
-    if (static_cast<std::int64_t>(out["jobSummaryList"].size()) == max) {
-      out["nextToken"] = std::to_string(last.first) + "." + std::to_string(last.second);
+    if (examined == kScanBudget) {
+      page.StopAt(*std::prev(it));
       break;
     }
-    out["jobSummaryList"].push_back(Summary(doc));
-    last = *it;
+    const JobRecord& job = *job_by_seq_.at(it->second);
+    if (Matches(f, job) && !page.Add(*it, job)) break;
   }
-  return {out};
+  return {page.Finish()};
 }
 
 Controller::Reply Controller::TerminateServiceJob(const Json& r) {
@@ -409,8 +428,8 @@ Controller::Reply Controller::TerminateServiceJob(const Json& r) {
   if (reason.size() > model::rules::kMaxTerminateReasonLength) {
     Refuse("reason must be at most 1024 characters, got " + std::to_string(reason.size()));
   }
-  if (IsTerminalStatus(job.doc["status"])) return {};
-  job.doc["isTerminated"] = true;
+  if (model::IsTerminal(job.status)) return {};
+  job.is_terminated = true;
   Touch(job);
   Apply(model::TerminateJob{job.seq, reason});
   return {};
@@ -421,9 +440,10 @@ Controller::Reply Controller::GetJobQueueSnapshot(const Json& r) {
   const std::string qname = queue["jobQueueName"];
   const Timestamp now = Now();
   auto entry = [this](model::JobId seq) {
-    const Json& doc = jobs_.at(job_by_seq_.at(seq)).doc;
-    return Json{{"jobArn", doc["jobArn"]},
-                {"earliestTimeAtPosition", doc["allot"].value("runnableSince", doc["createdAt"])}};
+    const JobRecord& job = *job_by_seq_.at(seq);
+    return Json{{"jobArn", arns_.Job(job.id)},
+                {"earliestTimeAtPosition",
+                 job.runnable_since != 0 ? job.runnable_since : job.created_at}};
   };
   Json front = Json::array();
   for (model::JobId seq : engine_.FrontOfQueue(qname, "", 100)) front.push_back(entry(seq));

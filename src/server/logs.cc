@@ -28,7 +28,7 @@ Controller::LogChunk Controller::Logs(const std::string& job_id, int attempt,
   {
     std::lock_guard<std::mutex> lock(mu_);
     JobRecord& job = MustFindJob(job_id);
-    const int attempts = static_cast<int>(job.doc["attempts"].size());
+    const int attempts = static_cast<int>(job.attempts().size());
     if (attempts == 0) Refuse("job " + job.id + " has not started an attempt yet");
     if (attempt == 0) attempt = attempts;
     if (attempt < 1 || attempt > attempts) {
@@ -38,14 +38,14 @@ Controller::LogChunk Controller::Logs(const std::string& job_id, int attempt,
     if (stream != "stdout" && stream != "stderr") {
       Refuse("stream must be stdout or stderr, got \"" + stream + "\"");
     }
-    const int hosts = job.launch.instance_count;
+    const int hosts = job.InstanceCount();
     bool known = false;
     for (int k = 1; k <= hosts; ++k) known = known || host == "algo-" + std::to_string(k);
     if (!known) {
       Refuse("host must be one of algo-1 .. algo-" + std::to_string(hosts) + ", got \"" + host +
              "\"");
     }
-    complete = job.doc["attempts"][static_cast<std::size_t>(attempt - 1)].contains("stoppedAt");
+    complete = job.attempts()[static_cast<std::size_t>(attempt - 1)].stopped_at != 0;
     path = AttemptDir(job.id, attempt) + "/" + host + "/" + stream;
   }
   LogChunk chunk;

@@ -8,6 +8,7 @@
 
 #include "server/api_error.h"
 #include "server/controller.h"
+#include "server/job_codec.h"
 #include "server/payload.h"
 
 namespace allot::server {
@@ -29,51 +30,56 @@ Result<std::vector<Json>> LoadDocs(store::Store& store, store::Kind kind) {
   return docs;
 }
 
-model::JobSpec SpecFromDoc(const Json& doc, const std::string& queue, const model::Demand& demand) {
-  model::JobSpec spec;
-  spec.id = doc["allot"]["seq"];
-  spec.queue = queue;
-  spec.share = doc.value("quotaShareName", kImplicitShare);
-  spec.priority = doc["schedulingPriority"];
-  spec.demand = demand;
-  if (doc.contains("preemptionConfiguration")) {
-    spec.preemption_retries = doc["preemptionConfiguration"]["preemptionRetriesBeforeTermination"];
-  }
-  if (doc.contains("retryStrategy")) {
-    spec.retry.attempts = doc["retryStrategy"]["attempts"];
-    for (const Json& e : doc["retryStrategy"]["evaluateOnExit"]) {
-      spec.retry.evaluate_on_exit.push_back(
-          {e["action"] == "EXIT" ? model::RetryAction::kExit : model::RetryAction::kRetry,
-           e["onStatusReason"]});
-    }
-  }
-  if (doc["allot"].contains("attemptTimeoutSeconds")) {
-    spec.attempt_timeout_seconds = doc["allot"]["attemptTimeoutSeconds"];
-  }
-  spec.created_at = doc["createdAt"];
-  return spec;
-}
-
-// The hosts' identities ExecutorStarted recorded; records written before start times were
-// recorded give 0, which the executor never matches.
-std::vector<exec::HostProcess> RecordedHosts(const Json& doc) {
-  std::vector<exec::HostProcess> hosts;
-  for (const Json& h : doc["allot"].value("hosts", Json::array())) {
-    if (!h.is_object()) continue;
-    hosts.push_back({.host = h.value("host", ""),
-                     .pid = h.value("pid", 0),
-                     .start_time = h.value("start_time", std::uint64_t{0}),
-                     .child_pid = h.value("child_pid", 0),
-                     .child_start_time = h.value("child_start_time", std::uint64_t{0})});
-  }
-  return hosts;
-}
-
 }  // namespace
+
+// What a restore may change in a job record: a job that comes back as it was is not written.
+struct RestoreSnapshot {
+  model::JobStatus status;
+  std::string status_reason;
+  Timestamp scheduled_at, started_at, stopped_at, runnable_since;
+  std::int32_t attempt, failed_attempts, preemptions;
+  Timestamp last_checkpoint;
+  std::optional<JobHistory> history;
+
+  explicit RestoreSnapshot(const JobRecord& j)
+      : status(j.status),
+        status_reason(j.status_reason),
+        scheduled_at(j.scheduled_at),
+        started_at(j.started_at),
+        stopped_at(j.stopped_at),
+        runnable_since(j.runnable_since),
+        attempt(j.attempt),
+        failed_attempts(j.failed_attempts),
+        preemptions(j.preemptions),
+        last_checkpoint(j.last_checkpoint) {
+    if (j.history) history = *j.history;
+  }
+  bool operator==(const RestoreSnapshot&) const = default;
+};
 
 Status Controller::Recover() {
   std::lock_guard<std::mutex> lock(mu_);
   return RecoverLocked();
+}
+
+// The job records in submission order.
+Result<std::vector<JobRecord>> Controller::LoadJobs() {
+  Result<std::vector<store::Record>> records = store_->Load(store::Kind::kJob);
+  if (!records.ok()) return records.status();
+  std::vector<JobRecord> jobs;
+  jobs.reserve(records->size());
+  for (const store::Record& r : records.value()) {
+    Result<DecodedJob> decoded = DecodeJob(r.key, r.value);
+    if (!decoded.ok()) return decoded.status();
+    DecodedJob d = std::move(decoded).value();
+    JobRecord& job = jobs.emplace_back(std::move(d.record));
+    // A job whose queue is gone is kept for Describe, outside every queue.
+    job.queue = queues_.count(d.queue) ? Intern(d.queue) : std::string_view();
+    job.share = d.share.empty() ? std::string_view() : Intern(d.share);
+  }
+  std::sort(jobs.begin(), jobs.end(),
+            [](const JobRecord& a, const JobRecord& b) { return a.seq < b.seq; });
+  return jobs;
 }
 
 Status Controller::RecoverLocked() {
@@ -82,9 +88,8 @@ Status Controller::RecoverLocked() {
     auto policies = LoadDocs(*store_, store::Kind::kSchedulingPolicy);
     auto queues = LoadDocs(*store_, store::Kind::kJobQueue);
     auto shares = LoadDocs(*store_, store::Kind::kQuotaShare);
-    auto jobs = LoadDocs(*store_, store::Kind::kJob);
     auto tokens = store_->Load(store::Kind::kClientToken);
-    for (const auto* r : {&envs, &policies, &queues, &shares, &jobs}) {
+    for (const auto* r : {&envs, &policies, &queues, &shares}) {
       if (!r->ok()) return r->status();
     }
     if (!tokens.ok()) return tokens.status();
@@ -107,30 +112,15 @@ Status Controller::RecoverLocked() {
       Json j = Json::parse(t.value);
       client_tokens_[t.key] = {j["jobId"], j["hash"]};
     }
-    // In submission order. The sequence is read once per document: reading it inside the
-    // comparison (two JSON lookups per compare) was a third of a restart at 100k jobs.
-    std::vector<Json> docs = std::move(jobs).value();
-    std::vector<std::pair<model::JobId, std::size_t>> order;
-    order.reserve(docs.size());
-    for (std::size_t i = 0; i < docs.size(); ++i) {
-      order.emplace_back(docs[i]["allot"]["seq"].get<model::JobId>(), i);
-    }
-    std::sort(order.begin(), order.end());
-    std::vector<Json> sorted;
-    sorted.reserve(docs.size());
-    for (const auto& [seq, i] : order) sorted.push_back(std::move(docs[i]));
-    docs = std::move(sorted);
+    Result<std::vector<JobRecord>> jobs = LoadJobs();
+    if (!jobs.ok()) return jobs.status();
     // Attempts that still run take their capacity back before any waiting job is restored, so
     // that no pass hands that capacity to someone else.
-    auto dispatched = [](const Json& doc) {
-      const std::string s = doc["status"];
-      return s == "SCHEDULED" || s == "STARTING" || s == "RUNNING";
-    };
-    for (Json& doc : docs) {
-      if (dispatched(doc)) RecoverJob(std::move(doc));
+    for (JobRecord& job : jobs.value()) {
+      if (model::IsDispatched(job.status)) RecoverJob(std::move(job));
     }
-    for (Json& doc : docs) {
-      if (!doc.is_null() && !dispatched(doc)) RecoverJob(std::move(doc));
+    for (JobRecord& job : jobs.value()) {
+      if (!job.id.empty() && !model::IsDispatched(job.status)) RecoverJob(std::move(job));
     }
   } catch (const std::exception& e) {
     return Internal(std::string("recovery failed: ") + e.what());
@@ -139,105 +129,83 @@ Status Controller::RecoverLocked() {
   return Status::Ok();
 }
 
-void Controller::RecoverJob(Json doc) {
-  JobRecord job;
-  job.seq = doc["allot"]["seq"];
-  job.id = doc["jobId"];
-  next_seq_ = std::max(next_seq_, job.seq + 1);
-  Json* queue = FindQueue(doc["jobQueue"]);
-  const std::string qname = queue ? (*queue)["jobQueueName"].get<std::string>() : "";
-  const std::string status = doc["status"];
-  const bool live = status != "SUCCEEDED" && status != "FAILED" && queue != nullptr;
-  model::Demand demand;
-  for (const Json& u : doc["capacityUsage"]) {
-    demand.push_back({u["capacityUnit"], static_cast<std::int64_t>(u["quantity"].get<double>())});
-  }
-  if (live) {
-    Result<std::optional<std::string>> payload = store_->Get(store::Kind::kJobPayload, job.id);
-    if (payload.ok() && payload.value()) {
-      job.launch = ParsePayload(*payload.value(), doc["jobName"]).launch;
-    }
-  }
-  job.spec = SpecFromDoc(doc, qname, demand);
-  job.doc = std::move(doc);
-  const std::string id = job.id;
-  JobRecord& stored = jobs_.emplace(id, std::move(job)).first->second;
-  job_by_seq_[stored.seq] = id;
-  if (!qname.empty()) IndexJob(stored);
+void Controller::RecoverJob(JobRecord record) {
+  next_seq_ = std::max(next_seq_, record.seq + 1);
+  const bool live = !model::IsTerminal(record.status) && !record.queue.empty();
+  const std::string id = record.id;
+  JobRecord& job = jobs_.emplace(id, std::move(record)).first->second;
+  job_by_seq_[job.seq] = &job;
+  IndexJob(job);
   if (!live) return;
-  Json& d = stored.doc;
-  const Json original = d;  // a start writes back only the jobs it changed
-  std::string reason = d.value("statusReason", "");
-  if (status == "SCHEDULED" || status == "STARTING" || status == "RUNNING") {
-    if (AdoptAttempt(stored)) {
-      UntouchIfUnchanged(stored, original);
+  const RestoreSnapshot original(job);
+  std::string reason = job.status_reason;
+  if (model::IsDispatched(job.status)) {
+    if (AdoptAttempt(job)) {
+      UntouchIfUnchanged(job, original);
       return;
     }
-    const Timestamp now = Now();
-    if (!d["attempts"].empty() && !d["attempts"].back().contains("stoppedAt")) {
-      d["attempts"].back()["stoppedAt"] = now;
-      d["attempts"].back()["statusReason"] = kLostReason;
+    if (job.history && !job.history->attempts.empty() &&
+        job.history->attempts.back().stopped_at == 0) {
+      job.history->attempts.back().stopped_at = Now();
+      job.history->attempts.back().status_reason = kLostReason;
     }
-    d["allot"].erase("hosts");
+    if (job.history) job.history->hosts.clear();
     reason = kLostReason;
   }
-  SetJobStatus(stored, "SUBMITTED");  // the restore below reports SUBMITTED -> RUNNABLE
-  Touch(stored);
-  Apply(model::RestoreJob{stored.spec, d["allot"]["attempt"], d["allot"]["failedAttempts"],
-                          d["allot"]["preemptions"], d["allot"]["lastCheckpoint"], reason},
+  SetJobStatus(job, model::JobStatus::kSubmitted);  // the restore reports SUBMITTED -> RUNNABLE
+  Touch(job);
+  Apply(model::RestoreJob{job.Spec(), job.attempt, job.failed_attempts, job.preemptions,
+                          job.last_checkpoint, reason},
         false);
-  UntouchIfUnchanged(stored, original);
+  UntouchIfUnchanged(job, original);
 }
 
 // The restore passes through SUBMITTED: a job that comes back as it was keeps its time in
 // RUNNABLE, and is not written again.
-void Controller::UntouchIfUnchanged(JobRecord& job, const Json& original) {
-  const Json& before = original["allot"];
-  if (job.doc["status"] == original["status"] && before.contains("runnableSince")) {
-    job.doc["allot"]["runnableSince"] = before["runnableSince"];
+void Controller::UntouchIfUnchanged(JobRecord& job, const RestoreSnapshot& original) {
+  if (job.status == original.status && original.runnable_since != 0) {
+    job.runnable_since = original.runnable_since;
   }
-  if (job.doc == original) touched_.erase(job.id);
+  job.CompactHistory();
+  if (RestoreSnapshot(job) == original) touched_.erase(job.seq);
 }
 
 // Watches the supervisors of a running attempt again and restores the job as RUNNING; false
 // if nothing of the attempt is left to adopt (the executor then killed what the recorded
 // identities still verify).
 bool Controller::AdoptAttempt(JobRecord& job) {
-  Json& d = job.doc;
-  const int attempt = d["allot"]["attempt"];
+  const int attempt = job.attempt;
   exec::AdoptSpec spec{.job = job.seq,
                        .attempt = attempt,
                        .attempt_dir = AttemptDir(job.id, attempt),
-                       .instance_count = job.launch.instance_count,
+                       .instance_count = job.InstanceCount(),
                        .job_dir = JobDir(job.id),
-                       .checkpoint_sync_dir = job.launch.checkpoint_sync_dir,
-                       .recorded_hosts = RecordedHosts(d)};
+                       .recorded_hosts = job.history ? job.history->hosts
+                                                     : std::vector<exec::HostProcess>{}};
+  // Checkpoints sync back to CheckpointConfig.S3Uri: the payload says where (a dispatched job
+  // is rare beside the stored ones, so reading it here costs little).
+  if (Result<LaunchInfo> launch = ReadLaunchInfo(job.id, job.name); launch.ok()) {
+    spec.checkpoint_sync_dir = launch->checkpoint_sync_dir;
+  }
   // AlreadyExists: the executor still watches it (a rebuild after a failed write, not a restart).
   const Status adopted = executor_->Adopt(spec);
   if (!adopted.ok() && adopted.code() != StatusCode::kAlreadyExists) return false;
   MarkSlotsTaken(job);
   model::RestoreJob::Running running;
-  if (!d["attempts"].empty()) running.attempt_started = d["attempts"].back()["startedAt"];
+  if (!job.attempts().empty()) running.attempt_started = job.attempts().back().started_at;
   running.running_since = running.attempt_started;
-  std::string reason = d.value("statusReason", "");
-  if (d["allot"].contains("stopping")) {
-    const std::string kind = d["allot"]["stopping"]["kind"];
+  std::string reason = job.status_reason;
+  if (job.history && job.history->stopping) {
+    const StopRecord& stop = *job.history->stopping;
     running.stopping = true;
-    running.stop_kind = kind == "PREEMPTION" ? model::StopKind::kPreemption
-                        : kind == "TIMEOUT"  ? model::StopKind::kTimeout
-                                             : model::StopKind::kTermination;
-    const std::string rule = d["allot"].value("stopRule", "RECLAIM");
-    running.stop_rule = rule == "IN_SHARE"        ? model::PreemptionRule::kInShare
-                        : rule == "LIMIT_LOWERED" ? model::PreemptionRule::kLimitLowered
-                                                  : model::PreemptionRule::kReclaim;
-    if (running.stop_kind != model::StopKind::kPreemption) {
-      reason = d["allot"]["stopping"].value("reason", reason);  // the final reason
-    }
+    running.stop_kind = stop.kind;
+    running.stop_rule = job.history->stop_rule.value_or(model::PreemptionRule::kReclaim);
+    if (running.stop_kind != model::StopKind::kPreemption) reason = stop.reason;  // the final one
   }
-  SetJobStatus(job, "SUBMITTED");  // the restore reports SUBMITTED -> RUNNING
+  SetJobStatus(job, model::JobStatus::kSubmitted);  // the restore reports SUBMITTED -> RUNNING
   Touch(job);
-  Apply(model::RestoreJob{job.spec, attempt, d["allot"]["failedAttempts"],
-                          d["allot"]["preemptions"], d["allot"]["lastCheckpoint"], reason, running},
+  Apply(model::RestoreJob{job.Spec(), attempt, job.failed_attempts, job.preemptions,
+                          job.last_checkpoint, reason, running},
         false);
   return true;
 }

@@ -7,8 +7,8 @@
 namespace allot::server {
 
 void Controller::TakeSlots(JobRecord& job) {
-  Json taken = Json::array();
-  for (const model::UnitCount& part : job.spec.demand) {
+  std::vector<SlotRecord> taken;
+  for (const model::UnitCount& part : job.demand) {
     auto map = options_.host_map.find(part.unit);
     for (std::int64_t n = 0; n < part.count; ++n) {
       int slot = -1;
@@ -22,30 +22,30 @@ void Controller::TakeSlots(JobRecord& job) {
           }
         }
       }
-      taken.push_back({{"unit", part.unit}, {"slot", slot}});
+      taken.push_back({part.unit, slot});
     }
   }
-  job.doc["allot"]["slots"] = taken;
+  job.History().slots = std::move(taken);
 }
 
 void Controller::ReleaseSlots(JobRecord& job) {
-  Json& allot = job.doc["allot"];
-  if (!allot.contains("slots")) return;
-  for (const Json& s : allot["slots"]) {
-    const int slot = s["slot"];
-    auto it = slots_in_use_.find(s["unit"].get<std::string>());
+  if (!job.history) return;
+  for (const SlotRecord& s : job.history->slots) {
+    const int slot = s.slot;
+    auto it = slots_in_use_.find(s.unit);
     if (slot >= 0 && it != slots_in_use_.end() &&
         static_cast<std::size_t>(slot) < it->second.size()) {
       it->second[static_cast<std::size_t>(slot)] = false;
     }
   }
-  allot.erase("slots");
+  job.history->slots.clear();
 }
 
 void Controller::MarkSlotsTaken(const JobRecord& job) {
-  for (const Json& s : job.doc["allot"].value("slots", Json::array())) {
-    const int slot = s["slot"];
-    auto map = options_.host_map.find(s["unit"].get<std::string>());
+  if (!job.history) return;
+  for (const SlotRecord& s : job.history->slots) {
+    const int slot = s.slot;
+    auto map = options_.host_map.find(s.unit);
     if (slot < 0 || map == options_.host_map.end()) continue;
     std::vector<bool>& used = slots_in_use_[map->first];
     used.resize(map->second.size(), false);
@@ -55,9 +55,10 @@ void Controller::MarkSlotsTaken(const JobRecord& job) {
 
 std::vector<exec::LaunchSpec::HostSlot> Controller::SlotsOf(const JobRecord& job) const {
   std::vector<exec::LaunchSpec::HostSlot> out;
-  for (const Json& s : job.doc["allot"].value("slots", Json::array())) {
-    const int slot = s["slot"];
-    auto map = options_.host_map.find(s["unit"].get<std::string>());
+  if (!job.history) return out;
+  for (const SlotRecord& s : job.history->slots) {
+    const int slot = s.slot;
+    auto map = options_.host_map.find(s.unit);
     if (slot < 0 || map == options_.host_map.end() ||
         static_cast<std::size_t>(slot) >= map->second.size()) {
       out.push_back({});

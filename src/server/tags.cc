@@ -12,7 +12,6 @@ Controller::Reply Controller::Tags(const std::string& method, const std::string&
   Json* doc = nullptr;
   store::Kind kind = store::Kind::kMeta;
   std::string key;
-  JobRecord* job = nullptr;
   if (arn.find("/quota-share/") != std::string::npos) {
     const auto [q, s] = ShareKeyFromArn(arn);
     key = q + "/" + s;
@@ -20,8 +19,16 @@ Controller::Reply Controller::Tags(const std::string& method, const std::string&
     doc = it == shares_.end() ? nullptr : &it->second;
     kind = store::Kind::kQuotaShare;
   } else if (arn.find(":service-job/") != std::string::npos) {
-    job = FindJob(arn);
-    doc = job ? &job->doc : nullptr;
+    JobRecord* job = FindJob(arn);
+    if (job == nullptr) Refuse("resourceArn " + arn + " does not name an existing resource");
+    Json job_tags = Json::object();
+    for (const auto& [k, v] : job->tags) job_tags[k] = v;
+    doc = &job_tags;
+    return ChangeTags(method, request, tag_keys, doc, [this, job](const Json& tags) {
+      job->tags.clear();
+      for (const auto& [k, v] : tags.items()) job->tags.emplace_back(k, v.get<std::string>());
+      Touch(*job);
+    });
   } else if (arn.find(":job-queue/") != std::string::npos) {
     doc = FindQueue(arn);
     kind = store::Kind::kJobQueue;
@@ -36,8 +43,18 @@ Controller::Reply Controller::Tags(const std::string& method, const std::string&
   if (key.empty() && kind == store::Kind::kJobQueue) key = (*doc)["jobQueueName"];
   if (kind == store::Kind::kServiceEnvironment) key = (*doc)["serviceEnvironmentName"];
   if (kind == store::Kind::kSchedulingPolicy) key = (*doc)["name"];
-  if (method == "GET") return {{{"tags", doc->value("tags", Json::object())}}};
-  Json tags = doc->value("tags", Json::object());
+  return ChangeTags(method, request, tag_keys, &(*doc)["tags"], [this, kind, key, doc](const Json&) {
+    pending_.Put(kind, key, doc->dump());
+  });
+}
+
+// GET answers `tags`; POST adds to it, DELETE removes keys; then `save` keeps the result.
+Controller::Reply Controller::ChangeTags(const std::string& method, const Json& request,
+                                         const std::vector<std::string>& tag_keys, Json* tags_in,
+                                         const std::function<void(const Json&)>& save) {
+  if (tags_in->is_null()) *tags_in = Json::object();
+  if (method == "GET") return {{{"tags", *tags_in}}};
+  Json tags = *tags_in;
   if (method == "POST") {
     const Json added = ReadTags(request);
     if (added.empty()) Refuse("tags must contain at least one tag");
@@ -47,12 +64,8 @@ Controller::Reply Controller::Tags(const std::string& method, const std::string&
     if (tag_keys.empty()) Refuse("tagKeys is required");
     for (const std::string& k : tag_keys) tags.erase(k);
   }
-  (*doc)["tags"] = tags;
-  if (job != nullptr) {
-    Touch(*job);
-  } else {
-    pending_.Put(kind, key, doc->dump());
-  }
+  *tags_in = tags;
+  save(tags);
   return Finish();
 }
 

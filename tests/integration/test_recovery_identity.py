@@ -78,9 +78,14 @@ class RecoveryIdentityTest(unittest.TestCase):
                              (JOB_KIND, job_id)).fetchone()
         return json.loads(row[0]) if row else None
 
+    # The stored job record (src/server/job_codec.cc) keeps each host as
+    # [host, pid, start_time, child_pid, child_start_time] under "hist".
+    HOST_FIELDS = ["host", "pid", "start_time", "child_pid", "child_start_time"]
+
     def stored_hosts(self, job_id):
         doc = self.stored_doc(job_id)
-        return (doc or {}).get("allot", {}).get("hosts")
+        hosts = (doc or {}).get("hist", {}).get("hosts")
+        return [dict(zip(self.HOST_FIELDS, h)) for h in hosts] if hosts else None
 
     def restart_without_the_attempt_directory(self, job_id):
         self.server.kill9()
@@ -118,7 +123,7 @@ class RecoveryIdentityTest(unittest.TestCase):
         self.addCleanup(stranger.kill)
         # The recorded supervisor pid now names the stranger's process group.
         doc = self.stored_doc(job_id)
-        doc["allot"]["hosts"][0]["pid"] = stranger.pid
+        doc["hist"]["hosts"][0][self.HOST_FIELDS.index("pid")] = stranger.pid
         with self.db() as db:
             db.execute("UPDATE records SET value = ? WHERE kind = ? AND key = ?",
                        (json.dumps(doc), JOB_KIND, job_id))

@@ -1,0 +1,326 @@
+#include "server/job_codec.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace allot::server {
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int kVersion = 2;
+
+// Enums are stored by name, never by number, so reordering an enum cannot change a record.
+template <typename E, int kCount>
+E FromName(const Json& value) {
+  const std::string name = value.get<std::string>();
+  for (int i = 0; i < kCount; ++i) {
+    if (model::ToString(static_cast<E>(i)) == name) return static_cast<E>(i);
+  }
+  throw std::runtime_error("unknown value " + name);
+}
+
+model::JobStatus StatusFrom(const Json& v) { return FromName<model::JobStatus, 8>(v); }
+model::PreemptionRule RuleFrom(const Json& v) { return FromName<model::PreemptionRule, 3>(v); }
+model::StopKind StopKindFrom(const Json& v) { return FromName<model::StopKind, 3>(v); }
+model::DispatchMode ModeFrom(const Json& v) { return FromName<model::DispatchMode, 3>(v); }
+model::RetryAction ActionFrom(const Json& v) {
+  return v.get<std::string>() == "EXIT" ? model::RetryAction::kExit : model::RetryAction::kRetry;
+}
+
+// Sets `key` only when the value differs from its default, which keeps waiting jobs small.
+template <typename T>
+void PutIf(Json& out, const char* key, const T& value, const T& unset) {
+  if (value != unset) out[key] = value;
+}
+
+template <typename T>
+void ReadIf(const Json& in, const char* key, T* out) {
+  if (auto it = in.find(key); it != in.end()) *out = it->get<T>();
+}
+
+Json EncodeHistory(const JobHistory& h) {
+  Json out = Json::object();
+  if (!h.attempts.empty()) {
+    Json& list = out["att"] = Json::array();
+    for (const AttemptRecord& a : h.attempts) {
+      list.push_back({a.resource_arn, a.started_at, a.stopped_at, a.status_reason, a.preempted});
+    }
+  }
+  if (!h.preemptions.empty()) {
+    Json& list = out["pre"] = Json::array();
+    for (const PreemptionRecord& p : h.preemptions) {
+      Json r = {{"attempt", p.attempt}, {"by", p.preemptor}, {"rule", model::ToString(p.rule)},
+                {"prio", p.victim_priority}, {"lostChosen", p.work_lost_when_chosen},
+                {"started", p.attempt_started_at}, {"at", p.at}};
+      if (p.work_lost) r["lost"] = *p.work_lost;
+      list.push_back(std::move(r));
+    }
+  }
+  PutIf(out, "pcount", h.preempted_attempt_count, 0);
+  if (!h.hosts.empty()) {
+    Json& list = out["hosts"] = Json::array();
+    for (const exec::HostProcess& p : h.hosts) {
+      list.push_back({p.host, p.pid, p.start_time, p.child_pid, p.child_start_time});
+    }
+  }
+  if (!h.slots.empty()) {
+    Json& list = out["slots"] = Json::array();
+    for (const SlotRecord& s : h.slots) list.push_back({s.unit, s.slot});
+  }
+  if (h.dispatch_mode) out["mode"] = model::ToString(*h.dispatch_mode);
+  if (h.stopping) out["stopping"] = {model::ToString(h.stopping->kind), h.stopping->reason};
+  if (h.stop_rule) out["stopRule"] = model::ToString(*h.stop_rule);
+  return out;
+}
+
+void DecodeHistory(const Json& in, JobHistory* h) {
+  if (auto it = in.find("att"); it != in.end()) {
+    for (const Json& a : *it) {
+      h->attempts.push_back({a.at(0).get<std::string>(), a.at(1).get<Timestamp>(),
+                             a.at(2).get<Timestamp>(), a.at(3).get<std::string>(),
+                             a.at(4).get<bool>()});
+    }
+  }
+  if (auto it = in.find("pre"); it != in.end()) {
+    for (const Json& r : *it) {
+      PreemptionRecord p;
+      p.attempt = r.at("attempt").get<int>();
+      p.preemptor = r.at("by").get<std::string>();
+      p.rule = RuleFrom(r.at("rule"));
+      p.victim_priority = r.at("prio").get<std::int32_t>();
+      p.work_lost_when_chosen = r.at("lostChosen").get<Duration>();
+      p.attempt_started_at = r.at("started").get<Timestamp>();
+      p.at = r.at("at").get<Timestamp>();
+      if (r.contains("lost")) p.work_lost = r["lost"].get<Duration>();
+      h->preemptions.push_back(std::move(p));
+    }
+  }
+  ReadIf(in, "pcount", &h->preempted_attempt_count);
+  if (auto it = in.find("hosts"); it != in.end()) {
+    for (const Json& p : *it) {
+      h->hosts.push_back({p.at(0).get<std::string>(), p.at(1).get<pid_t>(),
+                          p.at(2).get<std::uint64_t>(), p.at(3).get<pid_t>(),
+                          p.at(4).get<std::uint64_t>()});
+    }
+  }
+  if (auto it = in.find("slots"); it != in.end()) {
+    for (const Json& s : *it) h->slots.push_back({s.at(0).get<std::string>(), s.at(1).get<int>()});
+  }
+  if (auto it = in.find("mode"); it != in.end()) h->dispatch_mode = ModeFrom(*it);
+  if (auto it = in.find("stopping"); it != in.end()) {
+    h->stopping = StopRecord{StopKindFrom(it->at(0)), it->at(1).get<std::string>()};
+  }
+  if (auto it = in.find("stopRule"); it != in.end()) h->stop_rule = RuleFrom(*it);
+}
+
+DecodedJob DecodeCurrent(const Json& in) {
+  DecodedJob out;
+  JobRecord& j = out.record;
+  j.seq = in.at("seq").get<model::JobId>();
+  j.id = in.at("id").get<std::string>();
+  j.name = in.at("name").get<std::string>();
+  out.queue = in.at("queue").get<std::string>();
+  ReadIf(in, "share", &out.share);
+  ReadIf(in, "tjn", &j.training_name);
+  j.status = StatusFrom(in.at("status"));
+  ReadIf(in, "term", &j.is_terminated);
+  ReadIf(in, "prio", &j.priority);
+  if (in.contains("pr")) j.preemption_retries = in["pr"].get<std::int32_t>();
+  if (in.contains("timeout")) j.attempt_timeout_seconds = in["timeout"].get<std::int64_t>();
+  if (in.contains("tc")) j.timeout_config_seconds = in["tc"].get<std::int64_t>();
+  if (auto it = in.find("retry"); it != in.end()) {
+    j.retry_given = true;
+    j.retry.attempts = it->at("attempts").get<int>();
+    for (const Json& e : it->at("eval")) {
+      j.retry.evaluate_on_exit.push_back({ActionFrom(e.at(0)), e.at(1).get<std::string>()});
+    }
+  }
+  for (const Json& d : in.at("demand")) {
+    j.demand.push_back({d.at(0).get<std::string>(), d.at(1).get<std::int64_t>()});
+  }
+  if (auto it = in.find("tags"); it != in.end()) {
+    for (const Json& t : *it) j.tags.emplace_back(t.at(0).get<std::string>(), t.at(1).get<std::string>());
+  }
+  j.created_at = in.at("created").get<Timestamp>();
+  ReadIf(in, "scheduled", &j.scheduled_at);
+  ReadIf(in, "started", &j.started_at);
+  ReadIf(in, "stopped", &j.stopped_at);
+  ReadIf(in, "runnable", &j.runnable_since);
+  ReadIf(in, "reason", &j.status_reason);
+  ReadIf(in, "attempt", &j.attempt);
+  ReadIf(in, "failed", &j.failed_attempts);
+  ReadIf(in, "preempted", &j.preemptions);
+  ReadIf(in, "ckpt", &j.last_checkpoint);
+  if (auto it = in.find("hist"); it != in.end()) DecodeHistory(*it, &j.History());
+  return out;
+}
+
+// --- records written before the typed records: a DescribeServiceJob document ---
+
+Duration MillisFromSeconds(const Json& v) {
+  return static_cast<Duration>(v.get<double>() * 1000.0 + (v.get<double>() >= 0 ? 0.5 : -0.5));
+}
+
+void DecodeLegacyHistory(const Json& doc, const Json& allot, JobRecord* j) {
+  std::vector<Timestamp> preempted_starts;
+  if (const auto it = doc.find("preemptionSummary"); it != doc.end()) {
+    j->History().preempted_attempt_count = it->value("preemptedAttemptCount", 0);
+    for (const Json& r : it->value("recentPreemptedAttempts", Json::array())) {
+      preempted_starts.push_back(r.value("startedAt", Timestamp{0}));
+    }
+  }
+  for (const Json& a : doc.value("attempts", Json::array())) {
+    AttemptRecord r;
+    r.resource_arn = a.at("serviceResourceId").at("value").get<std::string>();
+    r.started_at = a.value("startedAt", Timestamp{0});
+    r.stopped_at = a.value("stoppedAt", Timestamp{0});
+    r.status_reason = a.value("statusReason", "");
+    r.preempted = std::find(preempted_starts.begin(), preempted_starts.end(), r.started_at) !=
+                  preempted_starts.end();
+    j->History().attempts.push_back(std::move(r));
+  }
+  for (const Json& r : allot.value("preemptionRecords", Json::array())) {
+    PreemptionRecord p;
+    p.attempt = r.value("attempt", 0);
+    p.preemptor = r.value("preemptor", "");
+    p.rule = RuleFrom(r.at("rule"));
+    const Json key = r.value("victimKey", Json::object());
+    p.victim_priority = key.value("priority", 0);
+    p.work_lost_when_chosen = MillisFromSeconds(key.value("workLostInstanceSeconds", Json(0.0)));
+    p.attempt_started_at = key.value("attemptStartedAt", Timestamp{0});
+    p.at = r.value("at", Timestamp{0});
+    if (r.contains("workLostInstanceSeconds")) p.work_lost = MillisFromSeconds(r["workLostInstanceSeconds"]);
+    j->History().preemptions.push_back(std::move(p));
+  }
+  for (const Json& h : allot.value("hosts", Json::array())) {
+    j->History().hosts.push_back({h.value("host", ""), h.value("pid", 0),
+                                  h.value("start_time", std::uint64_t{0}), h.value("child_pid", 0),
+                                  h.value("child_start_time", std::uint64_t{0})});
+  }
+  for (const Json& s : allot.value("slots", Json::array())) {
+    j->History().slots.push_back({s.at("unit").get<std::string>(), s.at("slot").get<int>()});
+  }
+  if (allot.contains("dispatchMode")) j->History().dispatch_mode = ModeFrom(allot["dispatchMode"]);
+  if (allot.contains("stopping")) {
+    j->History().stopping = StopRecord{StopKindFrom(allot["stopping"].at("kind")),
+                                       allot["stopping"].value("reason", "")};
+  }
+  if (allot.contains("stopRule")) j->History().stop_rule = RuleFrom(allot["stopRule"]);
+  j->CompactHistory();
+}
+
+DecodedJob DecodeLegacy(const Json& doc) {
+  DecodedJob out;
+  JobRecord& j = out.record;
+  const Json& allot = doc.at("allot");
+  j.seq = allot.at("seq").get<model::JobId>();
+  j.id = doc.at("jobId").get<std::string>();
+  j.name = doc.at("jobName").get<std::string>();
+  const std::string queue_arn = doc.at("jobQueue").get<std::string>();
+  out.queue = queue_arn.substr(queue_arn.rfind('/') + 1);
+  out.share = doc.value("quotaShareName", "");
+  j.status = StatusFrom(doc.at("status"));
+  j.is_terminated = doc.value("isTerminated", false);
+  j.priority = doc.value("schedulingPriority", 0);
+  if (doc.contains("preemptionConfiguration")) {
+    j.preemption_retries =
+        doc["preemptionConfiguration"].at("preemptionRetriesBeforeTermination").get<std::int32_t>();
+  }
+  if (allot.contains("attemptTimeoutSeconds")) {
+    j.attempt_timeout_seconds = allot["attemptTimeoutSeconds"].get<std::int64_t>();
+  }
+  if (doc.contains("timeoutConfig")) {
+    j.timeout_config_seconds = doc["timeoutConfig"].at("attemptDurationSeconds").get<std::int64_t>();
+  }
+  if (doc.contains("retryStrategy")) {
+    j.retry_given = true;
+    j.retry.attempts = doc["retryStrategy"].at("attempts").get<int>();
+    for (const Json& e : doc["retryStrategy"].value("evaluateOnExit", Json::array())) {
+      j.retry.evaluate_on_exit.push_back(
+          {ActionFrom(e.at("action")), e.value("onStatusReason", "*")});
+    }
+  }
+  for (const Json& u : doc.at("capacityUsage")) {
+    j.demand.push_back({u.at("capacityUnit").get<std::string>(),
+                        static_cast<std::int64_t>(u.at("quantity").get<double>())});
+  }
+  for (const auto& [k, v] : doc.value("tags", Json::object()).items()) {
+    j.tags.emplace_back(k, v.get<std::string>());
+  }
+  j.created_at = doc.at("createdAt").get<Timestamp>();
+  j.scheduled_at = doc.value("scheduledAt", Timestamp{0});
+  j.started_at = doc.value("startedAt", Timestamp{0});
+  j.stopped_at = doc.value("stoppedAt", Timestamp{0});
+  j.runnable_since = allot.value("runnableSince", Timestamp{0});
+  j.status_reason = doc.value("statusReason", "");
+  j.attempt = allot.value("attempt", 0);
+  j.failed_attempts = allot.value("failedAttempts", 0);
+  j.preemptions = allot.value("preemptions", 0);
+  j.last_checkpoint = allot.value("lastCheckpoint", Timestamp{0});
+  DecodeLegacyHistory(doc, allot, &j);
+  return out;
+}
+
+}  // namespace
+
+std::string EncodeJob(const JobRecord& j) {
+  Json out = {{"v", kVersion},
+              {"seq", j.seq},
+              {"id", j.id},
+              {"name", j.name},
+              {"queue", std::string(j.queue)},
+              {"status", model::ToString(j.status)},
+              {"created", j.created_at}};
+  if (!j.share.empty()) out["share"] = std::string(j.share);
+  PutIf(out, "tjn", j.training_name, std::string());
+  PutIf(out, "term", j.is_terminated, false);
+  PutIf(out, "prio", j.priority, 0);
+  if (j.preemption_retries) out["pr"] = *j.preemption_retries;
+  if (j.attempt_timeout_seconds) out["timeout"] = *j.attempt_timeout_seconds;
+  if (j.timeout_config_seconds) out["tc"] = *j.timeout_config_seconds;
+  if (j.retry_given) {
+    Json eval = Json::array();
+    for (const model::EvaluateOnExit& e : j.retry.evaluate_on_exit) {
+      eval.push_back({e.action == model::RetryAction::kExit ? "EXIT" : "RETRY", e.on_status_reason});
+    }
+    out["retry"] = {{"attempts", j.retry.attempts}, {"eval", eval}};
+  }
+  Json& demand = out["demand"] = Json::array();
+  for (const model::UnitCount& u : j.demand) demand.push_back({u.unit, u.count});
+  if (!j.tags.empty()) {
+    Json& tags = out["tags"] = Json::array();
+    for (const auto& [k, v] : j.tags) tags.push_back({k, v});
+  }
+  PutIf(out, "scheduled", j.scheduled_at, Timestamp{0});
+  PutIf(out, "started", j.started_at, Timestamp{0});
+  PutIf(out, "stopped", j.stopped_at, Timestamp{0});
+  PutIf(out, "runnable", j.runnable_since, Timestamp{0});
+  PutIf(out, "reason", j.status_reason, std::string());
+  PutIf(out, "attempt", j.attempt, 0);
+  PutIf(out, "failed", j.failed_attempts, 0);
+  PutIf(out, "preempted", j.preemptions, 0);
+  PutIf(out, "ckpt", j.last_checkpoint, Timestamp{0});
+  if (j.history && !j.history->empty()) out["hist"] = EncodeHistory(*j.history);
+  return out.dump();
+}
+
+Result<DecodedJob> DecodeJob(std::string_view key, std::string_view value) {
+  Json in = Json::parse(value, nullptr, false);
+  if (in.is_discarded() || !in.is_object()) {
+    return Internal("corrupt job record " + std::string(key) + " in the store: not a JSON object");
+  }
+  if (auto v = in.find("v"); v != in.end() && !(v->is_number_integer() && *v <= kVersion)) {
+    return Internal("job record " + std::string(key) + " was written by a newer Allot (version " +
+                    v->dump() + "); this server reads up to version " + std::to_string(kVersion));
+  }
+  try {
+    return in.contains("v") ? DecodeCurrent(in) : DecodeLegacy(in);
+  } catch (const std::exception& e) {
+    return Internal("corrupt job record " + std::string(key) + " in the store: " + e.what());
+  }
+}
+
+}  // namespace allot::server

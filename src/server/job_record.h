@@ -1,0 +1,134 @@
+#pragma once
+
+// A service job as the controller keeps it: typed and compact, since a server holds up to a
+// million of them. What listing, filters, the engine's restore and Describe need is here; the
+// serviceRequestPayload stays in the store and is read when an attempt launches or a caller
+// describes the job. What only a job that has run carries (attempts, preemptions, host
+// identities) lives out of line, so a waiting job costs one null pointer for it.
+//
+// The wire form (DescribeServiceJob, ListServiceJobs) is made from it at the edge
+// (job_wire.h); the stored form is job_codec.h.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/time.h"
+#include "exec/executor.h"
+#include "model/decision.h"
+#include "model/job.h"
+#include "model/reason.h"
+
+namespace allot::server {
+
+// The one internal share of a job queue without a quota-share policy (a plain FIFO queue).
+inline constexpr char kImplicitShare[] = "_fifo";
+
+struct AttemptRecord {
+  std::string resource_arn;  // the SageMaker training job's ARN (serviceResourceId)
+  Timestamp started_at = 0;
+  Timestamp stopped_at = 0;  // 0 while the attempt runs
+  std::string status_reason;
+  bool preempted = false;  // ended by a preemption (preemptionSummary lists it)
+
+  bool operator==(const AttemptRecord&) const = default;
+};
+
+// Why an attempt was chosen as a victim: the engine's victim record, with the job that preempted.
+struct PreemptionRecord {
+  int attempt = 0;
+  std::string preemptor;  // its job id
+  model::PreemptionRule rule = model::PreemptionRule::kReclaim;
+  std::int32_t victim_priority = 0;
+  Duration work_lost_when_chosen = 0;  // instance-milliseconds
+  Timestamp attempt_started_at = 0;
+  Timestamp at = 0;
+  std::optional<Duration> work_lost;  // instance-milliseconds, once the attempt stopped
+
+  bool operator==(const PreemptionRecord&) const = default;
+};
+
+// The host-map slot an instance of a dispatched attempt holds (-1: the type has no host map).
+struct SlotRecord {
+  std::string unit;
+  int slot = -1;
+
+  bool operator==(const SlotRecord&) const = default;
+};
+
+struct StopRecord {
+  model::StopKind kind = model::StopKind::kTermination;
+  std::string reason;
+
+  bool operator==(const StopRecord&) const = default;
+};
+
+struct JobHistory {
+  std::vector<AttemptRecord> attempts;
+  std::vector<PreemptionRecord> preemptions;
+  int preempted_attempt_count = 0;  // the engine's count (preemptionSummary)
+  // While an attempt is dispatched:
+  std::vector<exec::HostProcess> hosts;  // identities recorded at start, for a restart's adoption
+  std::vector<SlotRecord> slots;
+  std::optional<model::DispatchMode> dispatch_mode;
+  std::optional<StopRecord> stopping;  // a stop was decided and not yet reported done
+  std::optional<model::PreemptionRule> stop_rule;
+
+  bool operator==(const JobHistory&) const = default;
+  bool empty() const {
+    return attempts.empty() && preemptions.empty() && preempted_attempt_count == 0 &&
+           hosts.empty() && slots.empty() && !dispatch_mode && !stopping && !stop_rule;
+  }
+};
+
+struct JobRecord {
+  model::JobId seq = 0;
+  std::string id;
+  std::string name;
+  std::string training_name;  // the payload's TrainingJobName, when it is not `name`
+  std::string_view queue;  // interned by the controller; empty if the queue is gone
+  std::string_view share;  // interned; empty on a queue without quota shares
+  model::JobStatus status = model::JobStatus::kSubmitted;
+  bool is_terminated = false;
+  std::int32_t priority = 0;
+  // Submission options the engine needs again on a restore.
+  std::optional<std::int32_t> preemption_retries;
+  std::optional<std::int64_t> attempt_timeout_seconds;  // the shorter of the two below
+  std::optional<std::int64_t> timeout_config_seconds;   // timeoutConfig.attemptDurationSeconds
+  model::RetryStrategy retry;
+  bool retry_given = false;  // retryStrategy was in the request (Describe shows it then)
+  model::Demand demand;
+  std::vector<std::pair<std::string, std::string>> tags;  // sorted by key
+  Timestamp created_at = 0;
+  Timestamp scheduled_at = 0;  // 0: not yet
+  Timestamp started_at = 0;
+  Timestamp stopped_at = 0;
+  Timestamp runnable_since = 0;
+  std::string status_reason;
+  // The engine's counters, saved so a restart restores them.
+  std::int32_t attempt = 0;
+  std::int32_t failed_attempts = 0;
+  std::int32_t preemptions = 0;
+  Timestamp last_checkpoint = 0;
+  std::unique_ptr<JobHistory> history;  // null until the job has something in it
+
+  JobHistory& History() {
+    if (!history) history = std::make_unique<JobHistory>();
+    return *history;
+  }
+  // Frees the history once nothing is left in it.
+  void CompactHistory() {
+    if (history && history->empty()) history.reset();
+  }
+  const std::vector<AttemptRecord>& attempts() const;
+  // The job's engine spec.
+  model::JobSpec Spec() const;
+  // Instances of every type together: the hosts algo-1 .. algo-N.
+  int InstanceCount() const;
+};
+
+}  // namespace allot::server

@@ -1,0 +1,142 @@
+#include "server/job_wire.h"
+
+namespace allot::server {
+
+namespace {
+
+constexpr std::size_t kRecentPreemptions = 5;  // AWS keeps a sliding window
+
+Json ResourceId(const AttemptRecord& a) {
+  return {{"name", "TrainingJobArn"}, {"value", a.resource_arn}};
+}
+
+Json Attempt(const AttemptRecord& a) {
+  Json out = {{"serviceResourceId", ResourceId(a)}, {"startedAt", a.started_at}};
+  if (a.stopped_at != 0) {
+    out["stoppedAt"] = a.stopped_at;
+    out["statusReason"] = a.status_reason;
+  }
+  return out;
+}
+
+Json PreemptionSummary(const JobHistory& h) {
+  Json recent = Json::array();
+  for (const AttemptRecord& a : h.attempts) {
+    if (!a.preempted) continue;
+    recent.push_back({{"serviceResourceId", ResourceId(a)},
+                      {"startedAt", a.started_at},
+                      {"stoppedAt", a.stopped_at},
+                      {"statusReason", a.status_reason}});
+  }
+  while (recent.size() > kRecentPreemptions) recent.erase(recent.begin());
+  return {{"preemptedAttemptCount", h.preempted_attempt_count},
+          {"recentPreemptedAttempts", recent}};
+}
+
+Json PreemptionRecords(const JobHistory& h) {
+  Json out = Json::array();
+  for (const PreemptionRecord& p : h.preemptions) {
+    Json r = {{"attempt", p.attempt},
+              {"preemptor", p.preemptor},
+              {"rule", model::ToString(p.rule)},
+              {"victimKey",
+               {{"priority", p.victim_priority},
+                {"workLostInstanceSeconds", static_cast<double>(p.work_lost_when_chosen) / 1000.0},
+                {"attemptStartedAt", p.attempt_started_at}}},
+              {"at", p.at}};
+    if (p.work_lost) r["workLostInstanceSeconds"] = static_cast<double>(*p.work_lost) / 1000.0;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Json RetryStrategy(const model::RetryStrategy& retry) {
+  Json eval = Json::array();
+  for (const model::EvaluateOnExit& e : retry.evaluate_on_exit) {
+    eval.push_back({{"action", e.action == model::RetryAction::kExit ? "EXIT" : "RETRY"},
+                    {"onStatusReason", e.on_status_reason}});
+  }
+  return {{"attempts", retry.attempts}, {"evaluateOnExit", eval}};
+}
+
+// Allot's extensions, under "allot".
+Json Extensions(const JobRecord& job) {
+  Json out = {{"seq", job.seq},
+              {"attempt", job.attempt},
+              {"failedAttempts", job.failed_attempts},
+              {"preemptions", job.preemptions},
+              {"lastCheckpoint", job.last_checkpoint},
+              {"preemptionRecords", job.history ? PreemptionRecords(*job.history) : Json::array()}};
+  if (job.runnable_since != 0) out["runnableSince"] = job.runnable_since;
+  if (job.attempt_timeout_seconds) out["attemptTimeoutSeconds"] = *job.attempt_timeout_seconds;
+  if (!job.history) return out;
+  const JobHistory& h = *job.history;
+  if (h.dispatch_mode) out["dispatchMode"] = model::ToString(*h.dispatch_mode);
+  if (h.stopping) {
+    out["stopping"] = {{"kind", model::ToString(h.stopping->kind)}, {"reason", h.stopping->reason}};
+  }
+  if (h.stop_rule) out["stopRule"] = model::ToString(*h.stop_rule);
+  return out;
+}
+
+// The fields a summary and the full document share.
+void PutCommon(const JobRecord& job, const ArnContext& arns, Json& out) {
+  out["jobArn"] = arns.Job(job.id);
+  out["jobId"] = job.id;
+  out["jobName"] = job.name;
+  out["createdAt"] = job.created_at;
+  if (job.scheduled_at != 0) out["scheduledAt"] = job.scheduled_at;
+  if (job.started_at != 0) out["startedAt"] = job.started_at;
+  if (job.stopped_at != 0) out["stoppedAt"] = job.stopped_at;
+  out["serviceJobType"] = "SAGEMAKER_TRAINING";
+  if (!job.share.empty()) out["quotaShareName"] = std::string(job.share);
+  out["status"] = model::ToString(job.status);
+  if (!job.status_reason.empty()) out["statusReason"] = job.status_reason;
+  out["capacityUsage"] = CapacityUsage(job.demand);
+  const std::vector<AttemptRecord>& attempts = job.attempts();
+  if (!attempts.empty()) out["latestAttempt"] = {{"serviceResourceId", ResourceId(attempts.back())}};
+}
+
+}  // namespace
+
+Json CapacityUsage(const model::Demand& demand) {
+  Json out = Json::array();
+  for (const model::UnitCount& u : demand) {
+    out.push_back({{"capacityUnit", u.unit}, {"quantity", static_cast<double>(u.count)}});
+  }
+  return out;
+}
+
+Json SummarizeJob(const JobRecord& job, const ArnContext& arns) {
+  Json out = Json::object();
+  PutCommon(job, arns, out);
+  return out;
+}
+
+Json DescribeJob(const JobRecord& job, const ArnContext& arns) {
+  Json out = Json::object();
+  PutCommon(job, arns, out);
+  out["jobQueue"] = arns.Queue(job.queue);
+  out["schedulingPriority"] = job.priority;
+  out["isTerminated"] = job.is_terminated;
+  Json attempts = Json::array();
+  for (const AttemptRecord& a : job.attempts()) attempts.push_back(Attempt(a));
+  out["attempts"] = attempts;
+  Json tags = Json::object();
+  for (const auto& [k, v] : job.tags) tags[k] = v;
+  out["tags"] = tags;
+  if (job.retry_given) out["retryStrategy"] = RetryStrategy(job.retry);
+  if (job.timeout_config_seconds) {
+    out["timeoutConfig"] = {{"attemptDurationSeconds", *job.timeout_config_seconds}};
+  }
+  if (job.preemption_retries) {
+    out["preemptionConfiguration"] = {{"preemptionRetriesBeforeTermination", *job.preemption_retries}};
+  }
+  if (job.history && job.history->preempted_attempt_count > 0) {
+    out["preemptionSummary"] = PreemptionSummary(*job.history);
+  }
+  out["allot"] = Extensions(job);
+  return out;
+}
+
+}  // namespace allot::server
