@@ -247,7 +247,8 @@ DecodedJob DecodeLegacy(const Json& doc) {
     j.demand.push_back({u.at("capacityUnit").get<std::string>(),
                         static_cast<std::int64_t>(u.at("quantity").get<double>())});
   }
-  for (const auto& [k, v] : doc.value("tags", Json::object()).items()) {
+  const Json tags = doc.value("tags", Json::object());  // items() would outlive a temporary
+  for (const auto& [k, v] : tags.items()) {
     j.tags.emplace_back(k, v.get<std::string>());
   }
   j.created_at = doc.at("createdAt").get<Timestamp>();

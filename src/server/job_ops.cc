@@ -257,11 +257,6 @@ Controller::Reply Controller::DescribeServiceJob(const Json& r) {
 
 namespace {
 
-// A page examines at most this many index entries: a filter that matches few of many jobs
-// answers a short page with a nextToken rather than holding the server's lock for a scan (AWS
-// list calls may answer fewer than maxResults with a nextToken too).
-constexpr std::size_t kScanBudget = 20'000;
-
 struct ListFilters {
   std::optional<model::JobStatus> status;
   std::optional<std::string> name;  // without the trailing '*' of a prefix
@@ -385,14 +380,19 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
   const auto max = static_cast<std::size_t>(
       OptionalInt(r, "maxResults", 1, model::rules::kMaxPageSize).value_or(100));
   const std::optional<ListIndex::Key> token = ReadListToken(r);
+  // AWS's list calls may also answer fewer than maxResults with a nextToken.
+  const std::size_t budget = std::max<std::size_t>(1, options_.list_scan_budget);
   Page page(max, arns_);
   if (f.name) {
     auto [first, last] = list_index_.ByName(qname, *f.name, f.name_prefix);
+    // The names' entries are in name order: a page sorts them by time, if they are few enough;
+    // else it scans the queue's time order like the other filters.
     std::vector<ListIndex::Key> keys;
-    for (auto it = first; it != last && keys.size() <= kScanBudget; ++it) {
+    std::size_t examined = 0;
+    for (auto it = first; it != last && examined <= budget; ++it, ++examined) {
       if (!token || it->key < *token) keys.push_back(it->key);
     }
-    if (keys.size() <= kScanBudget) {
+    if (examined <= budget) {
       std::sort(keys.rbegin(), keys.rend());
       for (const ListIndex::Key& key : keys) {
         const JobRecord& job = *job_by_seq_.at(key.second);
@@ -412,7 +412,7 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
   }
   for (std::size_t examined = 0; it != index.rend(); ++it, ++examined) {
     if (f.after && it->first <= *f.after) break;  // older from here on
-    if (examined == kScanBudget) {
+    if (examined == budget) {
       page.StopAt(*std::prev(it));
       break;
     }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ struct Options {
   Duration http_idle_timeout = Seconds(30);
   int http_max_connections_per_address = 64;
   int http_max_connections = 1024;
+  // ListServiceJobs examines at most this many jobs per page: a filter that matches few of many
+  // answers a short page with a nextToken instead of holding the server's lock for a scan.
+  std::size_t list_scan_budget = 20'000;
 };
 
 }  // namespace allot::server

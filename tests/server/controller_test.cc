@@ -66,6 +66,7 @@ class ControllerTest : public ::testing::Test {
     options.sandbox = false;
     options.stop_grace = Seconds(2);
     options.supervisor_exe = SupervisorExe();
+    options.list_scan_budget = list_scan_budget_;
     fs::create_directories(dir_);
     auto inner = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
     ASSERT_TRUE(inner.ok()) << inner.status().ToString();
@@ -118,6 +119,7 @@ class ControllerTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  std::size_t list_scan_budget_ = 20'000;
   store::FaultyStore* store_ = nullptr;
   std::unique_ptr<Controller> controller_;
 };
@@ -197,6 +199,71 @@ TEST_F(ControllerTest, ARefusedEnvironmentLeavesNothingBehind) {
   Json good = bad;
   good["capacityLimits"][0]["capacityUnit"] = "ml.g5.xlarge";
   EXPECT_TRUE(Call("createserviceenvironment", good).ok());
+}
+
+}  // namespace
+}  // namespace allot::server
+
+namespace allot::server {
+namespace {
+
+class ListPagingTest : public ControllerTest {
+ protected:
+  void SetUp() override {
+    list_scan_budget_ = 3;
+    ControllerTest::SetUp();
+  }
+
+  // Every page of a JOB_NAME listing, following nextToken.
+  std::vector<Json> Pages(const std::string& name, int max_results) {
+    std::vector<Json> pages;
+    Json request = {{"jobQueue", "q"},
+                    {"maxResults", max_results},
+                    {"filters", {{{"name", "JOB_NAME"}, {"values", {name}}}}}};
+    for (int guard = 0; guard < 50; ++guard) {
+      Result<Json> r = Call("listservicejobs", request);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      if (!r.ok()) break;
+      pages.push_back(r.value());
+      if (!r.value().contains("nextToken")) break;
+      request["nextToken"] = r.value()["nextToken"];
+    }
+    return pages;
+  }
+};
+
+// A filter that matches few of many jobs examines at most the budget per page: a page may hold
+// fewer than maxResults and still carry a nextToken, and following the tokens returns every match
+// once, newest first.
+TEST_F(ListPagingTest, PagesStayWithinTheScanBudgetAndTokensReturnEveryMatchOnce) {
+  std::vector<std::string> a_jobs;
+  for (int i = 0; i < 6; ++i) {
+    a_jobs.push_back(Submit("A-" + std::to_string(i), "exit 0"));
+    Submit("b-" + std::to_string(i), "exit 0");
+  }
+  const std::vector<Json> pages = Pages("a-*", 100);
+  std::vector<std::string> listed;
+  bool short_page_with_token = false;
+  for (const Json& page : pages) {
+    for (const Json& j : page["jobSummaryList"]) listed.push_back(j["jobId"]);
+    short_page_with_token = short_page_with_token ||
+                            (page.contains("nextToken") && page["jobSummaryList"].size() < 100);
+  }
+  EXPECT_TRUE(short_page_with_token);
+  EXPECT_EQ(listed, std::vector<std::string>(a_jobs.rbegin(), a_jobs.rend()));
+  // Few enough names are read from the name index at once, ignoring case.
+  const std::vector<Json> exact = Pages("a-3", 100);
+  ASSERT_EQ(exact.size(), 1u);
+  ASSERT_EQ(exact[0]["jobSummaryList"].size(), 1u);
+  EXPECT_EQ(exact[0]["jobSummaryList"][0]["jobName"], "A-3");
+  // maxResults still bounds a page; the token resumes after its last job.
+  const std::vector<Json> small = Pages("B-*", 2);
+  std::size_t total = 0;
+  for (const Json& page : small) {
+    EXPECT_LE(page["jobSummaryList"].size(), 2u);
+    total += page["jobSummaryList"].size();
+  }
+  EXPECT_EQ(total, 6u);
 }
 
 }  // namespace
