@@ -159,7 +159,7 @@ Controller::Reply Controller::Finish() {
       job->preemptions = v->preemptions;
       job->last_checkpoint = v->last_checkpoint;
     }
-    job->CompactHistory();
+    job->Compact();
     pending_.Put(store::Kind::kJob, job->id, EncodeJob(*job));
   }
   touched_.clear();
@@ -265,8 +265,8 @@ JobRecord* Controller::FindJob(const std::string& id_or_arn) {
   if (auto pos = id.find(marker); id.rfind("arn:", 0) == 0 && pos != std::string::npos) {
     id = id.substr(pos + marker.size());
   }
-  auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : &it->second;
+  auto it = job_ids_.find(id);
+  return it == job_ids_.end() ? nullptr : &jobs_.at(it->second);
 }
 
 JobRecord& Controller::MustFindJob(const std::string& id_or_arn) {
@@ -289,8 +289,25 @@ void Controller::SetJobStatus(JobRecord& job, model::JobStatus status) {
 }
 
 JobRecord* Controller::JobBySeq(model::JobId seq) {
-  auto it = job_by_seq_.find(seq);
-  return it == job_by_seq_.end() ? nullptr : it->second;
+  auto it = jobs_.find(seq);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+JobRecord& Controller::AddJob(JobRecord record) {
+  const model::JobId seq = record.seq;
+  JobRecord& job = jobs_.emplace(seq, std::move(record)).first->second;
+  job_ids_[job.id] = seq;
+  IndexJob(job);
+  return job;
+}
+
+void Controller::DropJob(model::JobId seq) {
+  auto it = jobs_.find(seq);
+  if (it == jobs_.end()) return;
+  UnindexJob(it->second);
+  job_ids_.erase(it->second.id);
+  touched_.erase(seq);
+  jobs_.erase(it);
 }
 
 Controller::Reply Controller::Call(const std::string& action, const Json& r) {

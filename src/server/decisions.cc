@@ -14,7 +14,7 @@ namespace {
 
 std::string TrainingJobArn(const Options& o, const JobRecord& job, int attempt) {
   return "arn:aws:sagemaker:" + o.region + ":" + o.account + ":training-job/AWSBatch" +
-         (job.training_name.empty() ? job.name : job.training_name) + job.id.substr(0, 8) + "-" + std::to_string(attempt);
+         (job.options().training_name.empty() ? job.name : job.options().training_name) + job.id.substr(0, 8) + "-" + std::to_string(attempt);
 }
 
 // Closes the open attempt, if any.

@@ -40,9 +40,9 @@ void Controller::ResetState() {
   policies_.clear();
   queues_.clear();
   shares_.clear();
+  list_index_.Clear();  // before the records it points into
+  job_ids_.clear();
   jobs_.clear();
-  job_by_seq_.clear();
-  list_index_.Clear();
   client_tokens_.clear();
   slots_in_use_.clear();
   next_seq_ = 1;

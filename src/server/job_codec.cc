@@ -124,25 +124,27 @@ DecodedJob DecodeCurrent(const Json& in) {
   j.name = in.at("name").get<std::string>();
   out.queue = in.at("queue").get<std::string>();
   ReadIf(in, "share", &out.share);
-  ReadIf(in, "tjn", &j.training_name);
+  ReadIf(in, "tjn", &j.MutableOptions().training_name);
   j.status = StatusFrom(in.at("status"));
   ReadIf(in, "term", &j.is_terminated);
   ReadIf(in, "prio", &j.priority);
-  if (in.contains("pr")) j.preemption_retries = in["pr"].get<std::int32_t>();
+  if (in.contains("pr")) j.MutableOptions().preemption_retries = in["pr"].get<std::int32_t>();
   if (in.contains("timeout")) j.attempt_timeout_seconds = in["timeout"].get<std::int64_t>();
-  if (in.contains("tc")) j.timeout_config_seconds = in["tc"].get<std::int64_t>();
+  if (in.contains("tc")) j.MutableOptions().timeout_config_seconds = in["tc"].get<std::int64_t>();
   if (auto it = in.find("retry"); it != in.end()) {
-    j.retry_given = true;
-    j.retry.attempts = it->at("attempts").get<int>();
+    model::RetryStrategy& retry = j.MutableOptions().retry.emplace();
+    retry.attempts = it->at("attempts").get<int>();
     for (const Json& e : it->at("eval")) {
-      j.retry.evaluate_on_exit.push_back({ActionFrom(e.at(0)), e.at(1).get<std::string>()});
+      retry.evaluate_on_exit.push_back({ActionFrom(e.at(0)), e.at(1).get<std::string>()});
     }
   }
   for (const Json& d : in.at("demand")) {
     j.demand.push_back({d.at(0).get<std::string>(), d.at(1).get<std::int64_t>()});
   }
   if (auto it = in.find("tags"); it != in.end()) {
-    for (const Json& t : *it) j.tags.emplace_back(t.at(0).get<std::string>(), t.at(1).get<std::string>());
+    for (const Json& t : *it) {
+      j.MutableOptions().tags.emplace_back(t.at(0).get<std::string>(), t.at(1).get<std::string>());
+    }
   }
   j.created_at = in.at("created").get<Timestamp>();
   ReadIf(in, "scheduled", &j.scheduled_at);
@@ -155,6 +157,7 @@ DecodedJob DecodeCurrent(const Json& in) {
   ReadIf(in, "preempted", &j.preemptions);
   ReadIf(in, "ckpt", &j.last_checkpoint);
   if (auto it = in.find("hist"); it != in.end()) DecodeHistory(*it, &j.History());
+  j.Compact();
   return out;
 }
 
@@ -209,7 +212,7 @@ void DecodeLegacyHistory(const Json& doc, const Json& allot, JobRecord* j) {
                                        allot["stopping"].value("reason", "")};
   }
   if (allot.contains("stopRule")) j->History().stop_rule = RuleFrom(allot["stopRule"]);
-  j->CompactHistory();
+  j->Compact();
 }
 
 DecodedJob DecodeLegacy(const Json& doc) {
@@ -226,20 +229,20 @@ DecodedJob DecodeLegacy(const Json& doc) {
   j.is_terminated = doc.value("isTerminated", false);
   j.priority = doc.value("schedulingPriority", 0);
   if (doc.contains("preemptionConfiguration")) {
-    j.preemption_retries =
+    j.MutableOptions().preemption_retries =
         doc["preemptionConfiguration"].at("preemptionRetriesBeforeTermination").get<std::int32_t>();
   }
   if (allot.contains("attemptTimeoutSeconds")) {
     j.attempt_timeout_seconds = allot["attemptTimeoutSeconds"].get<std::int64_t>();
   }
   if (doc.contains("timeoutConfig")) {
-    j.timeout_config_seconds = doc["timeoutConfig"].at("attemptDurationSeconds").get<std::int64_t>();
+    j.MutableOptions().timeout_config_seconds = doc["timeoutConfig"].at("attemptDurationSeconds").get<std::int64_t>();
   }
   if (doc.contains("retryStrategy")) {
-    j.retry_given = true;
-    j.retry.attempts = doc["retryStrategy"].at("attempts").get<int>();
+    model::RetryStrategy& retry = j.MutableOptions().retry.emplace();
+    retry.attempts = doc["retryStrategy"].at("attempts").get<int>();
     for (const Json& e : doc["retryStrategy"].value("evaluateOnExit", Json::array())) {
-      j.retry.evaluate_on_exit.push_back(
+      retry.evaluate_on_exit.push_back(
           {ActionFrom(e.at("action")), e.value("onStatusReason", "*")});
     }
   }
@@ -249,7 +252,7 @@ DecodedJob DecodeLegacy(const Json& doc) {
   }
   const Json tags = doc.value("tags", Json::object());  // items() would outlive a temporary
   for (const auto& [k, v] : tags.items()) {
-    j.tags.emplace_back(k, v.get<std::string>());
+    j.MutableOptions().tags.emplace_back(k, v.get<std::string>());
   }
   j.created_at = doc.at("createdAt").get<Timestamp>();
   j.scheduled_at = doc.value("scheduledAt", Timestamp{0});
@@ -262,6 +265,7 @@ DecodedJob DecodeLegacy(const Json& doc) {
   j.preemptions = allot.value("preemptions", 0);
   j.last_checkpoint = allot.value("lastCheckpoint", Timestamp{0});
   DecodeLegacyHistory(doc, allot, &j);
+  j.Compact();
   return out;
 }
 
@@ -276,24 +280,25 @@ std::string EncodeJob(const JobRecord& j) {
               {"status", model::ToString(j.status)},
               {"created", j.created_at}};
   if (!j.share.empty()) out["share"] = std::string(j.share);
-  PutIf(out, "tjn", j.training_name, std::string());
+  const JobOptions& o = j.options();
+  PutIf(out, "tjn", o.training_name, std::string());
   PutIf(out, "term", j.is_terminated, false);
   PutIf(out, "prio", j.priority, 0);
-  if (j.preemption_retries) out["pr"] = *j.preemption_retries;
+  if (o.preemption_retries) out["pr"] = *o.preemption_retries;
   if (j.attempt_timeout_seconds) out["timeout"] = *j.attempt_timeout_seconds;
-  if (j.timeout_config_seconds) out["tc"] = *j.timeout_config_seconds;
-  if (j.retry_given) {
+  if (o.timeout_config_seconds) out["tc"] = *o.timeout_config_seconds;
+  if (o.retry) {
     Json eval = Json::array();
-    for (const model::EvaluateOnExit& e : j.retry.evaluate_on_exit) {
+    for (const model::EvaluateOnExit& e : o.retry->evaluate_on_exit) {
       eval.push_back({e.action == model::RetryAction::kExit ? "EXIT" : "RETRY", e.on_status_reason});
     }
-    out["retry"] = {{"attempts", j.retry.attempts}, {"eval", eval}};
+    out["retry"] = {{"attempts", o.retry->attempts}, {"eval", eval}};
   }
   Json& demand = out["demand"] = Json::array();
   for (const model::UnitCount& u : j.demand) demand.push_back({u.unit, u.count});
-  if (!j.tags.empty()) {
+  if (!o.tags.empty()) {
     Json& tags = out["tags"] = Json::array();
-    for (const auto& [k, v] : j.tags) tags.push_back({k, v});
+    for (const auto& [k, v] : o.tags) tags.push_back({k, v});
   }
   PutIf(out, "scheduled", j.scheduled_at, Timestamp{0});
   PutIf(out, "started", j.started_at, Timestamp{0});

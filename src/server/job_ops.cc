@@ -29,12 +29,11 @@ std::string NewJobId() {
   return buf;
 }
 
-// retryStrategy; `given` says whether the request had one (Describe shows it then).
-model::RetryStrategy ReadRetry(const Json& r, bool* given) {
-  model::RetryStrategy retry;
+// retryStrategy, if the request has one (Describe shows it then).
+std::optional<model::RetryStrategy> ReadRetry(const Json& r) {
   const Json* rs = OptionalObject(r, "retryStrategy");
-  *given = rs != nullptr;
-  if (rs == nullptr) return retry;
+  if (rs == nullptr) return std::nullopt;
+  model::RetryStrategy retry;
   retry.attempts = static_cast<int>(RequireInt(*rs, "attempts", 1, model::rules::kMaxRetryAttempts,
                                                "retryStrategy.attempts"));
   if (const Json* rules = OptionalArray(*rs, "evaluateOnExit", "retryStrategy.evaluateOnExit")) {
@@ -124,7 +123,7 @@ void ReadJobLimits(const Json& r, std::optional<std::int64_t> max_runtime_second
     if (auto n = OptionalInt(*pc, "preemptionRetriesBeforeTermination", 0,
                              model::rules::kMaxPreemptionRetries,
                              "preemptionConfiguration.preemptionRetriesBeforeTermination")) {
-      job.preemption_retries = static_cast<std::int32_t>(*n);
+      job.MutableOptions().preemption_retries = static_cast<std::int32_t>(*n);
     }
   }
   std::optional<std::int64_t> timeout = max_runtime_seconds;
@@ -132,7 +131,7 @@ void ReadJobLimits(const Json& r, std::optional<std::int64_t> max_runtime_second
     if (auto s = OptionalInt(*tc, "attemptDurationSeconds", 1,
                              model::rules::kMaxAttemptDurationSeconds,
                              "timeoutConfig.attemptDurationSeconds")) {
-      job.timeout_config_seconds = *s;
+      job.MutableOptions().timeout_config_seconds = *s;
       timeout = timeout ? std::min(*timeout, *s) : *s;
     }
   }
@@ -171,7 +170,7 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
       if (it->second.second != request_hash) {
         Refuse("clientToken " + *token + " was already used with a different request");
       }
-      const JobRecord& job = jobs_.at(it->second.first);
+      const JobRecord& job = *FindJob(it->second.first);
       return {{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
     }
   }
@@ -189,29 +188,26 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   JobRecord job;
   job.id = NewJobId();
   job.name = name;
-  if (parsed.launch.training_job_name != name) job.training_name = parsed.launch.training_job_name;
+  if (parsed.launch.training_job_name != name) {
+    job.MutableOptions().training_name = parsed.launch.training_job_name;
+  }
   job.queue = Intern(qname);
   if (share) job.share = Intern(*share);
   job.priority = static_cast<std::int32_t>(priority);
   job.demand = parsed.demand;
-  job.retry = ReadRetry(r, &job.retry_given);
+  job.MutableOptions().retry = ReadRetry(r);
   ReadJobLimits(r, parsed.max_runtime_seconds, job);
-  job.tags = SortedTags(ReadTags(r));
+  job.MutableOptions().tags = SortedTags(ReadTags(r));
+  job.Compact();
   job.seq = next_seq_++;
   job.created_at = Now();
   const std::string id = job.id;
   const model::JobSpec spec = job.Spec();
-  JobRecord& stored = jobs_.emplace(id, std::move(job)).first->second;
-  job_by_seq_[stored.seq] = &stored;
-  IndexJob(stored);
-  Touch(stored);
+  Touch(AddJob(std::move(job)));
   try {
     Apply(model::SubmitJob{spec});  // its decisions need the record
   } catch (const ClientError&) {
-    UnindexJob(stored);
-    job_by_seq_.erase(spec.id);
-    touched_.erase(spec.id);
-    jobs_.erase(id);
+    DropJob(spec.id);
     throw;
   }
   pending_.Put(store::Kind::kJobPayload, id, payload);
@@ -395,7 +391,7 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
     if (examined <= budget) {
       std::sort(keys.rbegin(), keys.rend());
       for (const ListIndex::Key& key : keys) {
-        const JobRecord& job = *job_by_seq_.at(key.second);
+        const JobRecord& job = jobs_.at(key.second);
         if (Matches(f, job) && !page.Add(key, job)) break;
       }
       return {page.Finish()};
@@ -416,7 +412,7 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
       page.StopAt(*std::prev(it));
       break;
     }
-    const JobRecord& job = *job_by_seq_.at(it->second);
+    const JobRecord& job = jobs_.at(it->second);
     if (Matches(f, job) && !page.Add(*it, job)) break;
   }
   return {page.Finish()};
@@ -440,7 +436,7 @@ Controller::Reply Controller::GetJobQueueSnapshot(const Json& r) {
   const std::string qname = queue["jobQueueName"];
   const Timestamp now = Now();
   auto entry = [this](model::JobId seq) {
-    const JobRecord& job = *job_by_seq_.at(seq);
+    const JobRecord& job = jobs_.at(seq);
     return Json{{"jobArn", arns_.Job(job.id)},
                 {"earliestTimeAtPosition",
                  job.runnable_since != 0 ? job.runnable_since : job.created_at}};

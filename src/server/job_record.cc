@@ -7,6 +7,11 @@ const std::vector<AttemptRecord>& JobRecord::attempts() const {
   return history ? history->attempts : kNone;
 }
 
+const JobOptions& JobRecord::options() const {
+  static const JobOptions kNone;
+  return extra ? *extra : kNone;
+}
+
 model::JobSpec JobRecord::Spec() const {
   model::JobSpec spec;
   spec.id = seq;
@@ -14,8 +19,8 @@ model::JobSpec JobRecord::Spec() const {
   spec.share = share.empty() ? kImplicitShare : std::string(share);
   spec.priority = priority;
   spec.demand = demand;
-  spec.preemption_retries = preemption_retries;
-  spec.retry = retry;
+  spec.preemption_retries = options().preemption_retries;
+  spec.retry = options().retry.value_or(model::RetryStrategy{});
   spec.attempt_timeout_seconds = attempt_timeout_seconds;
   spec.created_at = created_at;
   return spec;

@@ -85,24 +85,33 @@ struct JobHistory {
   }
 };
 
+// Submission options most jobs leave out: kept out of line, so a job without any costs one null
+// pointer for them.
+struct JobOptions {
+  std::string training_name;  // the payload's TrainingJobName, when it is not the job's name
+  std::vector<std::pair<std::string, std::string>> tags;  // sorted by key
+  std::optional<std::int64_t> timeout_config_seconds;     // timeoutConfig.attemptDurationSeconds
+  std::optional<std::int32_t> preemption_retries;  // preemptionRetriesBeforeTermination
+  std::optional<model::RetryStrategy> retry;       // retryStrategy, as given
+
+  bool empty() const {
+    return training_name.empty() && tags.empty() && !timeout_config_seconds &&
+           !preemption_retries && !retry;
+  }
+};
+
 struct JobRecord {
   model::JobId seq = 0;
   std::string id;
   std::string name;
-  std::string training_name;  // the payload's TrainingJobName, when it is not `name`
   std::string_view queue;  // interned by the controller; empty if the queue is gone
   std::string_view share;  // interned; empty on a queue without quota shares
   model::JobStatus status = model::JobStatus::kSubmitted;
   bool is_terminated = false;
   std::int32_t priority = 0;
-  // Submission options the engine needs again on a restore.
-  std::optional<std::int32_t> preemption_retries;
-  std::optional<std::int64_t> attempt_timeout_seconds;  // the shorter of the two below
-  std::optional<std::int64_t> timeout_config_seconds;   // timeoutConfig.attemptDurationSeconds
-  model::RetryStrategy retry;
-  bool retry_given = false;  // retryStrategy was in the request (Describe shows it then)
+  // The shorter of timeoutConfig.attemptDurationSeconds and the payload's MaxRuntimeInSeconds.
+  std::optional<std::int64_t> attempt_timeout_seconds;
   model::Demand demand;
-  std::vector<std::pair<std::string, std::string>> tags;  // sorted by key
   Timestamp created_at = 0;
   Timestamp scheduled_at = 0;  // 0: not yet
   Timestamp started_at = 0;
@@ -115,14 +124,22 @@ struct JobRecord {
   std::int32_t preemptions = 0;
   Timestamp last_checkpoint = 0;
   std::unique_ptr<JobHistory> history;  // null until the job has something in it
+  std::unique_ptr<JobOptions> extra;    // null when the job was submitted without any
+
+  const JobOptions& options() const;
+  JobOptions& MutableOptions() {
+    if (!extra) extra = std::make_unique<JobOptions>();
+    return *extra;
+  }
 
   JobHistory& History() {
     if (!history) history = std::make_unique<JobHistory>();
     return *history;
   }
-  // Frees the history once nothing is left in it.
-  void CompactHistory() {
+  // Frees the history and the options once nothing is left in them.
+  void Compact() {
     if (history && history->empty()) history.reset();
+    if (extra && extra->empty()) extra.reset();
   }
   const std::vector<AttemptRecord>& attempts() const;
   // The job's engine spec.

@@ -123,14 +123,15 @@ Json DescribeJob(const JobRecord& job, const ArnContext& arns) {
   for (const AttemptRecord& a : job.attempts()) attempts.push_back(Attempt(a));
   out["attempts"] = attempts;
   Json tags = Json::object();
-  for (const auto& [k, v] : job.tags) tags[k] = v;
+  const JobOptions& o = job.options();
+  for (const auto& [k, v] : o.tags) tags[k] = v;
   out["tags"] = tags;
-  if (job.retry_given) out["retryStrategy"] = RetryStrategy(job.retry);
-  if (job.timeout_config_seconds) {
-    out["timeoutConfig"] = {{"attemptDurationSeconds", *job.timeout_config_seconds}};
+  if (o.retry) out["retryStrategy"] = RetryStrategy(*o.retry);
+  if (o.timeout_config_seconds) {
+    out["timeoutConfig"] = {{"attemptDurationSeconds", *o.timeout_config_seconds}};
   }
-  if (job.preemption_retries) {
-    out["preemptionConfiguration"] = {{"preemptionRetriesBeforeTermination", *job.preemption_retries}};
+  if (o.preemption_retries) {
+    out["preemptionConfiguration"] = {{"preemptionRetriesBeforeTermination", *o.preemption_retries}};
   }
   if (job.history && job.history->preempted_attempt_count > 0) {
     out["preemptionSummary"] = PreemptionSummary(*job.history);

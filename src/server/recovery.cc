@@ -132,10 +132,7 @@ Status Controller::RecoverLocked() {
 void Controller::RecoverJob(JobRecord record) {
   next_seq_ = std::max(next_seq_, record.seq + 1);
   const bool live = !model::IsTerminal(record.status) && !record.queue.empty();
-  const std::string id = record.id;
-  JobRecord& job = jobs_.emplace(id, std::move(record)).first->second;
-  job_by_seq_[job.seq] = &job;
-  IndexJob(job);
+  JobRecord& job = AddJob(std::move(record));
   if (!live) return;
   const RestoreSnapshot original(job);
   std::string reason = job.status_reason;
@@ -166,7 +163,7 @@ void Controller::UntouchIfUnchanged(JobRecord& job, const RestoreSnapshot& origi
   if (job.status == original.status && original.runnable_since != 0) {
     job.runnable_since = original.runnable_since;
   }
-  job.CompactHistory();
+  job.Compact();
   if (RestoreSnapshot(job) == original) touched_.erase(job.seq);
 }
 

@@ -22,11 +22,12 @@ Controller::Reply Controller::Tags(const std::string& method, const std::string&
     JobRecord* job = FindJob(arn);
     if (job == nullptr) Refuse("resourceArn " + arn + " does not name an existing resource");
     Json job_tags = Json::object();
-    for (const auto& [k, v] : job->tags) job_tags[k] = v;
+    for (const auto& [k, v] : job->options().tags) job_tags[k] = v;
     doc = &job_tags;
     return ChangeTags(method, request, tag_keys, doc, [this, job](const Json& tags) {
-      job->tags.clear();
-      for (const auto& [k, v] : tags.items()) job->tags.emplace_back(k, v.get<std::string>());
+      std::vector<std::pair<std::string, std::string>>& kept = job->MutableOptions().tags;
+      kept.clear();
+      for (const auto& [k, v] : tags.items()) kept.emplace_back(k, v.get<std::string>());
       Touch(*job);
     });
   } else if (arn.find(":job-queue/") != std::string::npos) {

@@ -14,21 +14,20 @@ JobRecord FullRecord() {
   j.seq = 42;
   j.id = "0b7e5a52-1c2d-4e3f-8a9b-0c1d2e3f4a5b";
   j.name = "Train-Big";
-  j.training_name = "custom-training-name";
+  j.MutableOptions().training_name = "custom-training-name";
   j.queue = "q";
   j.share = "team-a";
   j.status = model::JobStatus::kRunning;
   j.is_terminated = true;
   j.priority = 7;
-  j.preemption_retries = 3;
+  j.MutableOptions().preemption_retries = 3;
   j.attempt_timeout_seconds = 60;
-  j.timeout_config_seconds = 90;
-  j.retry = {.attempts = 4,
-             .evaluate_on_exit = {{model::RetryAction::kExit, "*OOM*"},
-                                  {model::RetryAction::kRetry, "*"}}};
-  j.retry_given = true;
+  j.MutableOptions().timeout_config_seconds = 90;
+  j.MutableOptions().retry = {.attempts = 4,
+                              .evaluate_on_exit = {{model::RetryAction::kExit, "*OOM*"},
+                                                   {model::RetryAction::kRetry, "*"}}};
   j.demand = {{"ml.g5.xlarge", 2}, {"ml.p4d.24xlarge", 1}};
-  j.tags = {{"owner", "ana"}, {"team", "a"}};
+  j.MutableOptions().tags = {{"owner", "ana"}, {"team", "a"}};
   j.created_at = 1000;
   j.scheduled_at = 2000;
   j.started_at = 2500;
@@ -68,21 +67,22 @@ TEST(JobCodec, EveryFieldSurvivesARoundTrip) {
   const JobRecord& r = d->record;
   EXPECT_EQ(r.seq, 42u);
   EXPECT_EQ(r.name, "Train-Big");
-  EXPECT_EQ(r.training_name, "custom-training-name");
+  const JobOptions& o = r.options();
+  EXPECT_EQ(o.training_name, "custom-training-name");
   EXPECT_EQ(r.status, model::JobStatus::kRunning);
   EXPECT_TRUE(r.is_terminated);
   EXPECT_EQ(r.priority, 7);
-  EXPECT_EQ(r.preemption_retries, 3);
+  EXPECT_EQ(o.preemption_retries, 3);
   EXPECT_EQ(r.attempt_timeout_seconds, 60);
-  EXPECT_EQ(r.timeout_config_seconds, 90);
-  ASSERT_TRUE(r.retry_given);
-  EXPECT_EQ(r.retry.attempts, 4);
-  ASSERT_EQ(r.retry.evaluate_on_exit.size(), 2u);
-  EXPECT_EQ(r.retry.evaluate_on_exit[0].action, model::RetryAction::kExit);
-  EXPECT_EQ(r.retry.evaluate_on_exit[0].on_status_reason, "*OOM*");
+  EXPECT_EQ(o.timeout_config_seconds, 90);
+  ASSERT_TRUE(o.retry.has_value());
+  EXPECT_EQ(o.retry->attempts, 4);
+  ASSERT_EQ(o.retry->evaluate_on_exit.size(), 2u);
+  EXPECT_EQ(o.retry->evaluate_on_exit[0].action, model::RetryAction::kExit);
+  EXPECT_EQ(o.retry->evaluate_on_exit[0].on_status_reason, "*OOM*");
   ASSERT_EQ(r.demand.size(), 2u);
   EXPECT_EQ(r.demand[1].unit, "ml.p4d.24xlarge");
-  EXPECT_EQ(r.tags, j.tags);
+  EXPECT_EQ(o.tags, j.options().tags);
   EXPECT_EQ(r.status_reason, j.status_reason);
   EXPECT_EQ(r.last_checkpoint, 2400);
   ASSERT_NE(r.history, nullptr);
@@ -111,8 +111,8 @@ TEST(JobCodec, AWaitingJobsRecordIsSmallAndHasNoHistory) {
   Result<DecodedJob> d = DecodeJob(j.id, stored);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->record.history, nullptr);
-  EXPECT_FALSE(d->record.retry_given);
-  EXPECT_EQ(d->record.retry.attempts, 1);
+  EXPECT_EQ(d->record.extra, nullptr);
+  EXPECT_EQ(d->record.Spec().retry.attempts, 1);
 }
 
 TEST(JobCodec, ADocumentFromBeforeTheTypedRecordsIsRead) {
@@ -153,10 +153,10 @@ TEST(JobCodec, ADocumentFromBeforeTheTypedRecordsIsRead) {
   EXPECT_EQ(r.status, model::JobStatus::kRunning);
   EXPECT_EQ(r.priority, 5);
   EXPECT_EQ(r.demand, (model::Demand{{"ml.g5.xlarge", 2}}));
-  EXPECT_EQ(r.tags, (std::vector<std::pair<std::string, std::string>>{{"k", "v"}}));
-  EXPECT_EQ(r.retry.attempts, 3);
-  EXPECT_EQ(r.timeout_config_seconds, 100);
-  EXPECT_EQ(r.preemption_retries, 2);
+  EXPECT_EQ(r.options().tags, (std::vector<std::pair<std::string, std::string>>{{"k", "v"}}));
+  EXPECT_EQ(r.options().retry->attempts, 3);
+  EXPECT_EQ(r.options().timeout_config_seconds, 100);
+  EXPECT_EQ(r.options().preemption_retries, 2);
   EXPECT_EQ(r.runnable_since, 19);
   ASSERT_NE(r.history, nullptr);
   const JobHistory& h = *r.history;
