@@ -441,7 +441,7 @@ std::map<std::string, std::size_t> JobRecordHashes(const std::string& dir) {
 }
 
 // The job records whose value differs from `before`, and of the first 1,000 of them, how many
-// differ only in allot.runnableSince.
+// differ only in runnableSince.
 std::pair<std::int64_t, std::pair<std::int64_t, std::int64_t>> ChangedRecords(
     const std::string& dir, const std::map<std::string, std::size_t>& before,
     const std::map<std::string, std::string>& sample_before) {
@@ -458,8 +458,8 @@ std::pair<std::int64_t, std::pair<std::int64_t, std::int64_t>> ChangedRecords(
     if (old == sample_before.end()) continue;
     ++sampled;
     Json a = Json::parse(old->second), b = Json::parse(r.value);
-    a["allot"].erase("runnableSince");
-    b["allot"].erase("runnableSince");
+    a.erase("runnable");  // the stored record's runnableSince (src/server/job_codec.cc)
+    b.erase("runnable");
     if (a == b) ++only_runnable_since;
   }
   st.value()->Close();
@@ -579,7 +579,7 @@ int Drive(Flags f) {
               Median(all("records_written")), Median(all("job_records_written")),
               Median(all("record_bytes_written")) / 1e6, n);
   std::printf("job records whose stored value differs after the %d restarts: %lld; of %lld RUNNABLE "
-              "ones compared in full, %lld differ only in allot.runnableSince (reset to the "
+              "ones compared in full, %lld differ only in runnableSince (reset to the "
               "restart time)\n",
               f.restarts, static_cast<long long>(changed), static_cast<long long>(sampled.first),
               static_cast<long long>(sampled.second));
