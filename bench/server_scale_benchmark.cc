@@ -130,6 +130,7 @@ class CountingStore : public store::Store {
   }
   void Resume() override { inner_->Resume(); }
   Result<std::vector<store::Record>> Load(store::Kind kind) override { return inner_->Load(kind); }
+  Result<std::vector<store::Record>> Scan(store::Kind kind) override { return inner_->Scan(kind); }
   Result<std::optional<std::string>> Get(store::Kind kind, std::string_view key) override {
     ++gets_;
     return inner_->Get(kind, key);

@@ -116,11 +116,11 @@ void DecodeHistory(const Json& in, JobHistory* h) {
   if (auto it = in.find("stopRule"); it != in.end()) h->stop_rule = RuleFrom(*it);
 }
 
-DecodedJob DecodeCurrent(const Json& in) {
+DecodedJob DecodeCurrent(std::string_view key, const Json& in) {
   DecodedJob out;
   JobRecord& j = out.record;
   j.seq = in.at("seq").get<model::JobId>();
-  j.id = in.at("id").get<std::string>();
+  j.id = std::string(key);  // the record's key
   j.name = in.at("name").get<std::string>();
   out.queue = in.at("queue").get<std::string>();
   ReadIf(in, "share", &out.share);
@@ -274,7 +274,6 @@ DecodedJob DecodeLegacy(const Json& doc) {
 std::string EncodeJob(const JobRecord& j) {
   Json out = {{"v", kVersion},
               {"seq", j.seq},
-              {"id", j.id},
               {"name", j.name},
               {"queue", std::string(j.queue)},
               {"status", model::ToString(j.status)},
@@ -323,7 +322,7 @@ Result<DecodedJob> DecodeJob(std::string_view key, std::string_view value) {
                     v->dump() + "); this server reads up to version " + std::to_string(kVersion));
   }
   try {
-    return in.contains("v") ? DecodeCurrent(in) : DecodeLegacy(in);
+    return in.contains("v") ? DecodeCurrent(key, in) : DecodeLegacy(in);
   } catch (const std::exception& e) {
     return Internal("corrupt job record " + std::string(key) + " in the store: " + e.what());
   }

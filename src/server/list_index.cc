@@ -11,13 +11,19 @@ namespace {
 
 std::size_t Slot(model::JobStatus s) { return static_cast<std::size_t>(s); }
 
+// AsciiLower, inline: the name order folds every byte it compares.
+inline unsigned char Fold(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u >= 'A' && u <= 'Z' ? static_cast<unsigned char>(u + ('a' - 'A')) : u;
+}
+
 // Compares ASCII-case-folded text: <0, 0, >0.
 int CompareFolded(std::string_view a, std::string_view b) {
   const std::size_t n = std::min(a.size(), b.size());
   for (std::size_t i = 0; i < n; ++i) {
-    const char x = AsciiLower(a[i]);
-    const char y = AsciiLower(b[i]);
-    if (x != y) return static_cast<unsigned char>(x) < static_cast<unsigned char>(y) ? -1 : 1;
+    const unsigned char x = Fold(a[i]);
+    const unsigned char y = Fold(b[i]);
+    if (x != y) return x < y ? -1 : 1;
   }
   return a.size() == b.size() ? 0 : (a.size() < b.size() ? -1 : 1);
 }
@@ -35,11 +41,15 @@ bool ListIndex::NameOrder::operator()(const NameKey& a, const NameKey& b) const 
 void ListIndex::Add(const JobRecord& job) {
   Queue& q = queues_[std::string(job.queue)];
   const Key key{job.created_at, job.seq};
-  q.all.insert(key);
-  q.by_status[Slot(job.status)].insert(key);
+  // New jobs, and a restart's jobs in submission order, come last in time: the end is the hint
+  // that makes each insertion constant time (a wrong hint costs only the usual search).
+  q.all.insert(q.all.end(), key);
+  Set& by_status = q.by_status[Slot(job.status)];
+  by_status.insert(by_status.end(), key);
   auto share = q.by_share.find(job.share);
   if (share == q.by_share.end()) share = q.by_share.emplace(std::string(job.share), ByStatusSets{}).first;
-  share->second[Slot(job.status)].insert(key);
+  Set& by_share = share->second[Slot(job.status)];
+  by_share.insert(by_share.end(), key);
   q.by_name.insert({job.name, key});
 }
 

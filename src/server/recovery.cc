@@ -64,10 +64,12 @@ Status Controller::Recover() {
 
 // The job records in submission order.
 Result<std::vector<JobRecord>> Controller::LoadJobs() {
-  Result<std::vector<store::Record>> records = store_->Load(store::Kind::kJob);
+  Result<std::vector<store::Record>> records = store_->Scan(store::Kind::kJob);
   if (!records.ok()) return records.status();
   std::vector<JobRecord> jobs;
   jobs.reserve(records->size());
+  jobs_.reserve(records->size());
+  job_ids_.reserve(records->size());
   for (const store::Record& r : records.value()) {
     Result<DecodedJob> decoded = DecodeJob(r.key, r.value);
     if (!decoded.ok()) return decoded.status();

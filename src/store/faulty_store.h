@@ -32,6 +32,7 @@ class FaultyStore final : public Store {
   void Submit(Batch batch, std::function<void(const Status&)> done) override;
   void Resume() override;
   Result<std::vector<Record>> Load(Kind kind) override;
+  Result<std::vector<Record>> Scan(Kind kind) override;
   Result<std::optional<std::string>> Get(Kind kind, std::string_view key) override;
   void Close() override;
 

@@ -36,6 +36,10 @@
 
 namespace allot::store {
 
+namespace sqlite {
+class Statement;
+}  // namespace sqlite
+
 class SqliteStore final : public Store {
  public:
   // Opens (creating if absent) the database at options.path; fails if the path is empty,
@@ -50,6 +54,7 @@ class SqliteStore final : public Store {
   void Submit(Batch batch, std::function<void(const Status&)> done) override;
   void Resume() override;
   Result<std::vector<Record>> Load(Kind kind) override;
+  Result<std::vector<Record>> Scan(Kind kind) override;
   Result<std::optional<std::string>> Get(Kind kind, std::string_view key) override;
   void Close() override;
 
@@ -63,6 +68,7 @@ class SqliteStore final : public Store {
  private:
   struct Impl;
   explicit SqliteStore(std::unique_ptr<Impl> impl);
+  Result<std::vector<Record>> Read(sqlite::Statement& stmt, Kind kind);  // Load and Scan
   std::unique_ptr<Impl> impl_;
 };
 

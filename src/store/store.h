@@ -73,6 +73,9 @@ class Store {
 
   // Every record of `kind`, ordered by key.
   virtual Result<std::vector<Record>> Load(Kind kind) = 0;
+  // Every record of `kind`, in no particular order: for a kind that is most of the store (the
+  // jobs), a store may read it faster than in key order.
+  virtual Result<std::vector<Record>> Scan(Kind kind) { return Load(kind); }
   virtual Result<std::optional<std::string>> Get(Kind kind, std::string_view key) = 0;
 
   // Stops the writer after committing what was submitted.

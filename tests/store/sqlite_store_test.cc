@@ -1,6 +1,8 @@
 #include "store/sqlite_store.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sqlite3.h>
 
 #include <atomic>
@@ -195,6 +197,28 @@ TEST(SqliteStore, LoadReturnsOneKindOrderedByKey) {
                                                                        {"zz", "vzz"}}));
   EXPECT_EQ(Pairs(LoadOrDie(*store, Kind::kJob)), (std::vector<P>{{"c", "other kind"}}));
   EXPECT_TRUE(LoadOrDie(*store, Kind::kCredential).empty());
+}
+
+// Scan reads the same records as Load, of one kind only, with later updates and deletes seen.
+TEST(SqliteStore, ScanReturnsTheRecordsOfOneKindInAnyOrder) {
+  ScratchDir dir;
+  auto store = OpenOrDie(dir.File("allot.db"));
+  Batch batch;
+  for (int i = 0; i < 50; ++i) {
+    batch.Put(Kind::kJob, "job-" + std::to_string(i), "v" + std::to_string(i));
+    batch.Put(Kind::kJobPayload, "job-" + std::to_string(i), "payload");
+  }
+  batch.Put(Kind::kJob, "job-7", "updated");
+  batch.Delete(Kind::kJob, "job-8");
+  ASSERT_TRUE(store->Commit(std::move(batch)).ok());
+  Result<std::vector<Record>> scanned = store->Scan(Kind::kJob);
+  ASSERT_TRUE(scanned.ok()) << scanned.status().ToString();
+  std::vector<std::pair<std::string, std::string>> pairs = Pairs(scanned.value());
+  std::sort(pairs.begin(), pairs.end());
+  EXPECT_EQ(pairs, Pairs(LoadOrDie(*store, Kind::kJob)));
+  EXPECT_EQ(pairs.size(), 49u);
+  store->Close();
+  EXPECT_EQ(store->Scan(Kind::kJob).status().code(), StatusCode::kUnavailable);
 }
 
 TEST(SqliteStore, BatchWithDeletesAppliesEveryOpInOrder) {
