@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/strings.h"
+#include "model/rules.h"
 
 namespace allot::cli {
 
@@ -98,6 +99,21 @@ class Checker {
   }
 
   const Json& Raw(const char* k) const { return obj_[k]; }
+
+  // The server's own rules (model/rules.h), checked before any call is made.
+  void Rule(const Status& s) const {
+    if (!s.ok()) Fail(s.message());
+  }
+  std::string Name(const char* k) const {
+    std::string v = String(k);
+    Rule(model::rules::CheckName(v, k));
+    return v;
+  }
+  std::int64_t IntIn(const char* k, std::int64_t lo, std::int64_t hi) const {
+    const std::int64_t v = Int(k);
+    Rule(model::rules::CheckRange(v, lo, hi, k));
+    return v;
+  }
   const std::string& where() const { return where_; }
 
  private:
@@ -105,18 +121,23 @@ class Checker {
   std::string where_;
 };
 
-Json CheckLimits(const Checker& c) {
+// `min_capacity`: 0 for an environment, 1 for a quota share (as the server).
+Json CheckLimits(const Checker& c, std::int64_t min_capacity) {
   if (!c.Has("capacityLimits") || !c.Raw("capacityLimits").is_array() ||
       c.Raw("capacityLimits").empty()) {
     c.Fail("capacityLimits must be a non-empty list of {capacityUnit, maxCapacity}");
   }
   Json out = Json::array();
+  std::vector<model::CapacityLimit> limits;
   std::size_t i = 0;
   for (const Json& l : c.Raw("capacityLimits")) {
     Checker lc(l, c.where() + ".capacityLimits[" + std::to_string(i++) + "]");
     lc.OnlyKeys({"capacityUnit", "maxCapacity"});
-    out.push_back({{"capacityUnit", lc.String("capacityUnit")}, {"maxCapacity", lc.Int("maxCapacity")}});
+    limits.push_back({lc.String("capacityUnit"), lc.Int("maxCapacity")});
+    out.push_back({{"capacityUnit", limits.back().unit}, {"maxCapacity", limits.back().max_capacity}});
   }
+  c.Rule(model::rules::CheckCapacityLimits(limits, min_capacity, "capacityLimits"));
+  if (min_capacity == 0) c.Rule(model::rules::CheckEnvironmentUnits(limits, "capacityLimits"));
   return out;
 }
 
@@ -134,14 +155,14 @@ void OptionalState(const Checker& c, Json& out) {
 
 Json CheckEnvironment(const Checker& c) {
   c.OnlyKeys({"name", "capacityLimits", "state"});
-  Json out = {{"name", c.String("name")}, {"capacityLimits", CheckLimits(c)}};
+  Json out = {{"name", c.Name("name")}, {"capacityLimits", CheckLimits(c, 0)}};
   OptionalState(c, out);
   return out;
 }
 
 Json CheckPolicy(const Checker& c) {
   c.OnlyKeys({"name", "quotaSharePolicy"});
-  Json out = {{"name", c.String("name")}};
+  Json out = {{"name", c.Name("name")}};
   if (c.Has("quotaSharePolicy")) {
     Checker q(c.Raw("quotaSharePolicy"), c.where() + ".quotaSharePolicy");
     q.OnlyKeys({"idleResourceAssignmentStrategy"});
@@ -153,9 +174,9 @@ Json CheckPolicy(const Checker& c) {
 Json CheckQueue(const Checker& c) {
   c.OnlyKeys({"name", "serviceEnvironment", "schedulingPolicy", "priority", "state",
               "jobStateTimeLimitActions"});
-  Json out = {{"name", c.String("name")}, {"serviceEnvironment", c.String("serviceEnvironment")}};
+  Json out = {{"name", c.Name("name")}, {"serviceEnvironment", c.String("serviceEnvironment")}};
   if (c.Has("schedulingPolicy")) out["schedulingPolicy"] = c.String("schedulingPolicy");
-  if (c.Has("priority")) out["priority"] = c.Int("priority");
+  if (c.Has("priority")) out["priority"] = c.IntIn("priority", 0, model::rules::kMaxJobQueuePriority);
   OptionalState(c, out);
   if (c.Has("jobStateTimeLimitActions")) {
     if (!c.Raw("jobStateTimeLimitActions").is_array()) {
@@ -168,7 +189,9 @@ Json CheckQueue(const Checker& c) {
       ac.OnlyKeys({"reason", "state", "maxTimeSeconds", "action"});
       actions.push_back({{"reason", ac.String("reason")},
                          {"state", ac.Has("state") ? ac.String("state") : "RUNNABLE"},
-                         {"maxTimeSeconds", ac.Int("maxTimeSeconds")},
+                         {"maxTimeSeconds", ac.IntIn("maxTimeSeconds",
+                                                     model::rules::kMinTimeLimitSeconds,
+                                                     model::rules::kMaxTimeLimitSeconds)},
                          {"action", ac.Has("action") ? ac.String("action") : "TERMINATE"}});
     }
     out["jobStateTimeLimitActions"] = actions;
@@ -179,15 +202,15 @@ Json CheckQueue(const Checker& c) {
 Json CheckShare(const Checker& c) {
   c.OnlyKeys({"name", "jobQueue", "capacityLimits", "strategy", "borrowLimit",
               "inSharePreemption", "state"});
-  Json out = {{"name", c.String("name")},
+  Json out = {{"name", c.Name("name")},
               {"jobQueue", c.String("jobQueue")},
-              {"capacityLimits", CheckLimits(c)},
+              {"capacityLimits", CheckLimits(c, 1)},
               {"strategy", c.Enum("strategy", {"RESERVE", "LEND", "LEND_AND_BORROW"})}};
   if (c.Has("borrowLimit")) {
-    if (out["strategy"] != "LEND_AND_BORROW") {
-      c.Fail("borrowLimit is allowed only with strategy LEND_AND_BORROW");
-    }
-    out["borrowLimit"] = c.Int("borrowLimit");
+    const std::int64_t limit = c.Int("borrowLimit");
+    c.Rule(model::rules::CheckBorrowLimit(
+        limit, *model::ParseSharingStrategy(out["strategy"].get<std::string>()), "borrowLimit"));
+    out["borrowLimit"] = limit;
   }
   if (c.Has("inSharePreemption")) out["inSharePreemption"] = c.Bool("inSharePreemption");
   OptionalState(c, out);

@@ -62,6 +62,23 @@ TEST(ClusterSpec, RefusesMistakesWithTheirPlace) {
   EXPECT_NE(message("schedulingPolicies: [{name: p}, {name: p}]").find("listed twice"),
             std::string::npos);
   EXPECT_NE(message("a: [").find("not valid YAML"), std::string::npos);
+  // The server's rules (model/rules.h), applied before any call: the same words as the server.
+  const std::string share = "quotaShares: [{name: a, jobQueue: q, strategy: LEND_AND_BORROW, "
+                            "capacityLimits: [{capacityUnit: u, maxCapacity: 1}], borrowLimit: ";
+  EXPECT_NE(message(share + "-2}]").find("quotaShares[0] (a): borrowLimit"), std::string::npos)
+      << message(share + "-2}]");
+  EXPECT_NE(message(share + "10001}]").find("borrowLimit"), std::string::npos);
+  EXPECT_EQ(message(share + "-1}]"), "no error");
+  EXPECT_NE(message("schedulingPolicies: [{name: \"bad name\"}]").find("name"),
+            std::string::npos);
+  EXPECT_NE(message("serviceEnvironments: [{name: e, capacityLimits: [{capacityUnit: u, "
+                    "maxCapacity: 1000001}]}]")
+                .find("maxCapacity"),
+            std::string::npos);
+  EXPECT_NE(message("jobQueues: [{name: q, serviceEnvironment: e, jobStateTimeLimitActions: "
+                    "[{reason: r, maxTimeSeconds: 5}]}]")
+                .find("maxTimeSeconds"),
+            std::string::npos);
 }
 
 TEST(Submit, BuildsTheSageMakerPayload) {
