@@ -1,16 +1,18 @@
 // Service environments, scheduling policies, job queues and quota shares: validation, the
-// AWS-shaped documents, and the engine events they become.
+// typed records (config_records.h; their documents are config_wire.h), and the engine events
+// they become.
 
-#include <set>
+#include <optional>
+#include <utility>
 
 #include "model/rules.h"
 #include "server/api_error.h"
+#include "server/config_wire.h"
 #include "server/controller.h"
 
 namespace allot::server {
 
 namespace {
-
 
 // The name at the end of an ARN ("arn:aws:batch:<region>:<account>:job-queue/<name>") or the
 // value itself; either way it must be a valid name, so "q1/x" never resolves to "q1".
@@ -26,18 +28,21 @@ std::string NameOf(const std::string& name_or_arn, const std::string& type,
     name = name_or_arn.substr(pos + marker.size());
   }
   if (!model::rules::CheckName(name, field).ok()) {
-    Refuse(field + " must be a " + type + " name (1 to 128 letters, digits, hyphens and "
-           "underscores) or its ARN, got " + Quoted(Json(name_or_arn)));
+    Refuse(field + " must be a " + type +
+           " name (1 to 128 letters, digits, hyphens and "
+           "underscores) or its ARN, got " +
+           Quoted(Json(name_or_arn)));
   }
   return name;
 }
 
-Json ReadCapacityLimits(const Json& r, bool required, std::int64_t min_capacity,
-                        const char* field = "capacityLimits") {
+// The limits if the request has them (`required`: it must).
+std::optional<std::vector<model::CapacityLimit>> ReadCapacityLimits(
+    const Json& r, bool required, std::int64_t min_capacity, const char* field = "capacityLimits") {
   const Json* limits = OptionalArray(r, field);
   if (limits == nullptr) {
     if (required) Refuse(std::string(field) + " is required");
-    return nullptr;
+    return std::nullopt;
   }
   RequireObjects(*limits, field);
   std::vector<model::CapacityLimit> parsed;
@@ -48,28 +53,19 @@ Json ReadCapacityLimits(const Json& r, bool required, std::int64_t min_capacity,
                                        std::string(field) + ".maxCapacity")});
   }
   RefuseUnless(model::rules::CheckCapacityLimits(parsed, min_capacity, field));
-  Json out = Json::array();
-  for (const model::CapacityLimit& l : parsed) {
-    out.push_back({{"capacityUnit", l.unit}, {"maxCapacity", l.max_capacity}});
-  }
-  return out;
+  return parsed;
 }
 
 // The SDK's helpers compare this message exactly to tell "already there" from a failure.
 [[noreturn]] void RefuseExisting() { Refuse("Object already exists"); }
 
-std::vector<model::CapacityLimit> ToLimits(const Json& limits) {
-  std::vector<model::CapacityLimit> out;
-  for (const Json& l : limits) {
-    out.push_back({l.at("capacityUnit").get<std::string>(), l.at("maxCapacity").get<std::int64_t>()});
-  }
-  return out;
+std::optional<model::State> ReadState(const Json& r) {
+  std::optional<std::string> state = OptionalEnum(r, "state", {"ENABLED", "DISABLED"});
+  if (!state) return std::nullopt;
+  return model::ParseState(*state);
 }
 
-model::State StateOf(const Json& doc) {
-  return doc.value("state", "ENABLED") == "DISABLED" ? model::State::kDisabled
-                                                      : model::State::kEnabled;
-}
+std::string StateName(model::State s) { return std::string(model::ToString(s)); }
 
 // maxResults / nextToken paging over a name-ordered map.
 template <typename Map, typename Fn>
@@ -91,39 +87,32 @@ Json Page(const Map& items, const Json& r, const char* list_field, Fn item) {
 
 }  // namespace
 
-bool UsesNumInstances(const Json& env) {
-  for (const Json& l : env.at("capacityLimits")) {
-    if (l.at("capacityUnit") == model::rules::kNumInstances) return true;
-  }
-  return false;
-}
-
-Json* Controller::FindEnvironment(const std::string& name_or_arn) {
+ServiceEnvironmentRecord* Controller::FindEnvironment(const std::string& name_or_arn) {
   auto it = environments_.find(NameOf(name_or_arn, "service-environment", "serviceEnvironment"));
   return it == environments_.end() ? nullptr : &it->second;
 }
 
-Json* Controller::FindPolicy(const std::string& name_or_arn) {
+SchedulingPolicyRecord* Controller::FindPolicy(const std::string& name_or_arn) {
   auto it = policies_.find(NameOf(name_or_arn, "scheduling-policy", "schedulingPolicyArn"));
   return it == policies_.end() ? nullptr : &it->second;
 }
 
-Json* Controller::FindQueue(const std::string& name_or_arn) {
+JobQueueRecord* Controller::FindQueue(const std::string& name_or_arn) {
   auto it = queues_.find(NameOf(name_or_arn, "job-queue", "jobQueue"));
   return it == queues_.end() ? nullptr : &it->second;
 }
 
-Json& Controller::MustFindQueue(const std::string& name_or_arn) {
-  Json* q = FindQueue(name_or_arn);
+JobQueueRecord& Controller::MustFindQueue(const std::string& name_or_arn) {
+  JobQueueRecord* q = FindQueue(name_or_arn);
   if (q == nullptr) Refuse("jobQueue " + name_or_arn + " does not exist");
   return *q;
 }
 
-bool Controller::IsQuotaManaged(const Json& queue) const {
-  const std::string arn = queue.value("schedulingPolicyArn", "");
-  if (arn.empty()) return false;
-  auto it = policies_.find(NameOf(arn, "scheduling-policy", "schedulingPolicyArn"));
-  return it != policies_.end() && it->second.contains("quotaSharePolicy");
+bool Controller::IsQuotaManaged(const JobQueueRecord& queue) const {
+  if (queue.scheduling_policy_arn.empty()) return false;
+  auto it = policies_.find(
+      NameOf(queue.scheduling_policy_arn, "scheduling-policy", "schedulingPolicyArn"));
+  return it != policies_.end() && it->second.takes_quota_shares();
 }
 
 // "arn:...:job-queue/<queue>/quota-share/<share>" -> {queue, share}
@@ -133,66 +122,46 @@ std::pair<std::string, std::string> Controller::ShareKeyFromArn(const std::strin
   auto qp = arn.find(q);
   auto sp = arn.find(s);
   if (arn.rfind("arn:", 0) != 0 || qp == std::string::npos || sp == std::string::npos || sp < qp) {
-    Refuse("quotaShareArn must look like arn:aws:batch:<region>:<account>:job-queue/<queue>/"
-           "quota-share/<share>, got " + Quoted(Json(arn)));
+    Refuse(
+        "quotaShareArn must look like arn:aws:batch:<region>:<account>:job-queue/<queue>/"
+        "quota-share/<share>, got " +
+        Quoted(Json(arn)));
   }
   std::string queue = arn.substr(qp + q.size(), sp - qp - q.size());
   std::string share = arn.substr(sp + s.size());
   if (!model::rules::CheckName(queue, "").ok() || !model::rules::CheckName(share, "").ok()) {
-    Refuse("quotaShareArn must name a job queue and a quota share (1 to 128 letters, digits, "
-           "hyphens and underscores each), got " + Quoted(Json(arn)));
+    Refuse(
+        "quotaShareArn must name a job queue and a quota share (1 to 128 letters, digits, "
+        "hyphens and underscores each), got " +
+        Quoted(Json(arn)));
   }
   return {std::move(queue), std::move(share)};
 }
 
-void Controller::PutEnvironmentToEngine(const Json& env) {
-  Apply(model::PutServiceEnvironment{{.name = env.at("serviceEnvironmentName").get<std::string>(),
-                                      .capacity_limits = ToLimits(env.at("capacityLimits")),
-                                      .state = StateOf(env)}});
+void Controller::PutEnvironmentToEngine(const ServiceEnvironmentRecord& env) {
+  Apply(model::PutServiceEnvironment{EngineConfig(env)});
   for (auto& [name, queue] : queues_) {
-    if (!IsQuotaManaged(queue) &&
-        queue.at("serviceEnvironmentOrder")[0].at("serviceEnvironment") ==
-            env.at("serviceEnvironmentName")) {
-      PutImplicitShare(queue);
-    }
+    if (!IsQuotaManaged(queue) && queue.environment() == env.name) PutImplicitShare(queue);
   }
 }
 
-void Controller::PutQueueToEngine(const Json& queue) {
-  model::JobQueueConfig c;
-  c.name = queue.at("jobQueueName").get<std::string>();
-  c.service_environment = queue.at("serviceEnvironmentOrder")[0].at("serviceEnvironment");
-  c.state = StateOf(queue);
-  for (const Json& a : queue.value("jobStateTimeLimitActions", Json::array())) {
-    c.time_limit_actions.push_back({a.at("reason"), a.at("maxTimeSeconds")});
-  }
-  Apply(model::PutJobQueue{c});
+void Controller::PutQueueToEngine(const JobQueueRecord& queue) {
+  Apply(model::PutJobQueue{EngineConfig(queue)});
   if (!IsQuotaManaged(queue)) PutImplicitShare(queue);
 }
 
 // A queue without a quota-share policy is one FIFO share that owns the whole environment.
-void Controller::PutImplicitShare(const Json& queue) {
-  const Json& env = environments_.at(queue.at("serviceEnvironmentOrder")[0].at("serviceEnvironment"));
-  std::vector<model::CapacityLimit> limits = ToLimits(env.at("capacityLimits"));
+void Controller::PutImplicitShare(const JobQueueRecord& queue) {
+  std::vector<model::CapacityLimit> limits = environments_.at(queue.environment()).capacity_limits;
   for (model::CapacityLimit& l : limits) l.max_capacity = std::max<std::int64_t>(1, l.max_capacity);
-  Apply(model::PutQuotaShare{{.queue = queue.at("jobQueueName"),
+  Apply(model::PutQuotaShare{{.queue = queue.name,
                               .name = kImplicitShare,
                               .capacity_limits = limits,
                               .strategy = model::SharingStrategy::kReserve}});
 }
 
-void Controller::PutShareToEngine(const Json& share) {
-  const Json& sharing = share.at("resourceSharingConfiguration");
-  const std::string strategy = sharing.at("strategy");
-  Apply(model::PutQuotaShare{
-      {.queue = NameOf(share.at("jobQueueArn"), "job-queue", "jobQueueArn"),
-       .name = share.at("quotaShareName"),
-       .capacity_limits = ToLimits(share.at("capacityLimits")),
-       .strategy = *model::ParseSharingStrategy(strategy),
-       .borrow_limit = sharing.value("borrowLimit", std::int64_t{-1}),
-       .in_share_preemption =
-           share.at("preemptionConfiguration").at("inSharePreemption") == "ENABLED",
-       .state = StateOf(share)}});
+void Controller::PutShareToEngine(const QuotaShareRecord& share) {
+  Apply(model::PutQuotaShare{EngineConfig(share)});
 }
 
 // --- service environments ---
@@ -201,50 +170,46 @@ Controller::Reply Controller::CreateServiceEnvironment(const Json& r) {
   const std::string name = RequireString(r, "serviceEnvironmentName");
   RefuseUnless(model::rules::CheckName(name, "serviceEnvironmentName"));
   RequireEnum(r, "serviceEnvironmentType", {"SAGEMAKER_TRAINING"});
-  const std::string state = OptionalEnum(r, "state", {"ENABLED", "DISABLED"}).value_or("ENABLED");
-  Json limits = ReadCapacityLimits(r, true, 0);
-  RefuseUnless(model::rules::CheckEnvironmentUnits(ToLimits(limits), "capacityLimits"));
+  const model::State state = ReadState(r).value_or(model::State::kEnabled);
+  std::vector<model::CapacityLimit> limits = *ReadCapacityLimits(r, true, 0);
+  RefuseUnless(model::rules::CheckEnvironmentUnits(limits, "capacityLimits"));
   if (environments_.count(name)) RefuseExisting();
-  Json env = {{"serviceEnvironmentName", name},
-              {"serviceEnvironmentArn", Arn("service-environment/" + name)},
-              {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
-              {"state", state},
-              {"status", "VALID"},
-              {"capacityLimits", limits},
-              {"tags", ReadTags(r)}};
+  ServiceEnvironmentRecord env{.name = name,
+                               .arn = Arn("service-environment/" + name),
+                               .state = state,
+                               .capacity_limits = std::move(limits),
+                               .tags = TagsFrom(ReadTags(r))};
   PutEnvironmentToEngine(env);  // no queue is attached yet: only the engine reads it
-  environments_[name] = env;
-  pending_.Put(store::Kind::kServiceEnvironment, name, env.dump());
-  return {{{"serviceEnvironmentName", name}, {"serviceEnvironmentArn", env["serviceEnvironmentArn"]}}};
+  const ServiceEnvironmentRecord& stored = environments_[name] = std::move(env);
+  pending_.Put(store::Kind::kServiceEnvironment, name, Encode(stored));
+  return {{{"serviceEnvironmentName", name}, {"serviceEnvironmentArn", stored.arn}}};
 }
 
 Controller::Reply Controller::UpdateServiceEnvironment(const Json& r) {
   const std::string key = RequireString(r, "serviceEnvironment");
-  Json* env = FindEnvironment(key);
+  ServiceEnvironmentRecord* env = FindEnvironment(key);
   if (env == nullptr) Refuse("serviceEnvironment " + key + " does not exist");
-  Json updated = *env;
-  if (auto state = OptionalEnum(r, "state", {"ENABLED", "DISABLED"})) updated["state"] = *state;
-  if (Json limits = ReadCapacityLimits(r, false, 0); !limits.is_null()) {
-    RefuseUnless(model::rules::CheckEnvironmentUnits(ToLimits(limits), "capacityLimits"));
+  ServiceEnvironmentRecord updated = *env;
+  if (auto state = ReadState(r)) updated.state = *state;
+  if (auto limits = ReadCapacityLimits(r, false, 0)) {
+    RefuseUnless(model::rules::CheckEnvironmentUnits(*limits, "capacityLimits"));
     const bool was_num = UsesNumInstances(*env);
-    updated["capacityLimits"] = limits;
+    updated.capacity_limits = std::move(*limits);
     if (UsesNumInstances(updated) != was_num) {
-      Refuse("capacityLimits cannot switch service environment " +
-             updated["serviceEnvironmentName"].get<std::string>() +
+      Refuse("capacityLimits cannot switch service environment " + updated.name +
              " between NUM_INSTANCES and instance types");
     }
   }
-  const Json before = *env;
-  *env = updated;  // PutEnvironmentToEngine reads it for the queues attached
+  // PutEnvironmentToEngine reads it from environments_ for the queues attached.
+  ServiceEnvironmentRecord before = std::exchange(*env, std::move(updated));
   try {
-    PutEnvironmentToEngine(updated);
+    PutEnvironmentToEngine(*env);
   } catch (const ClientError&) {
-    *env = before;  // the engine refused it and changed nothing
+    *env = std::move(before);  // the engine refused it and changed nothing
     throw;
   }
-  pending_.Put(store::Kind::kServiceEnvironment, updated["serviceEnvironmentName"], updated.dump());
-  return {{{"serviceEnvironmentName", updated["serviceEnvironmentName"]},
-           {"serviceEnvironmentArn", updated["serviceEnvironmentArn"]}}};
+  pending_.Put(store::Kind::kServiceEnvironment, env->name, Encode(*env));
+  return {{{"serviceEnvironmentName", env->name}, {"serviceEnvironmentArn", env->arn}}};
 }
 
 Controller::Reply Controller::DescribeServiceEnvironments(const Json& r) {
@@ -252,24 +217,26 @@ Controller::Reply Controller::DescribeServiceEnvironments(const Json& r) {
       !names.empty()) {
     Json out = {{"serviceEnvironments", Json::array()}};
     for (const std::string& n : names) {
-      if (Json* env = FindEnvironment(n)) out["serviceEnvironments"].push_back(*env);
+      if (ServiceEnvironmentRecord* env = FindEnvironment(n)) {
+        out["serviceEnvironments"].push_back(DescribeEnvironment(*env));
+      }
     }
     return {out};
   }
-  return {Page(environments_, r, "serviceEnvironments", [](const Json& e) { return e; })};
+  return {Page(environments_, r, "serviceEnvironments", DescribeEnvironment)};
 }
 
 Controller::Reply Controller::DeleteServiceEnvironment(const Json& r) {
   const std::string key = RequireString(r, "serviceEnvironment");
-  Json* env = FindEnvironment(key);
+  ServiceEnvironmentRecord* env = FindEnvironment(key);
   if (env == nullptr) Refuse("serviceEnvironment " + key + " does not exist");
-  const std::string name = (*env)["serviceEnvironmentName"];
-  if (env->value("state", "") != "DISABLED") {
+  const std::string name = env->name;
+  if (env->state != model::State::kDisabled) {
     Refuse("serviceEnvironment " + name + " must be DISABLED before it is deleted (state is " +
-           env->value("state", "") + ")");
+           StateName(env->state) + ")");
   }
   for (const auto& [qn, q] : queues_) {
-    if (q.at("serviceEnvironmentOrder")[0].at("serviceEnvironment") == name) {
+    if (q.environment() == name) {
       Refuse("serviceEnvironment " + name + " is attached to job queue " + qn +
              "; detach it first");
     }
@@ -284,14 +251,14 @@ Controller::Reply Controller::DeleteServiceEnvironment(const Json& r) {
 
 namespace {
 
-Json ReadQuotaSharePolicy(const Json& r) {
+// quotaSharePolicy.idleResourceAssignmentStrategy, if the request has a quotaSharePolicy.
+std::optional<std::string> ReadQuotaSharePolicy(const Json& r) {
   if (r.contains("fairsharePolicy") && !r["fairsharePolicy"].is_null()) {
     Refuse("fairsharePolicy is not supported: Allot schedules with quotaSharePolicy");
   }
   const Json* qsp = OptionalObject(r, "quotaSharePolicy");
-  if (qsp == nullptr) return nullptr;
-  return Json{{"idleResourceAssignmentStrategy",
-               RequireEnum(*qsp, "idleResourceAssignmentStrategy", {"FIFO"})}};
+  if (qsp == nullptr) return std::nullopt;
+  return RequireEnum(*qsp, "idleResourceAssignmentStrategy", {"FIFO"});
 }
 
 }  // namespace
@@ -300,24 +267,24 @@ Controller::Reply Controller::CreateSchedulingPolicy(const Json& r) {
   const std::string name = RequireString(r, "name");
   RefuseUnless(model::rules::CheckName(name, "name"));
   if (policies_.count(name)) RefuseExisting();
-  Json policy = {{"name", name}, {"arn", Arn("scheduling-policy/" + name)}, {"tags", ReadTags(r)}};
-  if (Json qsp = ReadQuotaSharePolicy(r); !qsp.is_null()) policy["quotaSharePolicy"] = qsp;
-  policies_[name] = policy;
-  pending_.Put(store::Kind::kSchedulingPolicy, name, policy.dump());
-  return {{{"name", name}, {"arn", policy["arn"]}}};
+  SchedulingPolicyRecord policy{.name = name, .arn = Arn("scheduling-policy/" + name)};
+  policy.tags = TagsFrom(ReadTags(r));
+  policy.idle_resource_assignment = ReadQuotaSharePolicy(r);
+  const SchedulingPolicyRecord& stored = policies_[name] = std::move(policy);
+  pending_.Put(store::Kind::kSchedulingPolicy, name, Encode(stored));
+  return {{{"name", name}, {"arn", stored.arn}}};
 }
 
 Controller::Reply Controller::UpdateSchedulingPolicy(const Json& r) {
   const std::string arn = RequireString(r, "arn");
-  Json* policy = FindPolicy(arn);
+  SchedulingPolicyRecord* policy = FindPolicy(arn);
   if (policy == nullptr) Refuse("scheduling policy " + arn + " does not exist");
-  Json qsp = ReadQuotaSharePolicy(r);
-  if (qsp.is_null() && policy->contains("quotaSharePolicy")) {
-    Refuse("quotaSharePolicy cannot be removed from scheduling policy " +
-           (*policy)["name"].get<std::string>());
+  std::optional<std::string> qsp = ReadQuotaSharePolicy(r);
+  if (!qsp && policy->takes_quota_shares()) {
+    Refuse("quotaSharePolicy cannot be removed from scheduling policy " + policy->name);
   }
-  if (!qsp.is_null()) (*policy)["quotaSharePolicy"] = qsp;
-  pending_.Put(store::Kind::kSchedulingPolicy, (*policy)["name"], policy->dump());
+  if (qsp) policy->idle_resource_assignment = std::move(qsp);
+  pending_.Put(store::Kind::kSchedulingPolicy, policy->name, Encode(*policy));
   return {};
 }
 
@@ -325,24 +292,24 @@ Controller::Reply Controller::DescribeSchedulingPolicies(const Json& r) {
   if (OptionalArray(r, "arns") == nullptr) Refuse("arns is required");
   Json out = {{"schedulingPolicies", Json::array()}};
   for (const std::string& a : OptionalStringList(r, "arns", 100)) {
-    if (Json* p = FindPolicy(a)) out["schedulingPolicies"].push_back(*p);
+    if (SchedulingPolicyRecord* p = FindPolicy(a)) {
+      out["schedulingPolicies"].push_back(DescribePolicy(*p));
+    }
   }
   return {out};
 }
 
 Controller::Reply Controller::ListSchedulingPolicies(const Json& r) {
-  return {Page(policies_, r, "schedulingPolicies", [](const Json& p) {
-    return Json{{"arn", p["arn"]}};
-  })};
+  return {Page(policies_, r, "schedulingPolicies", SummarizePolicy)};
 }
 
 Controller::Reply Controller::DeleteSchedulingPolicy(const Json& r) {
   const std::string arn = RequireString(r, "arn");
-  Json* policy = FindPolicy(arn);
+  SchedulingPolicyRecord* policy = FindPolicy(arn);
   if (policy == nullptr) Refuse("scheduling policy " + arn + " does not exist");
-  const std::string name = (*policy)["name"];
+  const std::string name = policy->name;
   for (const auto& [qn, q] : queues_) {
-    if (q.value("schedulingPolicyArn", "") == (*policy)["arn"]) {
+    if (q.scheduling_policy_arn == policy->arn) {
       Refuse("scheduling policy " + name + " is used by job queue " + qn);
     }
   }
@@ -355,15 +322,15 @@ Controller::Reply Controller::DeleteSchedulingPolicy(const Json& r) {
 
 namespace {
 
-Json ReadTimeLimitActions(const Json& r) {
+std::optional<std::vector<model::JobStateTimeLimitAction>> ReadTimeLimitActions(const Json& r) {
   const Json* actions = OptionalArray(r, "jobStateTimeLimitActions");
-  if (actions == nullptr) return nullptr;
+  if (actions == nullptr) return std::nullopt;
   if (actions->size() > model::rules::kMaxTimeLimitActions) {
     Refuse("jobStateTimeLimitActions allows at most 5 entries, got " +
            std::to_string(actions->size()));
   }
   RequireObjects(*actions, "jobStateTimeLimitActions");
-  Json out = Json::array();
+  std::vector<model::JobStateTimeLimitAction> out;
   for (const Json& a : *actions) {
     const std::string reason = RequireString(a, "reason", "jobStateTimeLimitActions.reason");
     if (reason.empty() || reason.size() > model::rules::kMaxJobQueueReasonLength) {
@@ -377,11 +344,12 @@ Json ReadTimeLimitActions(const Json& r) {
     const std::string action =
         RequireEnum(a, "action", {"CANCEL", "TERMINATE"}, "jobStateTimeLimitActions.action");
     if (action != "TERMINATE") {
-      Refuse("jobStateTimeLimitActions.action must be TERMINATE for SAGEMAKER_TRAINING job "
-             "queues, got \"" + action + "\"");
+      Refuse(
+          "jobStateTimeLimitActions.action must be TERMINATE for SAGEMAKER_TRAINING job "
+          "queues, got \"" +
+          action + "\"");
     }
-    out.push_back({{"reason", reason}, {"state", "RUNNABLE"}, {"maxTimeSeconds", max},
-                   {"action", action}});
+    out.push_back({reason, max});
   }
   return out;
 }
@@ -391,12 +359,12 @@ Json ReadTimeLimitActions(const Json& r) {
 Controller::Reply Controller::CreateJobQueue(const Json& r) {
   const std::string name = RequireString(r, "jobQueueName");
   RefuseUnless(model::rules::CheckName(name, "jobQueueName"));
-  const std::int64_t priority =
-      RequireInt(r, "priority", 0, model::rules::kMaxJobQueuePriority);
+  const std::int64_t priority = RequireInt(r, "priority", 0, model::rules::kMaxJobQueuePriority);
   // The SDK sends an empty computeEnvironmentOrder beside serviceEnvironmentOrder.
   if (const Json* ce = OptionalArray(r, "computeEnvironmentOrder"); ce && !ce->empty()) {
-    Refuse("computeEnvironmentOrder must be empty: SAGEMAKER_TRAINING job queues use "
-           "serviceEnvironmentOrder");
+    Refuse(
+        "computeEnvironmentOrder must be empty: SAGEMAKER_TRAINING job queues use "
+        "serviceEnvironmentOrder");
   }
   const std::string type =
       OptionalEnum(r, "jobQueueType", {"EKS", "ECS", "ECS_FARGATE", "SAGEMAKER_TRAINING"})
@@ -412,91 +380,86 @@ Controller::Reply Controller::CreateJobQueue(const Json& r) {
   const std::int64_t order_value =
       OptionalInt((*order)[0], "order", 0, model::rules::kMaxInt32, "serviceEnvironmentOrder.order")
           .value_or(1);
-  const std::string env_key =
-      RequireString((*order)[0], "serviceEnvironment", "serviceEnvironmentOrder.serviceEnvironment");
-  Json* env = FindEnvironment(env_key);
+  const std::string env_key = RequireString((*order)[0], "serviceEnvironment",
+                                            "serviceEnvironmentOrder.serviceEnvironment");
+  const ServiceEnvironmentRecord* env = FindEnvironment(env_key);
   if (env == nullptr) Refuse("serviceEnvironment " + env_key + " does not exist");
-  const std::string env_name = (*env)["serviceEnvironmentName"];
   std::string policy_arn;
   bool quota_managed = false;
   if (auto p = OptionalString(r, "schedulingPolicyArn")) {
-    Json* policy = FindPolicy(*p);
+    const SchedulingPolicyRecord* policy = FindPolicy(*p);
     if (policy == nullptr) Refuse("schedulingPolicyArn " + *p + " does not exist");
-    policy_arn = (*policy)["arn"];
-    quota_managed = policy->contains("quotaSharePolicy");
+    policy_arn = policy->arn;
+    quota_managed = policy->takes_quota_shares();
   }
   if (queues_.count(name)) RefuseExisting();
   if (quota_managed && UsesNumInstances(*env)) {
-    Refuse("serviceEnvironment " + env_name + " counts NUM_INSTANCES, which only plain FIFO job "
+    Refuse("serviceEnvironment " + env->name +
+           " counts NUM_INSTANCES, which only plain FIFO job "
            "queues take; a queue with a quota-share policy needs limits per instance type");
   }
-  Json queue = {{"jobQueueName", name},
-                {"jobQueueArn", Arn("job-queue/" + name)},
-                {"state", OptionalEnum(r, "state", {"ENABLED", "DISABLED"}).value_or("ENABLED")},
-                {"status", "VALID"},
-                {"statusReason", "JobQueue Healthy"},
-                {"priority", priority},
-                {"serviceEnvironmentOrder",
-                 Json::array({{{"order", order_value},
-                               {"serviceEnvironment", env_name}}})},
-                {"jobQueueType", type},
-                {"tags", ReadTags(r)},
-                {"jobStateTimeLimitActions", ReadTimeLimitActions(r)}};
-  if (queue["jobStateTimeLimitActions"].is_null()) queue["jobStateTimeLimitActions"] = Json::array();
-  if (!policy_arn.empty()) queue["schedulingPolicyArn"] = policy_arn;
-  queues_[name] = queue;
+  // The checks of state, tags and jobStateTimeLimitActions come in this order, after the above.
+  JobQueueRecord queue{.name = name,
+                       .arn = Arn("job-queue/" + name),
+                       .state = ReadState(r).value_or(model::State::kEnabled),
+                       .priority = static_cast<std::int32_t>(priority),
+                       .environment_order = {{static_cast<std::int32_t>(order_value), env->name}},
+                       .type = type,
+                       .scheduling_policy_arn = policy_arn};
+  queue.tags = TagsFrom(ReadTags(r));
+  queue.time_limit_actions =
+      ReadTimeLimitActions(r).value_or(std::vector<model::JobStateTimeLimitAction>{});
+  const JobQueueRecord& stored = queues_[name] = std::move(queue);
   try {
-    PutQueueToEngine(queue);
+    PutQueueToEngine(stored);
   } catch (...) {
     queues_.erase(name);
     throw;
   }
-  pending_.Put(store::Kind::kJobQueue, name, queue.dump());
-  return {{{"jobQueueName", name}, {"jobQueueArn", queue["jobQueueArn"]}}};
+  pending_.Put(store::Kind::kJobQueue, name, Encode(stored));
+  return {{{"jobQueueName", name}, {"jobQueueArn", stored.arn}}};
 }
 
 Controller::Reply Controller::UpdateJobQueue(const Json& r) {
-  Json& queue = MustFindQueue(RequireString(r, "jobQueue"));
-  Json updated = queue;
-  if (auto state = OptionalEnum(r, "state", {"ENABLED", "DISABLED"})) updated["state"] = *state;
+  JobQueueRecord& queue = MustFindQueue(RequireString(r, "jobQueue"));
+  JobQueueRecord updated = queue;
+  if (auto state = ReadState(r)) updated.state = *state;
   if (auto priority = OptionalInt(r, "priority", 0, model::rules::kMaxJobQueuePriority)) {
-    updated["priority"] = *priority;
+    updated.priority = static_cast<std::int32_t>(*priority);
   }
   if (auto p = OptionalString(r, "schedulingPolicyArn")) {
-    Json* policy = FindPolicy(*p);
+    const SchedulingPolicyRecord* policy = FindPolicy(*p);
     if (policy == nullptr) Refuse("schedulingPolicyArn " + *p + " does not exist");
-    if (IsQuotaManaged(queue) != policy->contains("quotaSharePolicy")) {
-      Refuse("schedulingPolicyArn cannot change whether job queue " +
-             queue["jobQueueName"].get<std::string>() + " uses quota shares");
+    if (IsQuotaManaged(queue) != policy->takes_quota_shares()) {
+      Refuse("schedulingPolicyArn cannot change whether job queue " + queue.name +
+             " uses quota shares");
     }
-    updated["schedulingPolicyArn"] = (*policy)["arn"];
+    updated.scheduling_policy_arn = policy->arn;
   }
-  if (Json actions = ReadTimeLimitActions(r); !actions.is_null()) {
-    updated["jobStateTimeLimitActions"] = actions;
-  }
-  queue = updated;
-  PutQueueToEngine(updated);
-  pending_.Put(store::Kind::kJobQueue, updated["jobQueueName"], updated.dump());
-  return {{{"jobQueueName", updated["jobQueueName"]}, {"jobQueueArn", updated["jobQueueArn"]}}};
+  if (auto actions = ReadTimeLimitActions(r)) updated.time_limit_actions = std::move(*actions);
+  queue = std::move(updated);
+  PutQueueToEngine(queue);
+  pending_.Put(store::Kind::kJobQueue, queue.name, Encode(queue));
+  return {{{"jobQueueName", queue.name}, {"jobQueueArn", queue.arn}}};
 }
 
 Controller::Reply Controller::DescribeJobQueues(const Json& r) {
   if (std::vector<std::string> names = OptionalStringList(r, "jobQueues", 100); !names.empty()) {
     Json out = {{"jobQueues", Json::array()}};
     for (const std::string& n : names) {
-      if (Json* q = FindQueue(n)) out["jobQueues"].push_back(*q);
+      if (JobQueueRecord* q = FindQueue(n)) out["jobQueues"].push_back(DescribeQueue(*q));
     }
     return {out};
   }
-  return {Page(queues_, r, "jobQueues", [](const Json& q) { return q; })};
+  return {Page(queues_, r, "jobQueues", DescribeQueue)};
 }
 
 Controller::Reply Controller::DeleteJobQueue(const Json& r) {
-  Json& queue = MustFindQueue(RequireString(r, "jobQueue"));
-  const std::string name = queue["jobQueueName"];
-  if (queue.value("state", "") != "DISABLED") {
+  const JobQueueRecord& queue = MustFindQueue(RequireString(r, "jobQueue"));
+  const std::string name = queue.name;
+  if (queue.state != model::State::kDisabled) {
     Refuse("jobQueue " + name + " must be DISABLED before it is deleted (state is " +
-           queue.value("state", "") + ")");
+           StateName(queue.state) + ")");
   }
   Apply(model::DeleteJobQueue{name});
   for (auto it = shares_.begin(); it != shares_.end();) {
@@ -516,54 +479,55 @@ Controller::Reply Controller::DeleteJobQueue(const Json& r) {
 
 namespace {
 
-Json ReadSharing(const Json& obj, bool required) {
+// resourceSharingConfiguration; LEND_AND_BORROW without a borrowLimit gets -1 (unlimited).
+struct Sharing {
+  model::SharingStrategy strategy = model::SharingStrategy::kReserve;
+  std::optional<std::int64_t> borrow_limit;
+};
+
+std::optional<Sharing> ReadSharing(const Json& obj, bool required) {
   const Json* sharing = OptionalObject(obj, "resourceSharingConfiguration");
   if (sharing == nullptr) {
     if (required) Refuse("resourceSharingConfiguration is required");
-    return nullptr;
+    return std::nullopt;
   }
-  const std::string strategy =
-      RequireEnum(*sharing, "strategy", {"RESERVE", "LEND", "LEND_AND_BORROW"},
-                  "resourceSharingConfiguration.strategy");
-  Json out = {{"strategy", strategy}};
-  if (auto borrow = OptionalInt(*sharing, "borrowLimit", model::kUnlimitedBorrow,
-                                model::rules::kMaxBorrowLimit,
-                                "resourceSharingConfiguration.borrowLimit")) {
-    RefuseUnless(model::rules::CheckBorrowLimit(*borrow, *model::ParseSharingStrategy(strategy),
+  Sharing out{.strategy = *model::ParseSharingStrategy(
+                  RequireEnum(*sharing, "strategy", {"RESERVE", "LEND", "LEND_AND_BORROW"},
+                              "resourceSharingConfiguration.strategy"))};
+  if (auto borrow =
+          OptionalInt(*sharing, "borrowLimit", model::kUnlimitedBorrow,
+                      model::rules::kMaxBorrowLimit, "resourceSharingConfiguration.borrowLimit")) {
+    RefuseUnless(model::rules::CheckBorrowLimit(*borrow, out.strategy,
                                                 "resourceSharingConfiguration.borrowLimit"));
-    out["borrowLimit"] = *borrow;
-  } else if (strategy == "LEND_AND_BORROW") {
-    out["borrowLimit"] = -1;
+    out.borrow_limit = *borrow;
+  } else if (out.strategy == model::SharingStrategy::kLendAndBorrow) {
+    out.borrow_limit = model::kUnlimitedBorrow;
   }
   return out;
 }
 
 // A share's limits count instance types; NUM_INSTANCES belongs to plain FIFO queues only.
-Json ReadShareLimits(const Json& r, bool required) {
-  Json limits = ReadCapacityLimits(r, required, 1);
-  for (const Json& l : limits.is_null() ? Json::array() : limits) {
-    if (l["capacityUnit"] == model::rules::kNumInstances) {
-      Refuse("capacityLimits.capacityUnit of a quota share must be an instance type such as "
-             "ml.g5.xlarge, got NUM_INSTANCES");
+std::optional<std::vector<model::CapacityLimit>> ReadShareLimits(const Json& r, bool required) {
+  auto limits = ReadCapacityLimits(r, required, 1);
+  for (const model::CapacityLimit& l : limits.value_or(std::vector<model::CapacityLimit>{})) {
+    if (l.unit == model::rules::kNumInstances) {
+      Refuse(
+          "capacityLimits.capacityUnit of a quota share must be an instance type such as "
+          "ml.g5.xlarge, got NUM_INSTANCES");
     }
   }
   return limits;
 }
 
-Json ReadPreemption(const Json& obj, bool required) {
+// preemptionConfiguration.inSharePreemption == ENABLED
+std::optional<bool> ReadPreemption(const Json& obj, bool required) {
   const Json* p = OptionalObject(obj, "preemptionConfiguration");
   if (p == nullptr) {
     if (required) Refuse("preemptionConfiguration is required");
-    return nullptr;
+    return std::nullopt;
   }
-  return Json{{"inSharePreemption", RequireEnum(*p, "inSharePreemption", {"ENABLED", "DISABLED"},
-                                               "preemptionConfiguration.inSharePreemption")}};
-}
-
-Json ShareSummary(const Json& share) {
-  Json s = share;
-  s.erase("tags");
-  return s;
+  return RequireEnum(*p, "inSharePreemption", {"ENABLED", "DISABLED"},
+                     "preemptionConfiguration.inSharePreemption") == "ENABLED";
 }
 
 }  // namespace
@@ -571,15 +535,16 @@ Json ShareSummary(const Json& share) {
 Controller::Reply Controller::CreateQuotaShare(const Json& r) {
   const std::string name = RequireString(r, "quotaShareName");
   RefuseUnless(model::rules::CheckName(name, "quotaShareName"));
-  Json& queue = MustFindQueue(RequireString(r, "jobQueue"));
-  const std::string qname = queue["jobQueueName"];
+  const JobQueueRecord& queue = MustFindQueue(RequireString(r, "jobQueue"));
+  const std::string& qname = queue.name;
   if (!IsQuotaManaged(queue)) {
-    Refuse("job queue " + qname + " has no scheduling policy with a quotaSharePolicy, so it "
+    Refuse("job queue " + qname +
+           " has no scheduling policy with a quotaSharePolicy, so it "
            "takes no quota shares");
   }
-  Json limits = ReadShareLimits(r, true);
-  Json sharing = ReadSharing(r, true);
-  Json preemption = ReadPreemption(r, true);
+  std::vector<model::CapacityLimit> limits = *ReadShareLimits(r, true);
+  const Sharing sharing = *ReadSharing(r, true);
+  const bool preemption = *ReadPreemption(r, true);
   const std::string key = qname + "/" + name;
   if (shares_.count(key)) RefuseExisting();
   std::size_t count = 0;
@@ -587,63 +552,64 @@ Controller::Reply Controller::CreateQuotaShare(const Json& r) {
   if (count >= model::rules::kMaxSharesPerQueue) {
     Refuse("job queue " + qname + " already has the maximum of 20 quota shares");
   }
-  Json share = {{"quotaShareName", name},
-                {"quotaShareArn", Arn("job-queue/" + qname + "/quota-share/" + name)},
-                {"jobQueueArn", queue["jobQueueArn"]},
-                {"capacityLimits", limits},
-                {"resourceSharingConfiguration", sharing},
-                {"preemptionConfiguration", preemption},
-                {"state", OptionalEnum(r, "state", {"ENABLED", "DISABLED"}).value_or("ENABLED")},
-                {"status", "VALID"},
-                {"tags", ReadTags(r)}};
+  QuotaShareRecord share{.name = name,
+                         .arn = Arn("job-queue/" + qname + "/quota-share/" + name),
+                         .queue = qname,
+                         .job_queue_arn = queue.arn,
+                         .capacity_limits = std::move(limits),
+                         .strategy = sharing.strategy,
+                         .borrow_limit = sharing.borrow_limit,
+                         .in_share_preemption = preemption,
+                         .state = ReadState(r).value_or(model::State::kEnabled)};
+  share.tags = TagsFrom(ReadTags(r));
   PutShareToEngine(share);
-  shares_[key] = share;
-  pending_.Put(store::Kind::kQuotaShare, key, share.dump());
-  return {{{"quotaShareName", name}, {"quotaShareArn", share["quotaShareArn"]}}};
+  const QuotaShareRecord& stored = shares_[key] = std::move(share);
+  pending_.Put(store::Kind::kQuotaShare, key, Encode(stored));
+  return {{{"quotaShareName", name}, {"quotaShareArn", stored.arn}}};
 }
 
 Controller::Reply Controller::UpdateQuotaShare(const Json& r) {
   const auto [qname, name] = ShareKeyFromArn(RequireString(r, "quotaShareArn"));
   auto it = shares_.find(qname + "/" + name);
   if (it == shares_.end()) Refuse("quota share " + name + " does not exist in job queue " + qname);
-  Json updated = it->second;
-  if (Json limits = ReadShareLimits(r, false); !limits.is_null()) {
-    updated["capacityLimits"] = limits;
+  QuotaShareRecord updated = it->second;
+  if (auto limits = ReadShareLimits(r, false)) updated.capacity_limits = std::move(*limits);
+  if (auto sharing = ReadSharing(r, false)) {
+    updated.strategy = sharing->strategy;
+    updated.borrow_limit = sharing->borrow_limit;
   }
-  if (Json sharing = ReadSharing(r, false); !sharing.is_null()) {
-    updated["resourceSharingConfiguration"] = sharing;
-  }
-  if (Json p = ReadPreemption(r, false); !p.is_null()) updated["preemptionConfiguration"] = p;
-  if (auto state = OptionalEnum(r, "state", {"ENABLED", "DISABLED"})) updated["state"] = *state;
+  if (auto p = ReadPreemption(r, false)) updated.in_share_preemption = *p;
+  if (auto state = ReadState(r)) updated.state = *state;
   PutShareToEngine(updated);
-  it->second = updated;
-  pending_.Put(store::Kind::kQuotaShare, it->first, updated.dump());
-  return {{{"quotaShareName", name}, {"quotaShareArn", updated["quotaShareArn"]}}};
+  it->second = std::move(updated);
+  pending_.Put(store::Kind::kQuotaShare, it->first, Encode(it->second));
+  return {{{"quotaShareName", name}, {"quotaShareArn", it->second.arn}}};
 }
 
 Controller::Reply Controller::DescribeQuotaShare(const Json& r) {
   const auto [qname, name] = ShareKeyFromArn(RequireString(r, "quotaShareArn"));
   auto it = shares_.find(qname + "/" + name);
   if (it == shares_.end()) Refuse("quota share " + name + " does not exist in job queue " + qname);
-  return {it->second};
+  return {DescribeShare(it->second)};
 }
 
 Controller::Reply Controller::ListQuotaShares(const Json& r) {
-  const std::string qname = MustFindQueue(RequireString(r, "jobQueue"))["jobQueueName"];
-  std::map<std::string, Json> mine;
+  const std::string qname = MustFindQueue(RequireString(r, "jobQueue")).name;
+  std::map<std::string, const QuotaShareRecord*> mine;  // by share name, for the page token
   for (const auto& [k, s] : shares_) {
-    if (k.rfind(qname + "/", 0) == 0) mine[s["quotaShareName"]] = s;
+    if (k.rfind(qname + "/", 0) == 0) mine[s.name] = &s;
   }
-  return {Page(mine, r, "quotaShares", ShareSummary)};
+  return {
+      Page(mine, r, "quotaShares", [](const QuotaShareRecord* s) { return SummarizeShare(*s); })};
 }
 
 Controller::Reply Controller::DeleteQuotaShare(const Json& r) {
   const auto [qname, name] = ShareKeyFromArn(RequireString(r, "quotaShareArn"));
   auto it = shares_.find(qname + "/" + name);
   if (it == shares_.end()) Refuse("quota share " + name + " does not exist in job queue " + qname);
-  if (it->second.value("state", "") != "DISABLED") {
+  if (it->second.state != model::State::kDisabled) {
     Refuse("quota share " + name + " must be DISABLED before it is deleted (state is " +
-           it->second.value("state", "") + ")");
+           StateName(it->second.state) + ")");
   }
   Apply(model::DeleteQuotaShare{qname, name});
   pending_.Delete(store::Kind::kQuotaShare, it->first);

@@ -23,6 +23,7 @@
 
 #include "engine/engine.h"
 #include "exec/executor.h"
+#include "server/config_records.h"
 #include "server/fields.h"
 #include "server/job_record.h"
 #include "server/job_wire.h"
@@ -46,10 +47,6 @@ struct LaunchInfo {
   std::string checkpoint_local_path = "/opt/ml/checkpoints";
   std::string checkpoint_sync_dir;  // CheckpointConfig.S3Uri when it is file://
 };
-
-// The service environment caps all instances together (capacityUnit NUM_INSTANCES, which then
-// stands alone in its limits) rather than per instance type.
-bool UsesNumInstances(const Json& env);
 
 class Controller {
  public:
@@ -141,15 +138,15 @@ class Controller {
   Reply DescribeQuotaShare(const Json& r);
   Reply ListQuotaShares(const Json& r);
   Reply DeleteQuotaShare(const Json& r);
-  void PutEnvironmentToEngine(const Json& env);
-  void PutQueueToEngine(const Json& queue);
-  void PutShareToEngine(const Json& share);
-  void PutImplicitShare(const Json& queue);
-  Json* FindQueue(const std::string& name_or_arn);
-  Json& MustFindQueue(const std::string& name_or_arn);
-  Json* FindEnvironment(const std::string& name_or_arn);
-  Json* FindPolicy(const std::string& name_or_arn);
-  bool IsQuotaManaged(const Json& queue) const;
+  void PutEnvironmentToEngine(const ServiceEnvironmentRecord& env);
+  void PutQueueToEngine(const JobQueueRecord& queue);
+  void PutShareToEngine(const QuotaShareRecord& share);
+  void PutImplicitShare(const JobQueueRecord& queue);
+  JobQueueRecord* FindQueue(const std::string& name_or_arn);
+  JobQueueRecord& MustFindQueue(const std::string& name_or_arn);
+  ServiceEnvironmentRecord* FindEnvironment(const std::string& name_or_arn);
+  SchedulingPolicyRecord* FindPolicy(const std::string& name_or_arn);
+  bool IsQuotaManaged(const JobQueueRecord& queue) const;
   std::pair<std::string, std::string> ShareKeyFromArn(const std::string& arn) const;
 
   // job_ops.cc
@@ -221,10 +218,11 @@ class Controller {
 
   std::mutex mu_;
   engine::Engine engine_;
-  std::map<std::string, Json> environments_;  // by name
-  std::map<std::string, Json> policies_;
-  std::map<std::string, Json> queues_;
-  std::map<std::string, Json> shares_;  // "queue/share"
+  // Configuration by name (config_records.h); shares by QuotaShareRecord::Key(), "queue/share".
+  std::map<std::string, ServiceEnvironmentRecord> environments_;
+  std::map<std::string, SchedulingPolicyRecord> policies_;
+  std::map<std::string, JobQueueRecord> queues_;
+  std::map<std::string, QuotaShareRecord> shares_;
   // By sequence; nodes never move, so job_ids_ and the list index point into the records.
   std::unordered_map<model::JobId, JobRecord> jobs_;
   std::unordered_map<std::string_view, model::JobId> job_ids_;  // the records' own ids

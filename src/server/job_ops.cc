@@ -81,14 +81,14 @@ bool ParseWhole(std::string_view text, T* out) {
 // refused on any other.
 std::optional<std::string> ReadQuotaShare(const Json& r, const std::string& qname,
                                           bool quota_managed,
-                                          const std::map<std::string, Json>& shares) {
+                                          const std::map<std::string, QuotaShareRecord>& shares) {
   std::optional<std::string> share = OptionalString(r, "quotaShareName");
   if (quota_managed) {
     if (!share) Refuse("quotaShareName is required on job queue " + qname + ", which uses quota shares");
     if (!shares.count(qname + "/" + *share)) {
       Refuse("quotaShareName " + *share + " does not exist in job queue " + qname);
     }
-    if (shares.at(qname + "/" + *share).value("state", "") == "DISABLED") {
+    if (shares.at(qname + "/" + *share).state == model::State::kDisabled) {
       Refuse("quota share " + *share + " is DISABLED and accepts no new jobs");
     }
   } else if (share) {
@@ -99,18 +99,17 @@ std::optional<std::string> ReadQuotaShare(const Json& r, const std::string& qnam
 }
 
 // Every instance type the job asks for is a capacity unit of the queue's service environment.
-void CheckUnitsOffered(const model::Demand& demand, const Json& env) {
+void CheckUnitsOffered(const model::Demand& demand, const ServiceEnvironmentRecord& env) {
   for (const model::UnitCount& u : demand) {
     bool known = false;
     std::string units;
-    for (const Json& l : env["capacityLimits"]) {
-      known = known || l["capacityUnit"] == u.unit;
-      units += (units.empty() ? "" : ", ") + l["capacityUnit"].get<std::string>();
+    for (const model::CapacityLimit& l : env.capacity_limits) {
+      known = known || l.unit == u.unit;
+      units += (units.empty() ? "" : ", ") + l.unit;
     }
     if (!known) {
       Refuse("serviceRequestPayload.ResourceConfig.InstanceType " + u.unit +
-             " is not offered by service environment " +
-             env["serviceEnvironmentName"].get<std::string>() + " (it has " + units + ")");
+             " is not offered by service environment " + env.name + " (it has " + units + ")");
     }
   }
 }
@@ -149,15 +148,15 @@ std::vector<std::pair<std::string, std::string>> SortedTags(const Json& tags) {
 Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   const std::string name = RequireString(r, "jobName");
   RefuseUnless(model::rules::CheckName(name, "jobName"));
-  Json& queue = MustFindQueue(RequireString(r, "jobQueue"));
-  const std::string qname = queue["jobQueueName"];
+  const JobQueueRecord& queue = MustFindQueue(RequireString(r, "jobQueue"));
+  const std::string qname = queue.name;
   RequireEnum(r, "serviceJobType", {"SAGEMAKER_TRAINING"});
   if (OptionalString(r, "shareIdentifier")) {
     Refuse("shareIdentifier is for fair-share queues; job queue " + qname +
            " uses quotaShareName");
   }
   std::optional<std::string> share = ReadQuotaShare(r, qname, IsQuotaManaged(queue), shares_);
-  if (queue.value("state", "") == "DISABLED") Refuse("job queue " + qname + " is DISABLED");
+  if (queue.state == model::State::kDisabled) Refuse("job queue " + qname + " is DISABLED");
   std::optional<std::string> token = OptionalString(r, "clientToken");
   std::string request_hash;
   if (token) {
@@ -179,7 +178,7 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   const std::string payload = RequireString(r, "serviceRequestPayload");
   ParsedPayload parsed = ParsePayload(payload, name);
   CheckChannelSources(parsed.launch);
-  const Json& env = environments_.at(queue["serviceEnvironmentOrder"][0]["serviceEnvironment"]);
+  const ServiceEnvironmentRecord& env = environments_.at(queue.environment());
   if (UsesNumInstances(env)) {
     // NUM_INSTANCES counts every instance together, whatever its type.
     parsed.demand = {{std::string(model::rules::kNumInstances), parsed.launch.instance_count}};
@@ -371,7 +370,7 @@ class Page {
 // Newest first. A JOB_NAME filter reads the name index; a status (alone or with a quota share)
 // its own index; time filters the queue's time order from where they start.
 Controller::Reply Controller::ListServiceJobs(const Json& r) {
-  const std::string qname = MustFindQueue(RequireString(r, "jobQueue"))["jobQueueName"];
+  const std::string qname = MustFindQueue(RequireString(r, "jobQueue")).name;
   const ListFilters f = ReadFilters(r);
   const auto max = static_cast<std::size_t>(
       OptionalInt(r, "maxResults", 1, model::rules::kMaxPageSize).value_or(100));
@@ -432,8 +431,8 @@ Controller::Reply Controller::TerminateServiceJob(const Json& r) {
 }
 
 Controller::Reply Controller::GetJobQueueSnapshot(const Json& r) {
-  Json& queue = MustFindQueue(RequireString(r, "jobQueue"));
-  const std::string qname = queue["jobQueueName"];
+  const JobQueueRecord& queue = MustFindQueue(RequireString(r, "jobQueue"));
+  const std::string qname = queue.name;
   const Timestamp now = Now();
   auto entry = [this](model::JobId seq) {
     const JobRecord& job = jobs_.at(seq);

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "server/api_error.h"
+#include "server/config_wire.h"
 #include "server/controller.h"
 #include "server/job_codec.h"
 #include "server/payload.h"
@@ -18,16 +19,20 @@ namespace {
 constexpr char kLostReason[] =
     "Attempt lost: the server stopped while it ran; requeued without using a retry";
 
-Result<std::vector<Json>> LoadDocs(store::Store& store, store::Kind kind) {
+// The configuration records of one kind, read with `decode` (config_wire.h).
+template <typename Record>
+Result<std::vector<Record>> LoadRecords(store::Store& store, store::Kind kind,
+                                        Result<Record> (*decode)(std::string_view,
+                                                                 std::string_view)) {
   Result<std::vector<store::Record>> records = store.Load(kind);
   if (!records.ok()) return records.status();
-  std::vector<Json> docs;
+  std::vector<Record> out;
   for (const store::Record& r : records.value()) {
-    Json j = Json::parse(r.value, nullptr, false);
-    if (j.is_discarded()) return Internal("corrupt record " + r.key + " in the store");
-    docs.push_back(std::move(j));
+    Result<Record> decoded = decode(r.key, r.value);
+    if (!decoded.ok()) return decoded.status();
+    out.push_back(std::move(decoded).value());
   }
-  return docs;
+  return out;
 }
 
 }  // namespace
@@ -86,29 +91,27 @@ Result<std::vector<JobRecord>> Controller::LoadJobs() {
 
 Status Controller::RecoverLocked() {
   try {
-    auto envs = LoadDocs(*store_, store::Kind::kServiceEnvironment);
-    auto policies = LoadDocs(*store_, store::Kind::kSchedulingPolicy);
-    auto queues = LoadDocs(*store_, store::Kind::kJobQueue);
-    auto shares = LoadDocs(*store_, store::Kind::kQuotaShare);
+    auto envs = LoadRecords(*store_, store::Kind::kServiceEnvironment, DecodeEnvironment);
+    auto policies = LoadRecords(*store_, store::Kind::kSchedulingPolicy, DecodePolicy);
+    auto queues = LoadRecords(*store_, store::Kind::kJobQueue, DecodeQueue);
+    auto shares = LoadRecords(*store_, store::Kind::kQuotaShare, DecodeShare);
     auto tokens = store_->Load(store::Kind::kClientToken);
-    for (const auto* r : {&envs, &policies, &queues, &shares}) {
-      if (!r->ok()) return r->status();
-    }
+    if (!envs.ok()) return envs.status();
+    if (!policies.ok()) return policies.status();
+    if (!queues.ok()) return queues.status();
+    if (!shares.ok()) return shares.status();
     if (!tokens.ok()) return tokens.status();
-    for (const Json& p : policies.value()) policies_[p["name"]] = p;
-    for (const Json& e : envs.value()) {
-      environments_[e["serviceEnvironmentName"]] = e;
-      PutEnvironmentToEngine(e);
+    for (SchedulingPolicyRecord& p : policies.value()) {
+      policies_.insert_or_assign(p.name, std::move(p));
     }
-    for (const Json& q : queues.value()) {
-      queues_[q["jobQueueName"]] = q;
-      PutQueueToEngine(q);
+    for (ServiceEnvironmentRecord& e : envs.value()) {
+      PutEnvironmentToEngine(environments_.insert_or_assign(e.name, std::move(e)).first->second);
     }
-    for (const Json& s : shares.value()) {
-      const std::string queue = s["jobQueueArn"].get<std::string>().substr(
-          s["jobQueueArn"].get<std::string>().find(":job-queue/") + 11);
-      shares_[queue + "/" + s["quotaShareName"].get<std::string>()] = s;
-      PutShareToEngine(s);
+    for (JobQueueRecord& q : queues.value()) {
+      PutQueueToEngine(queues_.insert_or_assign(q.name, std::move(q)).first->second);
+    }
+    for (QuotaShareRecord& s : shares.value()) {
+      PutShareToEngine(shares_.insert_or_assign(s.Key(), std::move(s)).first->second);
     }
     for (const store::Record& t : tokens.value()) {
       Json j = Json::parse(t.value);

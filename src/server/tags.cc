@@ -1,6 +1,7 @@
 // TagResource / UntagResource / ListTagsForResource on any Allot ARN.
 
 #include "server/api_error.h"
+#include "server/config_wire.h"
 #include "server/controller.h"
 
 namespace allot::server {
@@ -9,44 +10,43 @@ Controller::Reply Controller::Tags(const std::string& method, const std::string&
                                    const Json& request, const std::vector<std::string>& tag_keys) {
   std::lock_guard<std::mutex> lock(mu_);
   if (broken_) return Refused();
-  Json* doc = nullptr;
-  store::Kind kind = store::Kind::kMeta;
-  std::string key;
+  // A configuration record's tags change in the record, which is then stored whole.
+  auto change = [&](auto* record, store::Kind kind, const std::string& key) {
+    if (record == nullptr) Refuse("resourceArn " + arn + " does not name an existing resource");
+    Json tags = TagsJson(record->tags);
+    return ChangeTags(method, request, tag_keys, &tags, [this, record, kind, key](const Json& t) {
+      record->tags = TagsFrom(t);
+      pending_.Put(kind, key, Encode(*record));
+    });
+  };
   if (arn.find("/quota-share/") != std::string::npos) {
     const auto [q, s] = ShareKeyFromArn(arn);
-    key = q + "/" + s;
-    auto it = shares_.find(key);
-    doc = it == shares_.end() ? nullptr : &it->second;
-    kind = store::Kind::kQuotaShare;
-  } else if (arn.find(":service-job/") != std::string::npos) {
+    auto it = shares_.find(q + "/" + s);
+    return change(it == shares_.end() ? nullptr : &it->second, store::Kind::kQuotaShare,
+                  q + "/" + s);
+  }
+  if (arn.find(":service-job/") != std::string::npos) {
     JobRecord* job = FindJob(arn);
     if (job == nullptr) Refuse("resourceArn " + arn + " does not name an existing resource");
-    Json job_tags = Json::object();
-    for (const auto& [k, v] : job->options().tags) job_tags[k] = v;
-    doc = &job_tags;
-    return ChangeTags(method, request, tag_keys, doc, [this, job](const Json& tags) {
-      std::vector<std::pair<std::string, std::string>>& kept = job->MutableOptions().tags;
-      kept.clear();
-      for (const auto& [k, v] : tags.items()) kept.emplace_back(k, v.get<std::string>());
+    Json job_tags = TagsJson(job->options().tags);
+    return ChangeTags(method, request, tag_keys, &job_tags, [this, job](const Json& tags) {
+      job->MutableOptions().tags = TagsFrom(tags);
       Touch(*job);
     });
-  } else if (arn.find(":job-queue/") != std::string::npos) {
-    doc = FindQueue(arn);
-    kind = store::Kind::kJobQueue;
-  } else if (arn.find(":service-environment/") != std::string::npos) {
-    doc = FindEnvironment(arn);
-    kind = store::Kind::kServiceEnvironment;
-  } else if (arn.find(":scheduling-policy/") != std::string::npos) {
-    doc = FindPolicy(arn);
-    kind = store::Kind::kSchedulingPolicy;
   }
-  if (doc == nullptr) Refuse("resourceArn " + arn + " does not name an existing resource");
-  if (key.empty() && kind == store::Kind::kJobQueue) key = (*doc)["jobQueueName"];
-  if (kind == store::Kind::kServiceEnvironment) key = (*doc)["serviceEnvironmentName"];
-  if (kind == store::Kind::kSchedulingPolicy) key = (*doc)["name"];
-  return ChangeTags(method, request, tag_keys, &(*doc)["tags"], [this, kind, key, doc](const Json&) {
-    pending_.Put(kind, key, doc->dump());
-  });
+  if (arn.find(":job-queue/") != std::string::npos) {
+    JobQueueRecord* queue = FindQueue(arn);
+    return change(queue, store::Kind::kJobQueue, queue ? queue->name : "");
+  }
+  if (arn.find(":service-environment/") != std::string::npos) {
+    ServiceEnvironmentRecord* env = FindEnvironment(arn);
+    return change(env, store::Kind::kServiceEnvironment, env ? env->name : "");
+  }
+  if (arn.find(":scheduling-policy/") != std::string::npos) {
+    SchedulingPolicyRecord* policy = FindPolicy(arn);
+    return change(policy, store::Kind::kSchedulingPolicy, policy ? policy->name : "");
+  }
+  Refuse("resourceArn " + arn + " does not name an existing resource");
 }
 
 // GET answers `tags`; POST adds to it, DELETE removes keys; then `save` keeps the result.
