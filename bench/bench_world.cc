@@ -13,13 +13,14 @@ World::World(const WorldConfig& c) {
   Apply(model::PutServiceEnvironment{{.name = "se", .capacity_limits = {{kUnit, c.pool}}}});
   Apply(model::PutJobQueue{{.name = "q", .service_environment = "se"}});
   for (int i = 0; i < c.shares; ++i) {
-    Apply(model::PutQuotaShare{{.queue = "q",
-                                .name = ShareName(i),
-                                .capacity_limits = {{kUnit, static_cast<std::size_t>(i) < c.limits.size()
-                                                              ? c.limits[static_cast<std::size_t>(i)]
-                                                              : c.share_limit}},
-                                .strategy = c.strategy,
-                                .in_share_preemption = c.in_share_preemption}});
+    Apply(model::PutQuotaShare{
+        {.queue = "q",
+         .name = ShareName(i),
+         .capacity_limits = {{kUnit, static_cast<std::size_t>(i) < c.limits.size()
+                                         ? c.limits[static_cast<std::size_t>(i)]
+                                         : c.share_limit}},
+         .strategy = c.strategy,
+         .in_share_preemption = c.in_share_preemption}});
   }
 }
 

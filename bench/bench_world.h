@@ -17,8 +17,8 @@ inline const std::string kUnit = "ml.g5.xlarge";
 
 struct WorldConfig {
   int shares = 20;
-  std::int64_t pool = 0;         // service environment capacity
-  std::int64_t share_limit = 0;  // each share's limit, unless `limits` names it
+  std::int64_t pool = 0;             // service environment capacity
+  std::int64_t share_limit = 0;      // each share's limit, unless `limits` names it
   std::vector<std::int64_t> limits;  // per share, overrides share_limit
   model::SharingStrategy strategy = model::SharingStrategy::kLendAndBorrow;
   bool in_share_preemption = false;

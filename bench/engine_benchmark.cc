@@ -28,8 +28,8 @@ void BM_AdmitAll(benchmark::State& state) {
   std::int64_t admitted = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto world = std::make_unique<World>(WorldConfig{
-        .shares = kShares, .pool = 0, .share_limit = waiting, .strategy = {}});
+    auto world = std::make_unique<World>(
+        WorldConfig{.shares = kShares, .pool = 0, .share_limit = waiting, .strategy = {}});
     FillWaiting(*world, waiting);
     state.ResumeTiming();
     world->SetPool(waiting * 4);
@@ -41,7 +41,11 @@ void BM_AdmitAll(benchmark::State& state) {
   state.counters["admissions/s"] =
       benchmark::Counter(static_cast<double>(admitted), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_AdmitAll)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_AdmitAll)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
     ->Iterations(3);
 
 // Sustained admissions at depth: the pool is full, `waiting` jobs wait, and each event ends one
@@ -66,8 +70,7 @@ BENCHMARK(BM_SteadyAdmissions)->Arg(1'000'000)->Iterations(200'000)->Unit(benchm
 // Latency of the engine's decision after one event, at 100k waiting and 10k running: a mix of
 // an attempt ending (admission follows), a submission, and a priority change.
 void BM_DecisionLatency(benchmark::State& state) {
-  World world({.shares = kShares, .pool = 10'000, .share_limit = 500,
-               .in_share_preemption = true});
+  World world({.shares = kShares, .pool = 10'000, .share_limit = 500, .in_share_preemption = true});
   FillWaiting(world, 110'000);
   std::vector<std::int64_t> samples;
   std::int64_t i = 0;
@@ -150,12 +153,18 @@ void BM_VictimChoice(benchmark::State& state) {
   }
   state.counters["p50_us"] = Percentile(samples, 50) / 1000.0;
   state.counters["p99_us"] = Percentile(samples, 99) / 1000.0;
-  state.counters["victims"] = static_cast<double>(total_victims) /
-                              static_cast<double>(samples.size());
+  state.counters["victims"] =
+      static_cast<double>(total_victims) / static_cast<double>(samples.size());
   state.counters["running"] = static_cast<double>(world.running());
 }
-BENCHMARK(BM_VictimChoice)->Args({1'000, 1})->Args({10'000, 1})->Args({100'000, 1})
-    ->Args({100'000, 8})->Args({100'000, 64})->Iterations(300)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_VictimChoice)
+    ->Args({1'000, 1})
+    ->Args({10'000, 1})
+    ->Args({100'000, 1})
+    ->Args({100'000, 8})
+    ->Args({100'000, 64})
+    ->Iterations(300)
+    ->Unit(benchmark::kMicrosecond);
 
 // Heap bytes per waiting job (the payload lives in the store, not here).
 void BM_BytesPerWaitingJob(benchmark::State& state) {
@@ -163,15 +172,18 @@ void BM_BytesPerWaitingJob(benchmark::State& state) {
   double per_job = 0;
   for (auto _ : state) {
     const std::size_t before = mallinfo2().uordblks;
-    auto world = std::make_unique<World>(WorldConfig{.shares = kShares, .pool = 0,
-                                                     .share_limit = 100});
+    auto world =
+        std::make_unique<World>(WorldConfig{.shares = kShares, .pool = 0, .share_limit = 100});
     FillWaiting(*world, waiting);
     const std::size_t after = mallinfo2().uordblks;
     per_job = static_cast<double>(after - before) / static_cast<double>(waiting);
   }
   state.counters["bytes/job"] = per_job;
 }
-BENCHMARK(BM_BytesPerWaitingJob)->Arg(100'000)->Arg(1'000'000)->Iterations(1)
+BENCHMARK(BM_BytesPerWaitingJob)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

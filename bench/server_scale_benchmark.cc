@@ -221,7 +221,8 @@ std::string ShareName(std::int64_t i) {
 std::int64_t WaitingJobs(server::Controller& c) {
   const Json snap = CallNow(c, "getjobqueuesnapshot", {{"jobQueue", kQueue}});
   std::int64_t waiting = 0;
-  for (const Json& s : snap["queueUtilization"]["quotaShareUtilization"]["topCapacityUtilization"]) {
+  for (const Json& s :
+       snap["queueUtilization"]["quotaShareUtilization"]["topCapacityUtilization"]) {
     waiting += s.value("waitingJobs", std::int64_t{0});
   }
   return waiting;
@@ -235,9 +236,9 @@ void Fill(const std::string& dir, std::int64_t n) {
           {{"serviceEnvironmentName", "scale"},
            {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
            {"capacityLimits", {{{"capacityUnit", kUnit}, {"maxCapacity", 0}}}}});
-  const Json policy = CallNow(*c, "createschedulingpolicy",
-                              {{"name", "scale"},
-                               {"quotaSharePolicy", {{"idleResourceAssignmentStrategy", "FIFO"}}}});
+  const Json policy = CallNow(
+      *c, "createschedulingpolicy",
+      {{"name", "scale"}, {"quotaSharePolicy", {{"idleResourceAssignmentStrategy", "FIFO"}}}});
   CallNow(*c, "createjobqueue",
           {{"jobQueueName", kQueue},
            {"priority", 1},
@@ -276,11 +277,11 @@ void Fill(const std::string& dir, std::int64_t n) {
   const auto t0 = Clock::now();
   for (std::int64_t i = 0; i < n; ++i) {
     const std::string name = JobName(i);
-    const Json payload = {{"TrainingJobName", name},
-                          {"AlgorithmSpecification",
-                           {{"ContainerEntrypoint", Json::array({"/bin/true"})},
-                            {"TrainingInputMode", "File"}}},
-                          {"ResourceConfig", {{"InstanceType", kUnit}, {"InstanceCount", 1}}}};
+    const Json payload = {
+        {"TrainingJobName", name},
+        {"AlgorithmSpecification",
+         {{"ContainerEntrypoint", Json::array({"/bin/true"})}, {"TrainingInputMode", "File"}}},
+        {"ResourceConfig", {{"InstanceType", kUnit}, {"InstanceCount", 1}}}};
     const Json body = call("submitservicejob", {{"jobName", name},
                                                 {"jobQueue", kQueue},
                                                 {"serviceJobType", "SAGEMAKER_TRAINING"},
@@ -302,15 +303,15 @@ void Fill(const std::string& dir, std::int64_t n) {
   const std::int64_t waiting = WaitingJobs(*c);
   c.reset();  // Shutdown: the store commits and checkpoints its WAL
   const auto t3 = Clock::now();
-  std::printf("fill: %lld durable submissions in %.1f s (%.0f/s, window of %zu calls per wait), "
-              "%lld terminations in %.1f s (%.0f/s), close %.1f s; %lld RUNNABLE + %lld FAILED "
-              "over %d shares; allot.db %.1f MB\n",
-              static_cast<long long>(n), Seconds(t0, t1),
-              static_cast<double>(n) / Seconds(t0, t1), kWindow,
-              static_cast<long long>(terminated), Seconds(t1, t2),
-              static_cast<double>(terminated) / Seconds(t1, t2), Seconds(t2, t3),
-              static_cast<long long>(waiting), static_cast<long long>(n - waiting), kShares,
-              static_cast<double>(FileSize(dir + "/allot.db")) / 1e6);
+  std::printf(
+      "fill: %lld durable submissions in %.1f s (%.0f/s, window of %zu calls per wait), "
+      "%lld terminations in %.1f s (%.0f/s), close %.1f s; %lld RUNNABLE + %lld FAILED "
+      "over %d shares; allot.db %.1f MB\n",
+      static_cast<long long>(n), Seconds(t0, t1), static_cast<double>(n) / Seconds(t0, t1), kWindow,
+      static_cast<long long>(terminated), Seconds(t1, t2),
+      static_cast<double>(terminated) / Seconds(t1, t2), Seconds(t2, t3),
+      static_cast<long long>(waiting), static_cast<long long>(n - waiting), kShares,
+      static_cast<double>(FileSize(dir + "/allot.db")) / 1e6);
   if (waiting != n - terminated) Die("expected " + std::to_string(n - terminated) + " RUNNABLE");
   std::ofstream(dir + "/scale-meta.json") << Json{{"jobs", n}, {"terminated", terminated}}.dump();
   std::fflush(stdout);
@@ -338,11 +339,12 @@ void Emit(const std::string& key, double value) {
 
 void TimeLists(server::Controller& c, std::int64_t n) {
   // The middle job's createdAt, for the time filters (JOB_NAME takes no status).
-  const Json middle = CallNow(c, "listservicejobs",
-                              {{"jobQueue", kQueue},
-                               {"filters", {{{"name", "JOB_NAME"}, {"values", {JobName(n / 2)}}}}}});
+  const Json middle = CallNow(
+      c, "listservicejobs",
+      {{"jobQueue", kQueue}, {"filters", {{{"name", "JOB_NAME"}, {"values", {JobName(n / 2)}}}}}});
   if (middle["jobSummaryList"].size() != 1) Die("the middle job is not listed by name");
-  const std::string created = std::to_string(middle["jobSummaryList"][0]["createdAt"].get<std::int64_t>());
+  const std::string created =
+      std::to_string(middle["jobSummaryList"][0]["createdAt"].get<std::int64_t>());
   auto filter = [](const std::string& name, const std::string& value) {
     return Json::array({{{"name", name}, {"values", {value}}}});
   };
@@ -383,8 +385,8 @@ void TimeLists(server::Controller& c, std::int64_t n) {
       if (text.empty()) Die("empty answer");
     }
     const Percentiles p = Summarize(ms);
-    std::printf("LIST %d %s|%.3f|%.3f|%zu|%zu\n", index++, k.label.c_str(), p.p50, p.p99,
-                p.samples, returned);
+    std::printf("LIST %d %s|%.3f|%.3f|%zu|%zu\n", index++, k.label.c_str(), p.p50, p.p99, p.samples,
+                returned);
   }
 }
 
@@ -539,11 +541,12 @@ int Drive(Flags f) {
     fs::create_directories(f.dir);
     created = true;
   }
-  std::printf("server scale benchmark: %lld stored jobs (%lld RUNNABLE, %lld FAILED), data %s, "
-              "%ld cores, %d restarts\n",
-              static_cast<long long>(f.jobs), static_cast<long long>(f.jobs - f.jobs / 2),
-              static_cast<long long>(f.jobs / 2), f.dir.c_str(), ::sysconf(_SC_NPROCESSORS_ONLN),
-              f.restarts);
+  std::printf(
+      "server scale benchmark: %lld stored jobs (%lld RUNNABLE, %lld FAILED), data %s, "
+      "%ld cores, %d restarts\n",
+      static_cast<long long>(f.jobs), static_cast<long long>(f.jobs - f.jobs / 2),
+      static_cast<long long>(f.jobs / 2), f.dir.c_str(), ::sysconf(_SC_NPROCESSORS_ONLN),
+      f.restarts);
   std::fflush(stdout);
   if (created || !f.reuse) Fill(f.dir, f.jobs);
 
@@ -568,40 +571,48 @@ int Drive(Flags f) {
   const auto start = all("start_s");
   const auto durable = all("durable_s");
   const double live = Median(all("live_jobs"));
-  std::printf("restart, Start() returned: best %.2f s, median %.2f s over %d runs "
-              "[target: <= 10 s at 1M stored jobs]\n",
-              *std::min_element(start.begin(), start.end()), Median(start), f.restarts);
-  std::printf("restart, until the start's writes are durable: best %.2f s, median %.2f s "
-              "[target: <= 10 s at 1M stored jobs]\n",
-              *std::min_element(durable.begin(), durable.end()), Median(durable));
-  std::printf("records written by a start: median %.0f (%.0f job records, %.1f MB of keys and "
-              "values) of %.0f stored, with no call between the stop and the start "
-              "[target: 0, a start writes no record that did not change]\n",
-              Median(all("records_written")), Median(all("job_records_written")),
-              Median(all("record_bytes_written")) / 1e6, n);
-  std::printf("job records whose stored value differs after the %d restarts: %lld; of %lld RUNNABLE "
-              "ones compared in full, %lld differ only in runnableSince (reset to the "
-              "restart time)\n",
-              f.restarts, static_cast<long long>(changed), static_cast<long long>(sampled.first),
-              static_cast<long long>(sampled.second));
-  std::printf("bytes written by a start: median %.1f MB until durable, %.1f MB with the WAL "
-              "checkpoint at close (/proc/self/io write_bytes); WAL grew %.1f MB "
-              "[target: only changed records]\n",
-              Median(all("io_write_bytes_durable")) / 1e6,
-              Median(all("io_write_bytes_closed")) / 1e6, Median(all("wal_growth")) / 1e6);
+  std::printf(
+      "restart, Start() returned: best %.2f s, median %.2f s over %d runs "
+      "[target: <= 10 s at 1M stored jobs]\n",
+      *std::min_element(start.begin(), start.end()), Median(start), f.restarts);
+  std::printf(
+      "restart, until the start's writes are durable: best %.2f s, median %.2f s "
+      "[target: <= 10 s at 1M stored jobs]\n",
+      *std::min_element(durable.begin(), durable.end()), Median(durable));
+  std::printf(
+      "records written by a start: median %.0f (%.0f job records, %.1f MB of keys and "
+      "values) of %.0f stored, with no call between the stop and the start "
+      "[target: 0, a start writes no record that did not change]\n",
+      Median(all("records_written")), Median(all("job_records_written")),
+      Median(all("record_bytes_written")) / 1e6, n);
+  std::printf(
+      "job records whose stored value differs after the %d restarts: %lld; of %lld RUNNABLE "
+      "ones compared in full, %lld differ only in runnableSince (reset to the "
+      "restart time)\n",
+      f.restarts, static_cast<long long>(changed), static_cast<long long>(sampled.first),
+      static_cast<long long>(sampled.second));
+  std::printf(
+      "bytes written by a start: median %.1f MB until durable, %.1f MB with the WAL "
+      "checkpoint at close (/proc/self/io write_bytes); WAL grew %.1f MB "
+      "[target: only changed records]\n",
+      Median(all("io_write_bytes_durable")) / 1e6, Median(all("io_write_bytes_closed")) / 1e6,
+      Median(all("wal_growth")) / 1e6);
   std::printf("payload reads by a start: median %.0f (one per live job)\n",
               Median(all("payload_gets")));
   const double heap = Median(all("heap_bytes"));
   const double engine_own = 430.0 * live;  // BM_BytesPerWaitingJob, docs/benchmarks.md
-  std::printf("memory of the restarted controller per stored job: RSS %.0f B (anonymous %.0f B), "
-              "heap %.0f B; the engine holds %.0f live jobs\n",
-              Median(all("rss_bytes")) / n, Median(all("anon_bytes")) / n, heap / n, live);
-  std::printf("memory beyond the engine's own (heap minus 430 B per live job): %.0f B per stored "
-              "job [target: <= 1024 B]\n",
-              (heap - engine_own) / n);
-  std::printf("ListServiceJobs at %lld stored jobs, first page (maxResults 100), p50 / p99 "
-              "[target: p99 <= 5 ms at 1M for any filter]:\n",
-              static_cast<long long>(f.jobs));
+  std::printf(
+      "memory of the restarted controller per stored job: RSS %.0f B (anonymous %.0f B), "
+      "heap %.0f B; the engine holds %.0f live jobs\n",
+      Median(all("rss_bytes")) / n, Median(all("anon_bytes")) / n, heap / n, live);
+  std::printf(
+      "memory beyond the engine's own (heap minus 430 B per live job): %.0f B per stored "
+      "job [target: <= 1024 B]\n",
+      (heap - engine_own) / n);
+  std::printf(
+      "ListServiceJobs at %lld stored jobs, first page (maxResults 100), p50 / p99 "
+      "[target: p99 <= 5 ms at 1M for any filter]:\n",
+      static_cast<long long>(f.jobs));
   for (const std::string& l : runs.back().lists) {
     std::vector<std::string> parts;
     std::stringstream ss(l);

@@ -539,8 +539,7 @@ std::optional<AuthError> CheckRequiredParams(const AuthParams& params, bool has_
 // The credential scope "<access key id>/<YYYYMMDD>/<region>/<service>/aws4_request": five
 // non-empty parts, for `service`, dated the day of the request.
 std::optional<AuthError> CheckCredentialScope(const std::vector<std::string_view>& scope,
-                                              std::string_view credential,
-                                              std::string_view service,
+                                              std::string_view credential, std::string_view service,
                                               const std::string& amz_date) {
   if (scope.size() != 5 ||
       std::any_of(scope.begin(), scope.end(), [](std::string_view p) { return p.empty(); })) {

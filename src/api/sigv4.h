@@ -126,9 +126,9 @@ struct AuthError {
 
 struct VerifiedCaller {
   std::string access_key_id;
-  std::string region;    // from the credential scope (any region is accepted)
-  std::string service;   // from the credential scope: always the `service` Verify was given
-  std::string amz_date;  // the signed request time, "YYYYMMDDTHHMMSSZ"
+  std::string region;          // from the credential scope (any region is accepted)
+  std::string service;         // from the credential scope: always the `service` Verify was given
+  std::string amz_date;        // the signed request time, "YYYYMMDDTHHMMSSZ"
   Timestamp request_time = 0;  // the same, epoch milliseconds
 };
 

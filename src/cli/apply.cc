@@ -134,7 +134,8 @@ Json CheckLimits(const Checker& c, std::int64_t min_capacity) {
     Checker lc(l, c.where() + ".capacityLimits[" + std::to_string(i++) + "]");
     lc.OnlyKeys({"capacityUnit", "maxCapacity"});
     limits.push_back({lc.String("capacityUnit"), lc.Int("maxCapacity")});
-    out.push_back({{"capacityUnit", limits.back().unit}, {"maxCapacity", limits.back().max_capacity}});
+    out.push_back(
+        {{"capacityUnit", limits.back().unit}, {"maxCapacity", limits.back().max_capacity}});
   }
   c.Rule(model::rules::CheckCapacityLimits(limits, min_capacity, "capacityLimits"));
   if (min_capacity == 0) c.Rule(model::rules::CheckEnvironmentUnits(limits, "capacityLimits"));
@@ -176,7 +177,8 @@ Json CheckQueue(const Checker& c) {
               "jobStateTimeLimitActions"});
   Json out = {{"name", c.Name("name")}, {"serviceEnvironment", c.String("serviceEnvironment")}};
   if (c.Has("schedulingPolicy")) out["schedulingPolicy"] = c.String("schedulingPolicy");
-  if (c.Has("priority")) out["priority"] = c.IntIn("priority", 0, model::rules::kMaxJobQueuePriority);
+  if (c.Has("priority"))
+    out["priority"] = c.IntIn("priority", 0, model::rules::kMaxJobQueuePriority);
   OptionalState(c, out);
   if (c.Has("jobStateTimeLimitActions")) {
     if (!c.Raw("jobStateTimeLimitActions").is_array()) {
@@ -187,12 +189,12 @@ Json CheckQueue(const Checker& c) {
     for (const Json& a : c.Raw("jobStateTimeLimitActions")) {
       Checker ac(a, c.where() + ".jobStateTimeLimitActions[" + std::to_string(i++) + "]");
       ac.OnlyKeys({"reason", "state", "maxTimeSeconds", "action"});
-      actions.push_back({{"reason", ac.String("reason")},
-                         {"state", ac.Has("state") ? ac.String("state") : "RUNNABLE"},
-                         {"maxTimeSeconds", ac.IntIn("maxTimeSeconds",
-                                                     model::rules::kMinTimeLimitSeconds,
-                                                     model::rules::kMaxTimeLimitSeconds)},
-                         {"action", ac.Has("action") ? ac.String("action") : "TERMINATE"}});
+      actions.push_back(
+          {{"reason", ac.String("reason")},
+           {"state", ac.Has("state") ? ac.String("state") : "RUNNABLE"},
+           {"maxTimeSeconds", ac.IntIn("maxTimeSeconds", model::rules::kMinTimeLimitSeconds,
+                                       model::rules::kMaxTimeLimitSeconds)},
+           {"action", ac.Has("action") ? ac.String("action") : "TERMINATE"}});
     }
     out["jobStateTimeLimitActions"] = actions;
   }
@@ -200,8 +202,8 @@ Json CheckQueue(const Checker& c) {
 }
 
 Json CheckShare(const Checker& c) {
-  c.OnlyKeys({"name", "jobQueue", "capacityLimits", "strategy", "borrowLimit",
-              "inSharePreemption", "state"});
+  c.OnlyKeys({"name", "jobQueue", "capacityLimits", "strategy", "borrowLimit", "inSharePreemption",
+              "state"});
   Json out = {{"name", c.Name("name")},
               {"jobQueue", c.String("jobQueue")},
               {"capacityLimits", CheckLimits(c, 1)},
@@ -218,8 +220,8 @@ Json CheckShare(const Checker& c) {
 }
 
 template <typename Fn>
-std::vector<Json> CheckList(const Json& root, const char* list, const std::string& origin,
-                            Fn check, const std::function<std::string(const Json&)>& key) {
+std::vector<Json> CheckList(const Json& root, const char* list, const std::string& origin, Fn check,
+                            const std::function<std::string(const Json&)>& key) {
   std::vector<Json> out;
   if (!root.contains(list) || root[list].is_null()) return out;
   if (!root[list].is_array()) throw CliError(origin + ": " + list + " must be a list");
@@ -261,8 +263,8 @@ class Applier {
 
   void Environment(const Json& d) {
     const std::string name = d["name"];
-    const Json found = client_.Call("DescribeServiceEnvironments",
-                                    {{"serviceEnvironments", Json::array({name})}});
+    const Json found =
+        client_.Call("DescribeServiceEnvironments", {{"serviceEnvironments", Json::array({name})}});
     const Json* cur = First(found, "serviceEnvironments", "serviceEnvironmentName", name);
     if (cur == nullptr) {
       Json req = {{"serviceEnvironmentName", name},
@@ -274,7 +276,8 @@ class Applier {
     }
     Json req = {{"serviceEnvironment", name}};
     std::vector<std::string> changed;
-    if (SortedLimits(cur->value("capacityLimits", Json::array())) != SortedLimits(d["capacityLimits"])) {
+    if (SortedLimits(cur->value("capacityLimits", Json::array())) !=
+        SortedLimits(d["capacityLimits"])) {
       req["capacityLimits"] = d["capacityLimits"];
       changed.push_back("capacityLimits");
     }
@@ -327,7 +330,8 @@ class Applier {
     }
     queue_arns_[name] = cur->value("jobQueueArn", "");
     const Json& order = cur->value("serviceEnvironmentOrder", Json::array());
-    const std::string env = order.empty() ? "" : NameFromArn(order[0].value("serviceEnvironment", ""));
+    const std::string env =
+        order.empty() ? "" : NameFromArn(order[0].value("serviceEnvironment", ""));
     if (env != NameFromArn(d["serviceEnvironment"])) {
       throw CliError("jobQueue " + name + ": serviceEnvironment is " + env + " on the server and " +
                      d["serviceEnvironment"].get<std::string>() +
@@ -368,19 +372,21 @@ class Applier {
     Json sharing = {{"strategy", d["strategy"]}};
     if (d.contains("borrowLimit")) sharing["borrowLimit"] = d["borrowLimit"];
     if (cur == nullptr) {
-      Json req = {{"quotaShareName", name},
-                  {"jobQueue", queue},
-                  {"capacityLimits", d["capacityLimits"]},
-                  {"resourceSharingConfiguration", sharing},
-                  {"preemptionConfiguration",
-                   {{"inSharePreemption", d.value("inSharePreemption", false) ? "ENABLED" : "DISABLED"}}}};
+      Json req = {
+          {"quotaShareName", name},
+          {"jobQueue", queue},
+          {"capacityLimits", d["capacityLimits"]},
+          {"resourceSharingConfiguration", sharing},
+          {"preemptionConfiguration",
+           {{"inSharePreemption", d.value("inSharePreemption", false) ? "ENABLED" : "DISABLED"}}}};
       if (d.contains("state")) req["state"] = d["state"];
       Create("quotaShare", label, "CreateQuotaShare", req);
       return;
     }
     Json req = {{"quotaShareArn", cur->value("quotaShareArn", "")}};
     std::vector<std::string> changed;
-    if (SortedLimits(cur->value("capacityLimits", Json::array())) != SortedLimits(d["capacityLimits"])) {
+    if (SortedLimits(cur->value("capacityLimits", Json::array())) !=
+        SortedLimits(d["capacityLimits"])) {
       req["capacityLimits"] = d["capacityLimits"];
       changed.push_back("capacityLimits");
     }
@@ -429,10 +435,12 @@ class Applier {
   }
 
   std::string FindPolicyArn(const std::string& name) {
-    for (const Json& p : ListAll(client_, "ListSchedulingPolicies", Json::object(), "schedulingPolicies")) {
+    for (const Json& p :
+         ListAll(client_, "ListSchedulingPolicies", Json::object(), "schedulingPolicies")) {
       std::string arn = p.value("arn", "");
       const std::string suffix = ":scheduling-policy/" + name;
-      if (arn.size() >= suffix.size() && arn.compare(arn.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      if (arn.size() >= suffix.size() &&
+          arn.compare(arn.size() - suffix.size(), suffix.size(), suffix) == 0) {
         return arn;
       }
     }

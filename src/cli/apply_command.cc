@@ -9,9 +9,9 @@ namespace allot::cli {
 
 std::shared_ptr<std::string> AddEndpointOption(CLI::App* sub) {
   auto endpoint = std::make_shared<std::string>();
-  sub->add_option("--endpoint", *endpoint,
-                  "server URL (default: $AWS_ENDPOINT_URL_BATCH, else " +
-                      std::string(kDefaultEndpoint) + ")");
+  sub->add_option(
+      "--endpoint", *endpoint,
+      "server URL (default: $AWS_ENDPOINT_URL_BATCH, else " + std::string(kDefaultEndpoint) + ")");
   return endpoint;
 }
 
@@ -22,8 +22,9 @@ void AddApplyCommand(CLI::App& app, Runner* run) {
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand(
-      "apply", "create or update service environments, scheduling policies, job queues and "
-               "quota shares from a YAML file");
+      "apply",
+      "create or update service environments, scheduling policies, job queues and "
+      "quota shares from a YAML file");
   auto endpoint = AddEndpointOption(sub);
   sub->add_option("-f,--file", o->file, "YAML file (see examples/cluster.yaml)")->required();
   sub->add_flag("--dry-run", o->dry_run, "say what would change, change nothing");

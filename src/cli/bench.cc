@@ -69,10 +69,14 @@ BenchTarget PrepareTarget(const BenchOptions& o, const ClientConfig& config) {
   }
   if (target.unit.empty()) {
     const Json q = setup.Call("DescribeJobQueues", {{"jobQueues", Json::array({target.queue})}});
-    if (q.value("jobQueues", Json::array()).empty()) throw CliError("job queue " + target.queue + " does not exist");
-    const std::string env = q["jobQueues"][0]["serviceEnvironmentOrder"][0].value("serviceEnvironment", "");
-    const Json e = setup.Call("DescribeServiceEnvironments", {{"serviceEnvironments", Json::array({env})}});
-    target.unit = e.at("serviceEnvironments").at(0).at("capacityLimits").at(0).value("capacityUnit", "");
+    if (q.value("jobQueues", Json::array()).empty())
+      throw CliError("job queue " + target.queue + " does not exist");
+    const std::string env =
+        q["jobQueues"][0]["serviceEnvironmentOrder"][0].value("serviceEnvironment", "");
+    const Json e =
+        setup.Call("DescribeServiceEnvironments", {{"serviceEnvironments", Json::array({env})}});
+    target.unit =
+        e.at("serviceEnvironments").at(0).at("capacityLimits").at(0).value("capacityUnit", "");
   }
   return target;
 }
@@ -144,8 +148,8 @@ int RunBench(const BenchOptions& o) {
   job.command = {"/bin/true"};
   const Json base = BuildSubmitRequest(job, "bench");
 
-  std::cout << "bench: " << o.jobs << " SubmitServiceJob calls from " << o.clients
-            << " clients to " << config.endpoint.url << " (queue " << target.queue
+  std::cout << "bench: " << o.jobs << " SubmitServiceJob calls from " << o.clients << " clients to "
+            << config.endpoint.url << " (queue " << target.queue
             << (target.share.empty() ? "" : ", share " + target.share) << ")" << std::endl;
   SubmitRun run = SubmitInParallel(o, config, base);
 
@@ -187,7 +191,8 @@ LatencySummary Summarize(std::vector<std::int64_t>& latencies_us) {
 std::string BenchLine(std::int64_t jobs, double seconds, const LatencySummary& s) {
   char buf[160];
   const double rate = seconds > 0 ? static_cast<double>(jobs) / seconds : 0;
-  std::snprintf(buf, sizeof(buf), "submitted %lld jobs in %.2f s: %.1f jobs/s, p50 %.2f ms, p99 %.2f ms",
+  std::snprintf(buf, sizeof(buf),
+                "submitted %lld jobs in %.2f s: %.1f jobs/s, p50 %.2f ms, p99 %.2f ms",
                 static_cast<long long>(jobs), seconds, rate, s.p50_ms, s.p99_ms);
   return buf;
 }
@@ -198,8 +203,9 @@ void AddBenchCommand(CLI::App& app, Runner* run) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* sub = bench->add_subcommand(
       "submit", "submit many jobs from parallel signed clients and report jobs/s and latency");
-  sub->add_option("--endpoint", o->endpoint,
-                  "server URL (default: $AWS_ENDPOINT_URL_BATCH, else " + std::string(kDefaultEndpoint) + ")");
+  sub->add_option(
+      "--endpoint", o->endpoint,
+      "server URL (default: $AWS_ENDPOINT_URL_BATCH, else " + std::string(kDefaultEndpoint) + ")");
   sub->add_option("--clients", o->clients, "parallel clients (threads, one connection each)")
       ->capture_default_str();
   sub->add_option("--jobs", o->jobs, "jobs to submit in total")->capture_default_str();
@@ -208,9 +214,7 @@ void AddBenchCommand(CLI::App& app, Runner* run) {
   sub->add_option("--share", o->share, "quota share in --queue");
   sub->add_option("--instance-type", o->instance_type,
                   "instance type of each job (default: the first unit of the queue's environment)");
-  sub->callback([o, run] {
-    *run = [o] { return RunBench(*o); };
-  });
+  sub->callback([o, run] { *run = [o] { return RunBench(*o); }; });
 }
 
 }  // namespace allot::cli

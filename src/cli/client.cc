@@ -104,8 +104,8 @@ api::HttpRequest SignedRequest(const ClientConfig& config, std::string_view acti
   req.path = config.endpoint.base_path + "/v1/" + AsciiLower(action);
   req.headers = {{"Host", config.endpoint.host_header}, {"Content-Type", "application/json"}};
   req.body = body;
-  const Status s = api::Sign(req, config.credentials, config.region, "batch",
-                             api::FormatAmzDate(now));
+  const Status s =
+      api::Sign(req, config.credentials, config.region, "batch", api::FormatAmzDate(now));
   if (!s.ok()) throw CliError("cannot sign the request: " + s.message());
   return req;
 }
@@ -113,8 +113,8 @@ api::HttpRequest SignedRequest(const ClientConfig& config, std::string_view acti
 ApiError ErrorFromAnswer(int http_status, const std::string& body) {
   const Json j = Json::parse(body, nullptr, false);
   std::string type = "HTTP " + std::to_string(http_status);
-  std::string message = body.empty() ? "the server answered HTTP " + std::to_string(http_status)
-                                     : body;
+  std::string message =
+      body.empty() ? "the server answered HTTP " + std::to_string(http_status) : body;
   if (j.is_object()) {
     if (j.contains("__type") && j["__type"].is_string()) type = j["__type"];
     for (const char* k : {"message", "Message"}) {
@@ -125,7 +125,8 @@ ApiError ErrorFromAnswer(int http_status, const std::string& body) {
 }
 
 Client::Client(ClientConfig config)
-    : config_(std::move(config)), http_(std::make_unique<httplib::Client>(config_.endpoint.scheme_host)) {
+    : config_(std::move(config)),
+      http_(std::make_unique<httplib::Client>(config_.endpoint.scheme_host)) {
   http_->set_keep_alive(true);
   http_->set_tcp_nodelay(true);
   http_->set_connection_timeout(5, 0);

@@ -11,9 +11,8 @@
 //                AWS_PROFILE (default "default") of AWS_SHARED_CREDENTIALS_FILE (default
 //                ~/.aws/credentials)
 
-#include <nlohmann/json.hpp>
-
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>

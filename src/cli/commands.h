@@ -5,7 +5,6 @@
 // (inside one try/catch, so every CliError ends as "allot: <message>" and exit status 1).
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,12 +25,12 @@ std::vector<char*> PrepareArgv(int argc, char** argv);
 // --endpoint URL on `sub`; the string it fills (empty = from the environment).
 std::shared_ptr<std::string> AddEndpointOption(CLI::App* sub);
 
-void AddApplyCommand(CLI::App& app, Runner* run);     // apply
-void AddJobCommands(CLI::App& app, Runner* run);      // submit, jobs, describe, priority, cancel
-void AddSharesCommand(CLI::App& app, Runner* run);    // shares
-void AddBenchCommand(CLI::App& app, Runner* run);     // bench submit
-void AddLogsCommand(CLI::App& app, Runner* run);      // logs
-void AddSimCommand(CLI::App& app, Runner* run);       // sim
+void AddApplyCommand(CLI::App& app, Runner* run);   // apply
+void AddJobCommands(CLI::App& app, Runner* run);    // submit, jobs, describe, priority, cancel
+void AddSharesCommand(CLI::App& app, Runner* run);  // shares
+void AddBenchCommand(CLI::App& app, Runner* run);   // bench submit
+void AddLogsCommand(CLI::App& app, Runner* run);    // logs
+void AddSimCommand(CLI::App& app, Runner* run);     // sim
 
 // `allot server --host-map FILE`: {instance type: [{gpus: "0", cpus: "0-3"}, ...]}. Throws
 // std::exception (with the reason) for a file it cannot read or that is not shaped so.

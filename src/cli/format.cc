@@ -71,8 +71,8 @@ std::string FormatNumber(const nlohmann::json& n) {
 
 std::string ShellQuote(const std::string& arg) {
   if (!arg.empty() && std::all_of(arg.begin(), arg.end(), [](unsigned char c) {
-        return std::isalnum(c) != 0 || std::string_view("-_./=:,+@%").find(static_cast<char>(c)) !=
-                                           std::string_view::npos;
+        return std::isalnum(c) != 0 ||
+               std::string_view("-_./=:,+@%").find(static_cast<char>(c)) != std::string_view::npos;
       })) {
     return arg;
   }
@@ -97,7 +97,8 @@ std::string FormatCapacity(const nlohmann::json& list) {
   if (!list.is_array() || list.empty()) return "-";
   std::string out;
   for (const auto& u : list) {
-    const auto& n = u.contains("quantity") ? u["quantity"] : u.value("maxCapacity", nlohmann::json());
+    const auto& n =
+        u.contains("quantity") ? u["quantity"] : u.value("maxCapacity", nlohmann::json());
     out += (out.empty() ? "" : ", ") + u.value("capacityUnit", std::string("?")) + " x " +
            FormatNumber(n);
   }

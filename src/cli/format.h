@@ -2,9 +2,8 @@
 
 // Plain-text output helpers for the command line: aligned tables, times, shell quoting.
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>

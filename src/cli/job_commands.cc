@@ -22,10 +22,11 @@ std::string DefaultInstanceType(Client& client, const std::string& queue) {
   const Json order = q["jobQueues"][0].value("serviceEnvironmentOrder", Json::array());
   if (order.empty()) throw CliError("job queue " + queue + " has no service environment");
   const std::string env = order[0].value("serviceEnvironment", "");
-  const Json e = client.Call("DescribeServiceEnvironments",
-                             {{"serviceEnvironments", Json::array({env})}});
+  const Json e =
+      client.Call("DescribeServiceEnvironments", {{"serviceEnvironments", Json::array({env})}});
   for (const Json& se : e.value("serviceEnvironments", Json::array())) {
-    for (const Json& l : se.value("capacityLimits", Json::array())) return l.value("capacityUnit", "");
+    for (const Json& l : se.value("capacityLimits", Json::array()))
+      return l.value("capacityUnit", "");
   }
   throw CliError("service environment " + env + " of job queue " + queue +
                  " has no capacity limits; pass --instance-type");
@@ -37,22 +38,26 @@ void AddSubmit(CLI::App& app, Runner* run) {
   auto retries = std::make_shared<std::int64_t>(0);
   auto preemption_retries = std::make_shared<std::int64_t>(0);
   auto timeout = std::make_shared<std::int64_t>(0);
-  CLI::App* sub = app.add_subcommand("submit", "submit a job: allot submit --queue Q --share S -- command args...");
+  CLI::App* sub = app.add_subcommand(
+      "submit", "submit a job: allot submit --queue Q --share S -- command args...");
   auto endpoint = AddEndpointOption(sub);
   sub->add_option("--queue,-q", o->queue, "job queue")->required();
   sub->add_option("--share,-s", o->share, "quota share (required on queues with quota shares)");
   sub->add_option("--name,-n", o->name, "job name (default: the command's name)");
-  CLI::Option* p = sub->add_option("--priority,-p", *priority, "scheduling priority 0-9999 (higher first)");
+  CLI::Option* p =
+      sub->add_option("--priority,-p", *priority, "scheduling priority 0-9999 (higher first)");
   sub->add_option("--instance-type,-t", o->instance_type,
                   "instance type (default: the first unit of the queue's service environment)");
-  sub->add_option("--instance-count,-c", o->instance_count, "instances (hosts)")->capture_default_str();
+  sub->add_option("--instance-count,-c", o->instance_count, "instances (hosts)")
+      ->capture_default_str();
   sub->add_option("--env,-e", o->env, "environment variable KEY=VALUE (repeat for more)")
       ->allow_extra_args(false);
   sub->add_option("--hyperparameter,--hp", o->hyperparameters,
                   "training hyperparameter KEY=VALUE (repeat for more)")
       ->allow_extra_args(false);
-  sub->add_option("--checkpoint-uri", o->checkpoint_uri,
-                  "CheckpointConfig.S3Uri: file:///dir where checkpoints are synced after attempts");
+  sub->add_option(
+      "--checkpoint-uri", o->checkpoint_uri,
+      "CheckpointConfig.S3Uri: file:///dir where checkpoints are synced after attempts");
   CLI::Option* r = sub->add_option("--retries", *retries, "retries of a failed attempt (0-9)");
   CLI::Option* pr = sub->add_option("--preemption-retries", *preemption_retries,
                                     "preemptions to survive before the job is terminated");
@@ -60,8 +65,9 @@ void AddSubmit(CLI::App& app, Runner* run) {
   // The first argument that is not an option starts the command; everything from there on is
   // the command's, options included (main() drops the "--" that may come before it).
   sub->prefix_command();
-  sub->footer("The command and its arguments come last, after --: allot submit -q training -s team-a "
-              "-- python train.py --epochs 3");
+  sub->footer(
+      "The command and its arguments come last, after --: allot submit -q training -s team-a "
+      "-- python train.py --epochs 3");
   sub->callback([=] {
     o->command = sub->remaining();
     if (p->count() > 0) o->priority = *priority;
@@ -72,7 +78,8 @@ void AddSubmit(CLI::App& app, Runner* run) {
       Client client(LoadClientConfig(*endpoint));
       SubmitOptions opts = *o;
       if (opts.instance_type.empty()) opts.instance_type = DefaultInstanceType(client, opts.queue);
-      const Json ans = client.Call("SubmitServiceJob", BuildSubmitRequest(opts, JobNameFromCommand(opts.command)));
+      const Json ans = client.Call("SubmitServiceJob",
+                                   BuildSubmitRequest(opts, JobNameFromCommand(opts.command)));
       std::cout << ans.value("jobId", "") << '\n';
       return 0;
     };
@@ -89,8 +96,10 @@ std::vector<std::string> StatusesToList(const std::string& status) {
   if (status.empty()) return kJobStatuses;
   std::string s = AsciiUpper(status);
   if (std::find(kJobStatuses.begin(), kJobStatuses.end(), s) == kJobStatuses.end()) {
-    throw CliError("--status must be one of SUBMITTED, PENDING, RUNNABLE, SCHEDULED, "
-                   "STARTING, RUNNING, SUCCEEDED, FAILED; got \"" + status + "\"");
+    throw CliError(
+        "--status must be one of SUBMITTED, PENDING, RUNNABLE, SCHEDULED, "
+        "STARTING, RUNNING, SUCCEEDED, FAILED; got \"" +
+        status + "\"");
   }
   return {s};
 }
@@ -111,7 +120,8 @@ std::vector<std::pair<std::string, Json>> ListJobs(Client& client, const JobsOpt
     for (const std::string& s : statuses) {
       Json req = {{"jobQueue", q}, {"jobStatus", s}, {"maxResults", 100}};
       if (!o.share.empty()) {
-        req["filters"] = Json::array({{{"name", "QUOTA_SHARE_NAME"}, {"values", Json::array({o.share})}}});
+        req["filters"] =
+            Json::array({{{"name", "QUOTA_SHARE_NAME"}, {"values", Json::array({o.share})}}});
       }
       for (Json& j : ListAll(client, "ListServiceJobs", req, "jobSummaryList")) {
         jobs.emplace_back(q, std::move(j));
@@ -119,7 +129,8 @@ std::vector<std::pair<std::string, Json>> ListJobs(Client& client, const JobsOpt
     }
   }
   std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) {
-    return a.second.value("createdAt", std::int64_t{0}) > b.second.value("createdAt", std::int64_t{0});
+    return a.second.value("createdAt", std::int64_t{0}) >
+           b.second.value("createdAt", std::int64_t{0});
   });
   return jobs;
 }
@@ -183,7 +194,8 @@ void AddDescribe(CLI::App& app, Runner* run) {
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
-  CLI::App* sub = app.add_subcommand("describe", "show one job: status, attempts, preemptions, why it waits");
+  CLI::App* sub =
+      app.add_subcommand("describe", "show one job: status, attempts, preemptions, why it waits");
   auto endpoint = AddEndpointOption(sub);
   sub->add_option("job", o->job, "job id or ARN")->required();
   sub->add_flag("--json", o->json, "print DescribeServiceJob's answer as JSON");
@@ -207,14 +219,16 @@ void AddPriority(CLI::App& app, Runner* run) {
     std::int64_t priority = 0;
   };
   auto o = std::make_shared<Opts>();
-  CLI::App* sub = app.add_subcommand("priority", "change the scheduling priority of an unfinished job");
+  CLI::App* sub =
+      app.add_subcommand("priority", "change the scheduling priority of an unfinished job");
   auto endpoint = AddEndpointOption(sub);
   sub->add_option("job", o->job, "job id or ARN")->required();
   sub->add_option("priority", o->priority, "new scheduling priority (0-9999)")->required();
   sub->callback([o, endpoint, run] {
     *run = [o, endpoint] {
       Client client(LoadClientConfig(*endpoint));
-      const Json ans = client.Call("UpdateServiceJob", {{"jobId", o->job}, {"schedulingPriority", o->priority}});
+      const Json ans =
+          client.Call("UpdateServiceJob", {{"jobId", o->job}, {"schedulingPriority", o->priority}});
       std::cout << "job " << ans.value("jobId", o->job) << ": priority " << o->priority << '\n';
       return 0;
     };

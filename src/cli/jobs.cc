@@ -45,12 +45,13 @@ Json BuildSubmitRequest(const SubmitOptions& o, const std::string& default_name)
   const std::string name = o.name.empty() ? default_name : o.name;
   Json algo = {{"ContainerEntrypoint", Json::array({o.command[0]})}, {"TrainingInputMode", "File"}};
   if (o.command.size() > 1) {
-    algo["ContainerArguments"] = Json(std::vector<std::string>(o.command.begin() + 1, o.command.end()));
+    algo["ContainerArguments"] =
+        Json(std::vector<std::string>(o.command.begin() + 1, o.command.end()));
   }
-  Json payload = {{"TrainingJobName", name},
-                  {"AlgorithmSpecification", algo},
-                  {"ResourceConfig",
-                   {{"InstanceType", o.instance_type}, {"InstanceCount", o.instance_count}}}};
+  Json payload = {
+      {"TrainingJobName", name},
+      {"AlgorithmSpecification", algo},
+      {"ResourceConfig", {{"InstanceType", o.instance_type}, {"InstanceCount", o.instance_count}}}};
   if (!o.env.empty()) payload["Environment"] = KeyValues(o.env, "--env");
   if (!o.hyperparameters.empty()) {
     payload["HyperParameters"] = KeyValues(o.hyperparameters, "--hyperparameter");
@@ -64,7 +65,8 @@ Json BuildSubmitRequest(const SubmitOptions& o, const std::string& default_name)
   if (o.priority) req["schedulingPriority"] = *o.priority;
   if (o.retries) req["retryStrategy"] = {{"attempts", *o.retries + 1}};
   if (o.preemption_retries) {
-    req["preemptionConfiguration"] = {{"preemptionRetriesBeforeTermination", *o.preemption_retries}};
+    req["preemptionConfiguration"] = {
+        {"preemptionRetriesBeforeTermination", *o.preemption_retries}};
   }
   if (o.timeout_seconds) req["timeoutConfig"] = {{"attemptDurationSeconds", *o.timeout_seconds}};
   return req;
@@ -102,11 +104,13 @@ std::string CommandOf(const Json& payload_text, std::string* env_line, std::stri
   }
   const Json env = p.value("Environment", Json::object());
   for (const auto& [k, v] : env.items()) {
-    *env_line += (env_line->empty() ? "" : " ") + ShellQuote(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+    *env_line += (env_line->empty() ? "" : " ") +
+                 ShellQuote(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
   }
   const Json rc = p.value("ResourceConfig", Json::object());
   if (rc.contains("InstanceType")) {
-    *resources = Str(rc, "InstanceType") + " x " + (rc.contains("InstanceCount") ? Str(rc, "InstanceCount") : "1");
+    *resources = Str(rc, "InstanceType") + " x " +
+                 (rc.contains("InstanceCount") ? Str(rc, "InstanceCount") : "1");
   }
   return ShellJoin(argv);
 }
@@ -125,7 +129,8 @@ void PrintIdentity(const Json& job, std::ostream& out) {
   Line(out, "Priority", Str(job, "schedulingPriority"));
   std::string env_line;
   std::string resources;
-  Line(out, "Command", CommandOf(job.value("serviceRequestPayload", Json()), &env_line, &resources));
+  Line(out, "Command",
+       CommandOf(job.value("serviceRequestPayload", Json()), &env_line, &resources));
   Line(out, "Environment", env_line);
   Line(out, "Resources", resources);
 }
@@ -167,7 +172,8 @@ void PrintLimits(const Json& job, const Json& allot, std::ostream& out) {
 // Allot's counters, last checkpoint and, while it runs, its hosts.
 void PrintProgress(const Json& job, const Json& allot, std::ostream& out) {
   std::string counters = "attempt " + Str(allot, "attempt") + ", failed attempts " +
-                         Str(allot, "failedAttempts") + ", preemptions " + Str(allot, "preemptions");
+                         Str(allot, "failedAttempts") + ", preemptions " +
+                         Str(allot, "preemptions");
   if (allot.contains("dispatchMode")) counters += ", dispatched " + Str(allot, "dispatchMode");
   if (allot.contains("attempt")) Line(out, "Counters", counters);
   if (allot.value("lastCheckpoint", 0) > 0) {
@@ -188,7 +194,8 @@ void PrintWaiting(const Json& w, std::ostream& out) {
   out << "Waiting:\n";
   out << "  " << Str(w, "message") << '\n';
   std::string detail = "rule " + Str(w, "rule");
-  if (!Str(w, "unit").empty()) detail += ", unit " + Str(w, "unit") + ", missing " + Str(w, "missing");
+  if (!Str(w, "unit").empty())
+    detail += ", unit " + Str(w, "unit") + ", missing " + Str(w, "missing");
   detail += "; jobs ahead: " + Str(w, "positionInShare") + " in its share, " +
             Str(w, "positionInQueue") + " in the queue";
   out << "  " << detail << '\n';
@@ -199,7 +206,8 @@ void PrintAttempts(const Json& job, std::ostream& out) {
   out << "Attempts:     " << attempts.size() << '\n';
   int n = 0;
   for (const Json& a : attempts) {
-    std::string line = "  #" + std::to_string(++n) + "  started " + FormatTime(a.value("startedAt", Json()));
+    std::string line =
+        "  #" + std::to_string(++n) + "  started " + FormatTime(a.value("startedAt", Json()));
     if (a.contains("stoppedAt")) {
       line += ", stopped " + FormatTime(a["stoppedAt"]) + " (" +
               Elapsed(a.value("startedAt", Json()), a["stoppedAt"]) + ")";
@@ -209,8 +217,8 @@ void PrintAttempts(const Json& job, std::ostream& out) {
     out << line << '\n';
     if (a.contains("statusReason")) out << "      " << Str(a, "statusReason") << '\n';
     if (a.contains("serviceResourceId")) {
-      out << "      " << Str(a["serviceResourceId"], "name") << " " << Str(a["serviceResourceId"], "value")
-          << '\n';
+      out << "      " << Str(a["serviceResourceId"], "name") << " "
+          << Str(a["serviceResourceId"], "value") << '\n';
     }
   }
 }
@@ -218,19 +226,21 @@ void PrintAttempts(const Json& job, std::ostream& out) {
 // The preemption summary and, from Allot, each preemption record.
 void PrintPreemptions(const Json& job, const Json& allot, std::ostream& out) {
   const Json summary = job.value("preemptionSummary", Json::object());
-  out << "Preempted:    " << (summary.contains("preemptedAttemptCount") ? Str(summary, "preemptedAttemptCount") : "0")
+  out << "Preempted:    "
+      << (summary.contains("preemptedAttemptCount") ? Str(summary, "preemptedAttemptCount") : "0")
       << " attempt(s)\n";
   for (const Json& p : summary.value("recentPreemptedAttempts", Json::array())) {
-    out << "  " << FormatTime(p.value("startedAt", Json())) << " .. " << FormatTime(p.value("stoppedAt", Json()))
-        << "  " << Str(p, "statusReason") << '\n';
+    out << "  " << FormatTime(p.value("startedAt", Json())) << " .. "
+        << FormatTime(p.value("stoppedAt", Json())) << "  " << Str(p, "statusReason") << '\n';
   }
   const Json records = allot.value("preemptionRecords", Json::array());
   if (!records.empty()) {
     out << "Preemption records:\n";
     for (const Json& r : records) {
       const Json key = r.value("victimKey", Json::object());
-      std::string line = "  " + FormatTime(r.value("at", Json())) + "  attempt " + Str(r, "attempt") +
-                         " preempted by job " + Str(r, "preemptor") + " (" + Str(r, "rule") + ")";
+      std::string line = "  " + FormatTime(r.value("at", Json())) + "  attempt " +
+                         Str(r, "attempt") + " preempted by job " + Str(r, "preemptor") + " (" +
+                         Str(r, "rule") + ")";
       line += ": victim priority " + Str(key, "priority") + ", work lost " +
               (r.contains("workLostInstanceSeconds") ? Str(r, "workLostInstanceSeconds")
                                                      : Str(key, "workLostInstanceSeconds")) +

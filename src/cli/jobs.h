@@ -23,9 +23,9 @@ struct SubmitOptions {
   std::optional<std::int64_t> priority;
   std::string instance_type;  // empty: the first capacity unit of the queue's environment
   std::int64_t instance_count = 1;
-  std::vector<std::string> env;  // K=V
+  std::vector<std::string> env;              // K=V
   std::vector<std::string> hyperparameters;  // K=V: the payload's HyperParameters
-  std::string checkpoint_uri;  // CheckpointConfig.S3Uri (file:///dir on this machine)
+  std::string checkpoint_uri;                // CheckpointConfig.S3Uri (file:///dir on this machine)
   std::optional<std::int64_t> retries;
   std::optional<std::int64_t> preemption_retries;
   std::optional<std::int64_t> timeout_seconds;

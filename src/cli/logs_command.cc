@@ -48,9 +48,8 @@ void AddLogsCommand(CLI::App& app, Runner* run) {
   sub->add_option("--host", args->host, "host (algo-1, algo-2, ...)")->capture_default_str();
   sub->add_flag("--stderr", args->stderr_stream, "print stderr instead of stdout");
   sub->add_flag("--follow,-f", args->follow, "keep printing until the attempt ends");
-  sub->callback([run, args, endpoint] {
-    *run = [args, endpoint] { return RunLogs(*args, *endpoint); };
-  });
+  sub->callback(
+      [run, args, endpoint] { *run = [args, endpoint] { return RunLogs(*args, *endpoint); }; });
 }
 
 }  // namespace allot::cli

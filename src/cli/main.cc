@@ -1,7 +1,6 @@
 // `allot`: one binary for the server and the command line.
 
 #include <CLI/CLI.hpp>
-
 #include <charconv>
 #include <cstdio>
 #include <exception>
@@ -30,15 +29,18 @@ CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
       ->capture_default_str();
   serve->add_option("--region", f.server.region, "region in ARNs")->capture_default_str();
   serve->add_option("--account", f.server.account, "account in ARNs")->capture_default_str();
-  serve->add_option("--stop-grace-seconds", f.grace_seconds, "SIGTERM to SIGKILL grace for stopping jobs")
+  serve
+      ->add_option("--stop-grace-seconds", f.grace_seconds,
+                   "SIGTERM to SIGKILL grace for stopping jobs")
       ->capture_default_str();
   serve->add_option("--host-map", f.host_map_file,
                     "YAML file: per instance type, a list of slots {gpus: \"0\", cpus: \"0-3\"}; "
                     "each host of a job gets its own slot's GPUs (CUDA_VISIBLE_DEVICES) and CPUs");
   serve->add_option("--log-level", f.server.log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
-  serve->add_option("--log-format", f.server.log_format,
-                    "text (key=value) or json (one object a line)")
+  serve
+      ->add_option("--log-format", f.server.log_format,
+                   "text (key=value) or json (one object a line)")
       ->capture_default_str();
   serve->add_flag("--no-sandbox", f.no_sandbox,
                   "run jobs without bubblewrap even where it is installed (the /opt/ml tree then "

@@ -38,10 +38,12 @@ void PrintShares(const std::string& queue, const Json& shares, const Json& snaps
         << "quotaSharePolicy)\n";
   } else {
     std::map<std::string, Json> usage;  // share -> topCapacityUtilization entry
-    for (const Json& e : util["quotaShareUtilization"].value("topCapacityUtilization", Json::array())) {
+    for (const Json& e :
+         util["quotaShareUtilization"].value("topCapacityUtilization", Json::array())) {
       usage[e.value("quotaShareName", "")] = e;
     }
-    Table table({"SHARE", "STRATEGY", "PREEMPT", "UNIT", "LIMIT", "USED", "BORROWED", "LENT", "WAITING"});
+    Table table(
+        {"SHARE", "STRATEGY", "PREEMPT", "UNIT", "LIMIT", "USED", "BORROWED", "LENT", "WAITING"});
     std::set<std::string> listed;
     auto add = [&](const std::string& name, const Json& share) {
       listed.insert(name);
@@ -63,7 +65,9 @@ void PrintShares(const std::string& queue, const Json& shares, const Json& snaps
       }
       const std::string preempt =
           share.value("preemptionConfiguration", Json::object()).value("inSharePreemption", "-") ==
-                  "ENABLED" ? "in-share" : "-";
+                  "ENABLED"
+              ? "in-share"
+              : "-";
       std::string label = name;
       if (share.value("state", "ENABLED") == "DISABLED") label += " (DISABLED)";
       bool first = true;
@@ -96,27 +100,32 @@ void PrintShares(const std::string& queue, const Json& shares, const Json& snaps
   }
   out << "in use in " << queue;
   if (environment.contains("serviceEnvironmentName")) {
-    out << " (service environment " << environment["serviceEnvironmentName"].get<std::string>() << ")";
+    out << " (service environment " << environment["serviceEnvironmentName"].get<std::string>()
+        << ")";
   }
   out << ": " << (line.empty() ? "nothing" : line) << '\n';
 }
 
 void AddSharesCommand(CLI::App& app, Runner* run) {
   auto queue = std::make_shared<std::string>();
-  CLI::App* sub = app.add_subcommand("shares", "quota-share usage of a queue: limit, used, borrowed, lent, waiting");
+  CLI::App* sub = app.add_subcommand(
+      "shares", "quota-share usage of a queue: limit, used, borrowed, lent, waiting");
   auto endpoint = AddEndpointOption(sub);
   sub->add_option("queue", *queue, "job queue")->required();
   sub->callback([queue, endpoint, run] {
     *run = [queue, endpoint] {
       Client client(LoadClientConfig(*endpoint));
       const Json q = client.Call("DescribeJobQueues", {{"jobQueues", Json::array({*queue})}});
-      if (q.value("jobQueues", Json::array()).empty()) throw CliError("job queue " + *queue + " does not exist");
+      if (q.value("jobQueues", Json::array()).empty())
+        throw CliError("job queue " + *queue + " does not exist");
       Json environment = Json::object();
       const Json order = q["jobQueues"][0].value("serviceEnvironmentOrder", Json::array());
       if (!order.empty()) {
-        const Json e = client.Call("DescribeServiceEnvironments",
-                                   {{"serviceEnvironments", Json::array({order[0].value("serviceEnvironment", "")})}});
-        if (!e.value("serviceEnvironments", Json::array()).empty()) environment = e["serviceEnvironments"][0];
+        const Json e = client.Call(
+            "DescribeServiceEnvironments",
+            {{"serviceEnvironments", Json::array({order[0].value("serviceEnvironment", "")})}});
+        if (!e.value("serviceEnvironments", Json::array()).empty())
+          environment = e["serviceEnvironments"][0];
       }
       const Json snapshot = client.Call("GetJobQueueSnapshot", {{"jobQueue", *queue}});
       Json shares = Json::array();

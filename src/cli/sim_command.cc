@@ -145,7 +145,8 @@ std::vector<sim::Policy> Policies(const SimOpts& o, const std::optional<sim::Clu
   out.reserve(kinds.size() + o.compare.size());
   for (const std::string& k : kinds) out.push_back(Must(sim::DerivePolicy(*base, k)));
   for (const std::string& file : o.compare) {
-    sim::Policy p = Must(sim::DerivePolicy(ToSimCluster(LoadClusterSpec(file), file), "configured"));
+    sim::Policy p =
+        Must(sim::DerivePolicy(ToSimCluster(LoadClusterSpec(file), file), "configured"));
     p.name = file;
     out.push_back(std::move(p));
   }
@@ -158,8 +159,10 @@ sim::SimOptions Options(const SimOpts& o) {
     s.restart_overhead = 0;
     s.stop_grace = 0;
   }
-  if (o.checkpoint_interval) s.checkpoint_interval = ParseDuration("--checkpoint-interval", *o.checkpoint_interval);
-  if (o.restart_overhead) s.restart_overhead = ParseDuration("--restart-overhead", *o.restart_overhead);
+  if (o.checkpoint_interval)
+    s.checkpoint_interval = ParseDuration("--checkpoint-interval", *o.checkpoint_interval);
+  if (o.restart_overhead)
+    s.restart_overhead = ParseDuration("--restart-overhead", *o.restart_overhead);
   if (o.stop_grace) s.stop_grace = ParseDuration("--stop-grace", *o.stop_grace);
   s.checkpoint_on_stop = o.checkpoint_on_stop;
   s.check_invariants = s.check_invariants || o.check_invariants;
@@ -202,14 +205,17 @@ int RunSim(const SimOpts& o) {
 void AddSimCommand(CLI::App& app, Runner* run) {
   auto o = std::make_shared<SimOpts>();
   CLI::App* sub = app.add_subcommand(
-      "sim", "replay a job history through the scheduler in virtual time and compare quota "
-             "configurations (docs/sim.md)");
-  sub->add_option("--trace", o->trace, "job history (for kueue-baseline: a Kueue generator "
-                                       "YAML; default: Kueue's baseline)");
+      "sim",
+      "replay a job history through the scheduler in virtual time and compare quota "
+      "configurations (docs/sim.md)");
+  sub->add_option("--trace", o->trace,
+                  "job history (for kueue-baseline: a Kueue generator "
+                  "YAML; default: Kueue's baseline)");
   sub->add_option("--format", o->format, "allot | philly | pollux | kueue-baseline")
       ->capture_default_str();
   sub->add_option("--config", o->config, "cluster YAML, as `allot apply` reads");
-  sub->add_option("--compare", o->compare, "more cluster YAML files to replay the same trace under");
+  sub->add_option("--compare", o->compare,
+                  "more cluster YAML files to replay the same trace under");
   sub->add_option("--policies", o->policies,
                   "comma-separated variants of --config: configured, reserve, kueue, allot "
                   "(default: configured; reserve,kueue,allot for a generated cluster)");
@@ -224,7 +230,8 @@ void AddSimCommand(CLI::App& app, Runner* run) {
                 "jobs save their progress when stopped (as allot-train does on SIGTERM)");
   sub->add_flag("--check-invariants", o->check_invariants,
                 "check the scheduling invariants after every event (always on in debug builds)");
-  sub->add_option("--compress", o->compress, "arrivals this many times as fast")->capture_default_str();
+  sub->add_option("--compress", o->compress, "arrivals this many times as fast")
+      ->capture_default_str();
   sub->add_option("--max-jobs", o->max_jobs, "replay only the first N jobs");
   sub->add_option("--json", o->json, "write every figure as JSON to this file");
   sub->add_option("--html", o->html, "write an HTML report with charts to this file");

@@ -43,7 +43,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) {
@@ -60,9 +62,7 @@ class [[nodiscard]] Result {
   // NOLINTNEXTLINE(google-explicit-constructor): implicit: `return value;`
   Result(T value) : rep_(std::move(value)) {}
   // NOLINTNEXTLINE(google-explicit-constructor): implicit: `return NotFound(m);`
-  Result(Status status) : rep_(std::move(status)) {
-    ALLOT_CHECK(!std::get<Status>(rep_).ok());
-  }
+  Result(Status status) : rep_(std::move(status)) { ALLOT_CHECK(!std::get<Status>(rep_).ok()); }
 
   bool ok() const { return std::holds_alternative<T>(rep_); }
   const Status& status() const {
@@ -90,8 +90,8 @@ class [[nodiscard]] Result {
 
 }  // namespace allot
 
-#define ALLOT_RETURN_IF_ERROR(expr)        \
-  do {                                     \
-    ::allot::Status allot_status_ = (expr); \
+#define ALLOT_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::allot::Status allot_status_ = (expr);        \
     if (!allot_status_.ok()) return allot_status_; \
   } while (false)

@@ -168,7 +168,8 @@ Status CheckShare(const EngineState& st, const model::QuotaShareConfig& c) {
       return FailedPrecondition("quota share " + c.name + " is being deleted");
     }
   } else if (q.share_index.size() >= model::rules::kMaxSharesPerQueue) {
-    return ResourceExhausted("job queue " + c.queue + " already has the maximum of 20 quota "
+    return ResourceExhausted("job queue " + c.queue +
+                             " already has the maximum of 20 quota "
                              "shares");
   }
   return Status::Ok();

@@ -28,14 +28,14 @@ struct EngineState;
 // One capacity unit of a share (or of the whole queue when it describes the pool).
 struct UnitUsage {
   std::string unit;
-  std::int64_t limit = 0;     // L[s,u] (for the pool: P[u])
-  std::int64_t used = 0;      // U[s,u]: held by dispatched jobs, stopping ones included
-  std::int64_t borrowed = 0;  // B[s,u] = max(0, U - L)
-  std::int64_t lent = 0;      // share of the queue's borrowed capacity this share's idle backs
+  std::int64_t limit = 0;          // L[s,u] (for the pool: P[u])
+  std::int64_t used = 0;           // U[s,u]: held by dispatched jobs, stopping ones included
+  std::int64_t borrowed = 0;       // B[s,u] = max(0, U - L)
+  std::int64_t lent = 0;           // share of the queue's borrowed capacity this share's idle backs
   std::int64_t idle_lendable = 0;  // I[s,u]
-  std::int64_t reserved = 0;  // reserved for nominated preemptors of this share
-  std::int64_t stopping = 0;  // held by jobs that are stopping
-  std::int64_t waiting = 0;   // what RUNNABLE jobs need in total
+  std::int64_t reserved = 0;       // reserved for nominated preemptors of this share
+  std::int64_t stopping = 0;       // held by jobs that are stopping
+  std::int64_t waiting = 0;        // what RUNNABLE jobs need in total
 };
 
 struct ShareUsage {
@@ -48,7 +48,7 @@ struct ShareUsage {
 
 struct QueueUsage {
   std::string queue;
-  std::vector<UnitUsage> pool;  // limit = service environment capacity, used = sum over shares
+  std::vector<UnitUsage> pool;     // limit = service environment capacity, used = sum over shares
   std::vector<ShareUsage> shares;  // by name
 };
 

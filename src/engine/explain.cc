@@ -61,8 +61,8 @@ void Blocking(const QueueState& q, const Job& job, WaitReason* r) {
     r->holders = Holders(q, u);
     const std::int64_t room = s.limit[u] - s.used[kProjected][u];
     const bool quota = internal::UnitFits(q, kProjected, job.share, u, n, FitMode::kWithinQuota);
-    const bool borrow = s.borrows() &&
-                        internal::UnitFits(q, kProjected, job.share, u, n, FitMode::kBorrow);
+    const bool borrow =
+        s.borrows() && internal::UnitFits(q, kProjected, job.share, u, n, FitMode::kBorrow);
     if (quota || borrow) {
       if (!internal::UnitFits(q, kActual, job.share, u, n,
                               quota ? FitMode::kWithinQuota : FitMode::kBorrow)) {
@@ -79,16 +79,16 @@ void Blocking(const QueueState& q, const Job& job, WaitReason* r) {
     } else if (n > room && std::max<std::int64_t>(0, s.used[kProjected][u] + n - s.limit[u]) >
                                s.borrow_cap[u]) {
       r->rule = WaitRule::kBorrowLimit;
-      r->available = std::max<std::int64_t>(0, room) + s.borrow_cap[u] -
-                     internal::Borrowed(s, kProjected, u);
+      r->available =
+          std::max<std::int64_t>(0, room) + s.borrow_cap[u] - internal::Borrowed(s, kProjected, u);
     } else if (q.agg[kProjected].held[u] + n > q.pool[u]) {
       const bool reserved = q.agg[kActual].held[u] + n <= q.pool[u];
       r->rule = reserved ? WaitRule::kReservedForPreemptor : WaitRule::kPoolFull;
       r->available = std::max<std::int64_t>(0, q.pool[u] - q.agg[kProjected].held[u]);
     } else {
       r->rule = n > room ? WaitRule::kNoLendableCapacity : WaitRule::kPoolFull;
-      r->available = std::max<std::int64_t>(
-          0, q.agg[kProjected].sum_i[u] - q.agg[kProjected].sum_b[u]);
+      r->available =
+          std::max<std::int64_t>(0, q.agg[kProjected].sum_i[u] - q.agg[kProjected].sum_b[u]);
     }
     r->missing = n - r->available;
     return;
@@ -119,17 +119,21 @@ std::string Sentence(const WaitReason& r, const std::string& share) {
                               std::to_string(r.available) + " available, " +
                               std::to_string(r.missing) + " missing)";
   switch (r.rule) {
-    case WaitRule::kNotWaiting: return "The job is not waiting.";
-    case WaitRule::kMisconfigured: return "The job can never fit: " +
-                                          model::MisconfigurationReason(r.misconfiguration);
+    case WaitRule::kNotWaiting:
+      return "The job is not waiting.";
+    case WaitRule::kMisconfigured:
+      return "The job can never fit: " + model::MisconfigurationReason(r.misconfiguration);
     case WaitRule::kNominated:
       return "The job preempted " + std::to_string(r.waiting_for.size()) +
              " job(s) and starts when they have stopped.";
-    case WaitRule::kShareLimit: return "Quota share " + share + " is at its limit" + amounts;
+    case WaitRule::kShareLimit:
+      return "Quota share " + share + " is at its limit" + amounts;
     case WaitRule::kBorrowLimit:
       return "Quota share " + share + " is at its borrow limit" + amounts;
-    case WaitRule::kNoLendableCapacity: return "No lendable idle capacity" + amounts;
-    case WaitRule::kPoolFull: return "The service environment is full" + amounts;
+    case WaitRule::kNoLendableCapacity:
+      return "No lendable idle capacity" + amounts;
+    case WaitRule::kPoolFull:
+      return "The service environment is full" + amounts;
     case WaitRule::kReservedForPreemptor:
       return "The free capacity is reserved for a preempting job" + amounts;
     case WaitRule::kCapacityStopping:
@@ -138,8 +142,10 @@ std::string Sentence(const WaitReason& r, const std::string& share) {
                " of quota share " + share + ", which comes first and is still stopping.";
       }
       return "The capacity is held by jobs that are stopping" + amounts;
-    case WaitRule::kServiceEnvironmentDisabled: return "The service environment is DISABLED.";
-    case WaitRule::kFitsNextPass: return "Nothing blocks the job; it starts on the next pass.";
+    case WaitRule::kServiceEnvironmentDisabled:
+      return "The service environment is DISABLED.";
+    case WaitRule::kFitsNextPass:
+      return "Nothing blocks the job; it starts on the next pass.";
   }
   return "";
 }

@@ -49,8 +49,7 @@ Status CheckSubmission(const EngineState& st, const model::JobSpec& spec, bool r
     return NotFound("quota share " + spec.share + " does not exist in job queue " + spec.queue);
   }
   if (!restoring && q.shares[sit->second]->config.state != model::State::kEnabled) {
-    return FailedPrecondition("quota share " + spec.share +
-                              " is DISABLED and accepts no new jobs");
+    return FailedPrecondition("quota share " + spec.share + " is DISABLED and accepts no new jobs");
   }
   ALLOT_RETURN_IF_ERROR(CheckPriority(spec.priority));
   ALLOT_RETURN_IF_ERROR(CheckRetry(spec.retry));
@@ -101,8 +100,8 @@ void EndPreempted(EngineState& st, Job& job) {
   // job that checkpoints on SIGTERM within the grace period loses (almost) nothing.
   const std::int64_t lost =
       st.ShapeOf(job).instances * std::max<Duration>(0, st.now - job.WorkReference());
-  st.out->push_back(model::PreemptedAttempt{job.id, job.attempt, job.stop_rule, lost,
-                                            job.preemptions, reason});
+  st.out->push_back(
+      model::PreemptedAttempt{job.id, job.attempt, job.stop_rule, lost, job.preemptions, reason});
   if (job.preemption_retries >= 0 && job.preemptions > job.preemption_retries) {
     FinishJob(st, job, JobStatus::kFailed,
               "Preemption retries exhausted (preemptionRetriesBeforeTermination=" +

@@ -33,8 +33,8 @@ void ScheduleTimeLimits(EngineState& st, Job& job) {
   if (job.status_reason.empty()) return;
   for (const model::JobStateTimeLimitAction& a : st.QueueOf(job).config.time_limit_actions) {
     if (job.status_reason.rfind(a.reason, 0) == 0) {
-      st.deadlines.insert({job.reason_since + Seconds(a.max_time_seconds), job.id,
-                           DeadlineKind::kTimeLimitAction});
+      st.deadlines.insert(
+          {job.reason_since + Seconds(a.max_time_seconds), job.id, DeadlineKind::kTimeLimitAction});
     }
   }
 }
@@ -66,7 +66,8 @@ Misconfiguration CheckMisconfiguration(const QueueState& q, const Job& job) {
 
 void MakeRunnable(EngineState& st, Job& job, std::string reason) {
   job.misconfig = CheckMisconfiguration(st.QueueOf(job), job);
-  if (job.misconfig != Misconfiguration::kNone) reason = model::MisconfigurationReason(job.misconfig);
+  if (job.misconfig != Misconfiguration::kNone)
+    reason = model::MisconfigurationReason(job.misconfig);
   job.reason_since = st.now;
   SetStatus(st, job, JobStatus::kRunnable, std::move(reason));
   AddWaiting(st, job);

@@ -160,7 +160,8 @@ bool DispatchNominees(EngineState& st, QueueState& q) {
       continue;
     }
     const auto wait = st.nominee_waits.find(id);
-    if (RoomBesideNominees(q, shape, wait == st.nominee_waits.end() ? nullptr : &wait->second.free)) {
+    if (RoomBesideNominees(q, shape,
+                           wait == st.nominee_waits.end() ? nullptr : &wait->second.free)) {
       q.nominees.erase(seq);
       ForgetNominee(st, q, job.id);
       DispatchJob(st, job, DispatchMode::kPreemptor, /*projected_held=*/true);
@@ -245,9 +246,8 @@ bool BorrowStep(EngineState& st, QueueState& q) {
   for (std::uint32_t i = 0; i < q.shares.size(); ++i) {
     const ShareState* s = q.shares[i].get();
     if (!s || s->deleting || !s->borrows() || s->waiting.empty()) continue;
-    Job* job = BestHead(st, q, i, FitMode::kBorrow, [&](const Shape& shape) {
-      return FitsNow(q, i, shape, FitMode::kBorrow);
-    });
+    Job* job = BestHead(st, q, i, FitMode::kBorrow,
+                        [&](const Shape& shape) { return FitsNow(q, i, shape, FitMode::kBorrow); });
     if (job == nullptr) continue;
     if (first == nullptr || job->created_at < first->created_at ||
         (job->created_at == first->created_at && job->id < first->id)) {

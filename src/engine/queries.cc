@@ -67,8 +67,10 @@ Result<QueueUsage> Engine::Usage(std::string_view queue) const {
   for (const auto& [name, i] : q->share_index) {
     const ShareState& s = *q->shares[i];
     by_name.push_back(i);
-    usage.shares.push_back({.name = s.config.name, .strategy = s.config.strategy,
-                            .waiting_jobs = s.waiting_jobs, .dispatched_jobs = s.dispatched_jobs});
+    usage.shares.push_back({.name = s.config.name,
+                            .strategy = s.config.strategy,
+                            .waiting_jobs = s.waiting_jobs,
+                            .dispatched_jobs = s.dispatched_jobs});
   }
   for (std::uint32_t u = 0; u < q->units.size(); ++u) {
     UnitUsage pool{.unit = q->units[u], .limit = q->pool[u], .used = q->agg[kActual].held[u]};

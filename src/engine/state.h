@@ -71,7 +71,7 @@ using RunSet = std::set<RunKey, RunOrder>;
 struct ShareState {
   model::QuotaShareConfig config;
   bool deleting = false;
-  std::uint32_t name_rank = 0;  // position of the name among the queue's shares
+  std::uint32_t name_rank = 0;           // position of the name among the queue's shares
   std::vector<std::int64_t> limit;       // L[s,u]
   std::vector<std::int64_t> borrow_cap;  // C[s,u]
   std::vector<std::int64_t> used[2];     // U[s,u] per view
@@ -80,8 +80,8 @@ struct ShareState {
   WaitSet misconfigured;                     // waiting jobs that can never fit
   std::int64_t waiting_jobs = 0;             // both of the above
   std::int64_t dispatched_jobs = 0;
-  std::int64_t live_jobs = 0;                // waiting, nominated or dispatched
-  std::map<std::int64_t, RunSet> running;    // victim candidates by instance count
+  std::int64_t live_jobs = 0;              // waiting, nominated or dispatched
+  std::map<std::int64_t, RunSet> running;  // victim candidates by instance count
   // Preempted jobs still stopping that will be requeued, in waiting order: they keep their
   // place, so jobs behind them do not take what they would take (docs/design/engine.md).
   WaitSet requeuing;
@@ -196,7 +196,7 @@ struct EngineState {
   std::unordered_map<JobId, NomineeWait> nominee_waits;
   std::unordered_map<JobId, JobId> victim_nominee;  // a victim still stopping -> its nominee
   std::uint64_t next_nomination = 1;
-  std::set<std::uint32_t> dirty;  // queues whose pass must run
+  std::set<std::uint32_t> dirty;    // queues whose pass must run
   model::Decisions* out = nullptr;  // where the current Apply writes
 
   Job* FindJob(JobId id) {

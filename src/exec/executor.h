@@ -25,12 +25,12 @@ namespace allot::exec {
 struct LaunchSpec {
   model::JobId job = 0;  // the engine's id
   int attempt = 0;
-  std::string name;      // for logs: the training job name of this attempt
+  std::string name;               // for logs: the training job name of this attempt
   std::vector<std::string> argv;  // ContainerEntrypoint + ContainerArguments
   std::map<std::string, std::string> environment;  // the payload's Environment
   std::string instance_type;
-  int instance_count = 1;         // hosts algo-1 .. algo-N, one process each
-  std::string attempt_dir;        // created by the executor; logs go to <dir>/<host>/{stdout,stderr}
+  int instance_count = 1;   // hosts algo-1 .. algo-N, one process each
+  std::string attempt_dir;  // created by the executor; logs go to <dir>/<host>/{stdout,stderr}
 
   // --- the SageMaker training-job layout (issue 4; see sagemaker_layout.h) ---
   // The job's own directory: <job_dir>/checkpoints is the checkpoint directory of every attempt.
@@ -59,7 +59,7 @@ struct LaunchSpec {
 // time (env/process.h), so nothing is signalled unless both match.
 struct HostProcess {
   std::string host;  // "algo-1"
-  pid_t pid = 0;     // the supervisor; also its process group id (each host runs in its own session)
+  pid_t pid = 0;  // the supervisor; also its process group id (each host runs in its own session)
   std::uint64_t start_time = 0;        // the supervisor's; 0: unknown
   pid_t child_pid = 0;                 // the job's process, the leader of the job's process group
   std::uint64_t child_start_time = 0;  // 0: unknown (it exited before it was recorded)

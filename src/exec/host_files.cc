@@ -1,11 +1,10 @@
 #include "exec/host_files.h"
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "env/files.h"
 
@@ -16,8 +15,8 @@ using Json = nlohmann::json;
 
 // Invalid UTF-8 in a string is replaced rather than thrown about.
 Status WriteJson(const std::string& path, const Json& object) {
-  return env::WriteFileAtomically(path,
-                                  object.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
+  return env::WriteFileAtomically(
+      path, object.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 // The file as a JSON object; an error for a missing file or anything but an object.

@@ -63,7 +63,7 @@ struct Attempt {
   std::vector<Host> hosts;
   bool stopping = false;
   std::optional<Clock::time_point> kill_deadline;  // the earliest any Stop asked for
-  std::string job_dir;  // empty: no checkpoint reports
+  std::string job_dir;                             // empty: no checkpoint reports
   std::string sync_dir;
   Timestamp checkpoint = 0;  // the newest checkpoint file time reported (or known at launch)
 };
@@ -195,7 +195,8 @@ Status LocalExecutorImpl::Launch(const LaunchSpec& spec) {
   if (spec.instance_count < 1) {
     return InvalidArgument("job " + spec.name + ": the instance count must be at least 1");
   }
-  if (spec.attempt_dir.empty()) return InvalidArgument("job " + spec.name + ": no attempt directory");
+  if (spec.attempt_dir.empty())
+    return InvalidArgument("job " + spec.name + ": no attempt directory");
   const AttemptKey key{spec.job, spec.attempt};
   ALLOT_RETURN_IF_ERROR(Reserve(key, spec.name));
   struct Unreserver {
@@ -222,8 +223,7 @@ Status LocalExecutorImpl::Launch(const LaunchSpec& spec) {
   }
   std::vector<HostProcess> processes;
   for (const Host& h : attempt.hosts) {
-    processes.push_back(
-        HostProcess{h.name, h.pid, h.start_time, h.child_pid, h.child_start_time});
+    processes.push_back(HostProcess{h.name, h.pid, h.start_time, h.child_pid, h.child_start_time});
   }
   Register(std::move(attempt), std::move(processes));
   return Status::Ok();

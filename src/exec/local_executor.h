@@ -60,7 +60,7 @@ std::string JobFailureReason(const std::string& failure);
 
 // As NewLocalExecutor(options, callbacks) with the given layout (sandbox or not);
 // die_with_parent is always set (the supervisor starts bwrap from its only thread).
-std::unique_ptr<Executor> NewLocalExecutor(const LocalOptions& options,
-                                           const LayoutOptions& layout, Callbacks callbacks);
+std::unique_ptr<Executor> NewLocalExecutor(const LocalOptions& options, const LayoutOptions& layout,
+                                           Callbacks callbacks);
 
 }  // namespace allot::exec

@@ -42,8 +42,7 @@ int OpenPidfd(pid_t pid) {
 // Reaps the exited process behind `pidfd` if it is this process's child; a no-op otherwise.
 void ReapByPidfd(int pidfd) {
   siginfo_t info{};
-  ::waitid(static_cast<idtype_t>(kPidfdIdType), static_cast<id_t>(pidfd), &info,
-           WEXITED | WNOHANG);
+  ::waitid(static_cast<idtype_t>(kPidfdIdType), static_cast<id_t>(pidfd), &info, WEXITED | WNOHANG);
 }
 
 void Signal(const Host& host, int sig) {
@@ -117,7 +116,8 @@ Status ReadReady(int fd, const Host& host, const std::string& self_exe) {
   }
   if (text == "0") return Status::Ok();
   if (text.empty()) {
-    return Internal(host.name + ": the supervisor '" + self_exe + "' exited before the job started");
+    return Internal(host.name + ": the supervisor '" + self_exe +
+                    "' exited before the job started");
   }
   const std::size_t space = text.find(' ');
   const int code = std::atoi(text.substr(0, space).c_str());
@@ -129,8 +129,8 @@ Status ReadReady(int fd, const Host& host, const std::string& self_exe) {
 SpawnRequest SupervisorRequest(const LaunchSpec& spec, const Host& host, const HostPlan& plan) {
   SpawnRequest request;
   const std::string self_exe = spec.self_exe.empty() ? "/proc/self/exe" : spec.self_exe;
-  request.argv = {self_exe,        "__supervise", "--dir", host.dir, "--output-dir",
-                  plan.output_dir, "--ready-fd",  "3"};
+  request.argv = {self_exe,       "__supervise",   "--dir",      host.dir,
+                  "--output-dir", plan.output_dir, "--ready-fd", "3"};
   if (plan.sandboxed) request.argv.emplace_back("--sandboxed");
   request.argv.emplace_back("--");
   request.argv.insert(request.argv.end(), plan.argv.begin(), plan.argv.end());

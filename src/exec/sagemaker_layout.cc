@@ -744,10 +744,10 @@ struct ConfigDocs {
   JsonFields channel_dirs;  // name, JSON string of the channel's directory
 };
 
-ConfigDocs MakeConfigDocs(const LaunchSpec& spec, const HostLayout& layout,
-                          const SeenPaths& seen) {
+ConfigDocs MakeConfigDocs(const LaunchSpec& spec, const HostLayout& layout, const SeenPaths& seen) {
   ConfigDocs docs;
-  for (const auto& [name, value] : spec.hyperparameters) docs.hps.emplace_back(name, HpsValue(value));
+  for (const auto& [name, value] : spec.hyperparameters)
+    docs.hps.emplace_back(name, HpsValue(value));
   docs.resource_json = JsonObject({{"current_host", JsonString(layout.host)},
                                    {"hosts", JsonStringList(layout.hosts)},
                                    {"network_interface_name", JsonString("lo")}});
@@ -769,17 +769,22 @@ Status WriteConfigFiles(const LaunchSpec& spec, const HostLayout& layout, const 
                         const ConfigDocs& docs) {
   const fs::path config = layout.ml / "input" / "config";
   JsonFields hp_file;
-  for (const auto& [name, value] : spec.hyperparameters) hp_file.emplace_back(name, JsonString(value));
+  for (const auto& [name, value] : spec.hyperparameters)
+    hp_file.emplace_back(name, JsonString(value));
   JsonFields checkpoint_config = {{"LocalPath", JsonString(seen.checkpoints)}};
   if (!spec.checkpoint_sync_dir.empty()) {
     std::error_code ec;
     const fs::path sync = fs::absolute(spec.checkpoint_sync_dir, ec).lexically_normal();
     checkpoint_config.emplace_back("S3Uri", JsonString("file://" + sync.string()));
   }
-  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "hyperparameters.json", JsonObject(hp_file)));
-  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "resourceconfig.json", docs.resource_json));
-  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "inputdataconfig.json", docs.data_config_json));
-  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "checkpointconfig.json", JsonObject(checkpoint_config)));
+  ALLOT_RETURN_IF_ERROR(
+      env::WriteFileAtomically(config / "hyperparameters.json", JsonObject(hp_file)));
+  ALLOT_RETURN_IF_ERROR(
+      env::WriteFileAtomically(config / "resourceconfig.json", docs.resource_json));
+  ALLOT_RETURN_IF_ERROR(
+      env::WriteFileAtomically(config / "inputdataconfig.json", docs.data_config_json));
+  ALLOT_RETURN_IF_ERROR(
+      env::WriteFileAtomically(config / "checkpointconfig.json", JsonObject(checkpoint_config)));
   return Status::Ok();
 }
 
@@ -800,9 +805,9 @@ Result<fs::path> WriteEtcHosts(const HostLayout& layout) {
 }
 
 // SM_TRAINING_ENV: SageMaker's summary of the training environment.
-std::string TrainingEnvJson(const LaunchSpec& spec, const HostLayout& layout,
-                            const SeenPaths& seen, const ConfigDocs& docs,
-                            const std::string& hps_json, int num_gpus, unsigned cpus) {
+std::string TrainingEnvJson(const LaunchSpec& spec, const HostLayout& layout, const SeenPaths& seen,
+                            const ConfigDocs& docs, const std::string& hps_json, int num_gpus,
+                            unsigned cpus) {
   return JsonObject({
       {"channel_input_dirs", JsonObject(docs.channel_dirs)},
       {"current_host", JsonString(layout.host)},
@@ -827,8 +832,7 @@ std::string TrainingEnvJson(const LaunchSpec& spec, const HostLayout& layout,
 }
 
 // The payload's Environment with the host's GPUs and the SM_* variables added.
-std::map<std::string, std::string> HostEnvironment(const LaunchSpec& spec,
-                                                   const HostLayout& layout,
+std::map<std::string, std::string> HostEnvironment(const LaunchSpec& spec, const HostLayout& layout,
                                                    const SeenPaths& seen, const ConfigDocs& docs,
                                                    const LaunchSpec::HostSlot& slot) {
   std::map<std::string, std::string> env = spec.environment;
@@ -868,8 +872,7 @@ std::map<std::string, std::string> HostEnvironment(const LaunchSpec& spec,
 // The command: the job's, pinned to the slot's CPUs, and in the sandbox wrapped in bwrap.
 std::vector<std::string> HostCommand(const LaunchSpec& spec, const LayoutOptions& options,
                                      const HostLayout& layout, const SeenPaths& seen,
-                                     const fs::path& hosts_file,
-                                     const LaunchSpec::HostSlot& slot) {
+                                     const fs::path& hosts_file, const LaunchSpec::HostSlot& slot) {
   std::vector<std::string> a;
   if (layout.sandboxed) {
     a = {options.bwrap, "--ro-bind", "/", "/", "--dev", "/dev"};

@@ -171,7 +171,8 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
   if (!request.stderr_path.empty()) ALLOT_RETURN_IF_ERROR(OpenLog(request.stderr_path, stderr_fd));
 
   int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) < 0) return Internal("cannot create a pipe: " + ErrnoText(errno));
+  if (::pipe2(pipe_fds, O_CLOEXEC) < 0)
+    return Internal("cannot create a pipe: " + ErrnoText(errno));
   Fd error_read(pipe_fds[0]);
   Fd error_write(pipe_fds[1]);
   if (request.pass_fd >= 0 && error_write.get() <= 3) {
@@ -185,8 +186,7 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
   if (pid < 0) return Internal("cannot run '" + program + "': fork: " + ErrnoText(errno));
   if (pid == 0) {
     ChildMain(ChildPlan{error_write.get(), stdin_fd.get(), stdout_fd.get(), stderr_fd.get(),
-                        request.pass_fd,
-                        request.isolation == SpawnRequest::Isolation::kSession,
+                        request.pass_fd, request.isolation == SpawnRequest::Isolation::kSession,
                         request.working_dir.empty() ? nullptr : request.working_dir.c_str(),
                         argv.data(), envp.data()});
   }
@@ -197,8 +197,8 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
   ChildError failure;
   std::size_t got = 0;
   while (got < sizeof failure) {
-    const ssize_t n = ::read(error_read.get(), reinterpret_cast<char*>(&failure) + got,
-                             sizeof failure - got);
+    const ssize_t n =
+        ::read(error_read.get(), reinterpret_cast<char*>(&failure) + got, sizeof failure - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
@@ -214,8 +214,8 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
     case kStageSetsid:
       return Internal("cannot run '" + program + "': setsid/setpgid: " + ErrnoText(failure.error));
     case kStageDup:
-      return Internal("cannot run '" + program + "': redirecting output: " +
-                      ErrnoText(failure.error));
+      return Internal("cannot run '" + program +
+                      "': redirecting output: " + ErrnoText(failure.error));
     case kStageChdir:
       return Internal("cannot run '" + program + "': cannot enter '" + request.working_dir +
                       "': " + ErrnoText(failure.error));

@@ -17,11 +17,11 @@ namespace allot::exec {
 struct SpawnRequest {
   std::vector<std::string> argv;                   // argv[0] is looked up in the new PATH
   std::map<std::string, std::string> environment;  // the complete environment of the process
-  std::string stdout_path;  // opened O_APPEND | O_CREAT; empty: inherited
+  std::string stdout_path;                         // opened O_APPEND | O_CREAT; empty: inherited
   std::string stderr_path;
   enum class Isolation { kSession, kProcessGroup };
   Isolation isolation = Isolation::kSession;
-  int pass_fd = -1;  // when >= 0, inherited by the process as descriptor 3
+  int pass_fd = -1;         // when >= 0, inherited by the process as descriptor 3
   std::string working_dir;  // empty: the caller's
 };
 

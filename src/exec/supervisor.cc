@@ -167,8 +167,7 @@ class Supervision {
 
   void OnStop() {
     Result<StopRequest> request = ReadStopRequest(args_.dir);
-    const StopRequest stop =
-        request.ok() ? *request : StopRequest{"termination", args_.grace_ms};
+    const StopRequest stop = request.ok() ? *request : StopRequest{"termination", args_.grace_ms};
     if (!reason_written_) {
       std::error_code error;
       std::filesystem::create_directories(args_.output_dir, error);

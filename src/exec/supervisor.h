@@ -18,7 +18,8 @@
 // first reason stays), SIGTERMs the command's group (once) and SIGKILLs it when the grace ran
 // out; a later SIGTERM with a shorter grace brings the deadline forward, never back. With
 // --sandboxed (the command is bwrap) the SIGTERM goes to every process of the group but its
-// leader: bwrap would die of it and take the job along (--die-with-parent); the SIGKILL goes to all.
+// leader: bwrap would die of it and take the job along (--die-with-parent); the SIGKILL goes to
+// all.
 //
 // When the command exits, whatever is left in its group is SIGKILLed, <host_dir>/status.json is
 // written and the supervisor exits 0. While status.json cannot be written (a full disk) the

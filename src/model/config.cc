@@ -6,9 +6,12 @@ std::string_view ToString(State s) { return s == State::kEnabled ? "ENABLED" : "
 
 std::string_view ToString(SharingStrategy s) {
   switch (s) {
-    case SharingStrategy::kReserve: return "RESERVE";
-    case SharingStrategy::kLend: return "LEND";
-    case SharingStrategy::kLendAndBorrow: return "LEND_AND_BORROW";
+    case SharingStrategy::kReserve:
+      return "RESERVE";
+    case SharingStrategy::kLend:
+      return "LEND";
+    case SharingStrategy::kLendAndBorrow:
+      return "LEND_AND_BORROW";
   }
   return "RESERVE";
 }

@@ -6,18 +6,24 @@ namespace allot::model {
 
 std::string_view ToString(DispatchMode m) {
   switch (m) {
-    case DispatchMode::kWithinQuota: return "WITHIN_QUOTA";
-    case DispatchMode::kBorrowed: return "BORROWED";
-    case DispatchMode::kPreemptor: return "PREEMPTOR";
+    case DispatchMode::kWithinQuota:
+      return "WITHIN_QUOTA";
+    case DispatchMode::kBorrowed:
+      return "BORROWED";
+    case DispatchMode::kPreemptor:
+      return "PREEMPTOR";
   }
   return "WITHIN_QUOTA";
 }
 
 std::string_view ToString(StopKind k) {
   switch (k) {
-    case StopKind::kPreemption: return "PREEMPTION";
-    case StopKind::kTermination: return "TERMINATION";
-    case StopKind::kTimeout: return "TIMEOUT";
+    case StopKind::kPreemption:
+      return "PREEMPTION";
+    case StopKind::kTermination:
+      return "TERMINATION";
+    case StopKind::kTimeout:
+      return "TIMEOUT";
   }
   return "TERMINATION";
 }

@@ -64,7 +64,7 @@ struct PreemptedAttempt {
   // Instance-milliseconds between the last checkpoint (or the attempt's start) and the end of
   // the attempt; the victim key holds the estimate made when the victim was chosen.
   std::int64_t work_lost = 0;
-  int preempted_count = 0;     // preemptions of this job so far, this one included
+  int preempted_count = 0;  // preemptions of this job so far, this one included
   std::string reason;
 };
 

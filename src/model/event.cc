@@ -34,15 +34,16 @@ std::string EventToString(const Event& e) {
         } else if constexpr (std::is_same_v<T, PutQuotaShare>) {
           const QuotaShareConfig& c = x.config;
           return "put-share " + c.queue + "/" + c.name + " [" + LimitsToString(c.capacity_limits) +
-                 "] " + std::string{ToString(c.strategy)} + " borrow=" +
-                 std::to_string(c.borrow_limit) + " inshare=" + (c.in_share_preemption ? "1" : "0") +
-                 " " + std::string{ToString(c.state)};
+                 "] " + std::string{ToString(c.strategy)} +
+                 " borrow=" + std::to_string(c.borrow_limit) +
+                 " inshare=" + (c.in_share_preemption ? "1" : "0") + " " +
+                 std::string{ToString(c.state)};
         } else if constexpr (std::is_same_v<T, DeleteQuotaShare>) {
           return "delete-share " + x.queue + "/" + x.name;
         } else if constexpr (std::is_same_v<T, SubmitJob>) {
           const JobSpec& s = x.spec;
-          return "submit " + std::to_string(s.id) + " " + s.queue + "/" + s.share + " prio=" +
-                 std::to_string(s.priority) + " need=" + DemandToString(s.demand);
+          return "submit " + std::to_string(s.id) + " " + s.queue + "/" + s.share +
+                 " prio=" + std::to_string(s.priority) + " need=" + DemandToString(s.demand);
         } else if constexpr (std::is_same_v<T, RestoreJob>) {
           return "restore " + std::to_string(x.spec.id) + " " + x.spec.queue + "/" + x.spec.share +
                  " attempt=" + std::to_string(x.attempt);

@@ -16,14 +16,29 @@
 
 namespace allot::model {
 
-struct PutServiceEnvironment { ServiceEnvironmentConfig config; };
-struct DeleteServiceEnvironment { std::string name; };
-struct PutJobQueue { JobQueueConfig config; };
-struct DeleteJobQueue { std::string name; };
-struct PutQuotaShare { QuotaShareConfig config; };
-struct DeleteQuotaShare { std::string queue; std::string name; };
+struct PutServiceEnvironment {
+  ServiceEnvironmentConfig config;
+};
+struct DeleteServiceEnvironment {
+  std::string name;
+};
+struct PutJobQueue {
+  JobQueueConfig config;
+};
+struct DeleteJobQueue {
+  std::string name;
+};
+struct PutQuotaShare {
+  QuotaShareConfig config;
+};
+struct DeleteQuotaShare {
+  std::string queue;
+  std::string name;
+};
 
-struct SubmitJob { JobSpec spec; };
+struct SubmitJob {
+  JobSpec spec;
+};
 // A live job recovered from the store after a restart. It re-enters RUNNABLE with its counters,
 // even in a DISABLED queue or share (they refuse only new submissions).
 struct RestoreJob {
@@ -44,13 +59,29 @@ struct RestoreJob {
   };
   std::optional<Running> running;
 };
-struct UpdateJobPriority { JobId job = 0; std::int32_t priority = 0; };
-struct TerminateJob { JobId job = 0; std::string reason; };
+struct UpdateJobPriority {
+  JobId job = 0;
+  std::int32_t priority = 0;
+};
+struct TerminateJob {
+  JobId job = 0;
+  std::string reason;
+};
 
 // The executor reports progress of attempt `attempt` (1-based) of `job`.
-struct AttemptStarting { JobId job = 0; int attempt = 0; };
-struct AttemptRunning { JobId job = 0; int attempt = 0; };
-struct CheckpointObserved { JobId job = 0; int attempt = 0; Timestamp at = 0; };
+struct AttemptStarting {
+  JobId job = 0;
+  int attempt = 0;
+};
+struct AttemptRunning {
+  JobId job = 0;
+  int attempt = 0;
+};
+struct CheckpointObserved {
+  JobId job = 0;
+  int attempt = 0;
+  Timestamp at = 0;
+};
 
 enum class AttemptOutcome : std::uint8_t {
   kSucceeded,  // every host exited 0

@@ -4,14 +4,22 @@ namespace allot::model {
 
 std::string_view ToString(JobStatus s) {
   switch (s) {
-    case JobStatus::kSubmitted: return "SUBMITTED";
-    case JobStatus::kPending: return "PENDING";
-    case JobStatus::kRunnable: return "RUNNABLE";
-    case JobStatus::kScheduled: return "SCHEDULED";
-    case JobStatus::kStarting: return "STARTING";
-    case JobStatus::kRunning: return "RUNNING";
-    case JobStatus::kSucceeded: return "SUCCEEDED";
-    case JobStatus::kFailed: return "FAILED";
+    case JobStatus::kSubmitted:
+      return "SUBMITTED";
+    case JobStatus::kPending:
+      return "PENDING";
+    case JobStatus::kRunnable:
+      return "RUNNABLE";
+    case JobStatus::kScheduled:
+      return "SCHEDULED";
+    case JobStatus::kStarting:
+      return "STARTING";
+    case JobStatus::kRunning:
+      return "RUNNING";
+    case JobStatus::kSucceeded:
+      return "SUCCEEDED";
+    case JobStatus::kFailed:
+      return "FAILED";
   }
   return "UNKNOWN";
 }

@@ -5,7 +5,8 @@ namespace allot::model {
 std::string MisconfigurationReason(Misconfiguration m) {
   const std::string quota(kReasonQuotaLimitExceeded);
   switch (m) {
-    case Misconfiguration::kNone: return "";
+    case Misconfiguration::kNone:
+      return "";
     case Misconfiguration::kServiceEnvironmentMax:
       return std::string(kReasonServiceEnvironmentMax) +
              " - Service environment(s) associated with the job queue cannot meet the capacity "
@@ -22,9 +23,12 @@ std::string MisconfigurationReason(Misconfiguration m) {
 
 std::string_view ToString(PreemptionRule r) {
   switch (r) {
-    case PreemptionRule::kReclaim: return "RECLAIM";
-    case PreemptionRule::kInShare: return "IN_SHARE";
-    case PreemptionRule::kLimitLowered: return "LIMIT_LOWERED";
+    case PreemptionRule::kReclaim:
+      return "RECLAIM";
+    case PreemptionRule::kInShare:
+      return "IN_SHARE";
+    case PreemptionRule::kLimitLowered:
+      return "LIMIT_LOWERED";
   }
   return "RECLAIM";
 }
@@ -43,17 +47,28 @@ std::string PreemptionReason(PreemptionRule r) {
 
 std::string_view ToString(WaitRule r) {
   switch (r) {
-    case WaitRule::kNotWaiting: return "NOT_WAITING";
-    case WaitRule::kMisconfigured: return "MISCONFIGURED";
-    case WaitRule::kNominated: return "NOMINATED";
-    case WaitRule::kShareLimit: return "SHARE_LIMIT";
-    case WaitRule::kBorrowLimit: return "BORROW_LIMIT";
-    case WaitRule::kNoLendableCapacity: return "NO_LENDABLE_CAPACITY";
-    case WaitRule::kPoolFull: return "POOL_FULL";
-    case WaitRule::kReservedForPreemptor: return "RESERVED_FOR_PREEMPTOR";
-    case WaitRule::kCapacityStopping: return "CAPACITY_STOPPING";
-    case WaitRule::kServiceEnvironmentDisabled: return "SERVICE_ENVIRONMENT_DISABLED";
-    case WaitRule::kFitsNextPass: return "FITS_NEXT_PASS";
+    case WaitRule::kNotWaiting:
+      return "NOT_WAITING";
+    case WaitRule::kMisconfigured:
+      return "MISCONFIGURED";
+    case WaitRule::kNominated:
+      return "NOMINATED";
+    case WaitRule::kShareLimit:
+      return "SHARE_LIMIT";
+    case WaitRule::kBorrowLimit:
+      return "BORROW_LIMIT";
+    case WaitRule::kNoLendableCapacity:
+      return "NO_LENDABLE_CAPACITY";
+    case WaitRule::kPoolFull:
+      return "POOL_FULL";
+    case WaitRule::kReservedForPreemptor:
+      return "RESERVED_FOR_PREEMPTOR";
+    case WaitRule::kCapacityStopping:
+      return "CAPACITY_STOPPING";
+    case WaitRule::kServiceEnvironmentDisabled:
+      return "SERVICE_ENVIRONMENT_DISABLED";
+    case WaitRule::kFitsNextPass:
+      return "FITS_NEXT_PASS";
   }
   return "UNKNOWN";
 }

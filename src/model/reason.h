@@ -62,17 +62,17 @@ struct VictimRecord {
 
 // Which rule keeps a waiting job waiting (Engine::Explain).
 enum class WaitRule : std::uint8_t {
-  kNotWaiting,           // the job is not RUNNABLE
-  kMisconfigured,        // it can never fit; see `misconfiguration`
-  kNominated,            // it preempted; waiting for its victims to stop
-  kShareLimit,           // its share's own limit is used up (in-share preemption off or no victim)
-  kBorrowLimit,          // LEND_AND_BORROW share at its borrow cap
-  kNoLendableCapacity,   // nothing idle to borrow (or its share cannot borrow)
-  kPoolFull,             // the service environment's capacity is in use
-  kReservedForPreemptor, // capacity is reserved for a nominated preemptor
-  kCapacityStopping,     // the capacity it needs is held by jobs that are stopping
+  kNotWaiting,            // the job is not RUNNABLE
+  kMisconfigured,         // it can never fit; see `misconfiguration`
+  kNominated,             // it preempted; waiting for its victims to stop
+  kShareLimit,            // its share's own limit is used up (in-share preemption off or no victim)
+  kBorrowLimit,           // LEND_AND_BORROW share at its borrow cap
+  kNoLendableCapacity,    // nothing idle to borrow (or its share cannot borrow)
+  kPoolFull,              // the service environment's capacity is in use
+  kReservedForPreemptor,  // capacity is reserved for a nominated preemptor
+  kCapacityStopping,      // the capacity it needs is held by jobs that are stopping
   kServiceEnvironmentDisabled,
-  kFitsNextPass,         // nothing blocks it: the next pass dispatches it
+  kFitsNextPass,  // nothing blocks it: the next pass dispatches it
 };
 
 std::string_view ToString(WaitRule r);
@@ -86,15 +86,15 @@ struct Holder {
 struct WaitReason {
   WaitRule rule = WaitRule::kNotWaiting;
   Misconfiguration misconfiguration = Misconfiguration::kNone;
-  std::string unit;             // the first unit that blocks it
-  std::int64_t needed = 0;      // what the job needs of `unit`
-  std::int64_t available = 0;   // what is available to it under `rule`
-  std::int64_t missing = 0;     // needed - available
-  std::vector<Holder> holders;  // who holds `unit`, by share, most first
-  std::vector<JobId> waiting_for;  // nominated: the victims still stopping
+  std::string unit;                    // the first unit that blocks it
+  std::int64_t needed = 0;             // what the job needs of `unit`
+  std::int64_t available = 0;          // what is available to it under `rule`
+  std::int64_t missing = 0;            // needed - available
+  std::vector<Holder> holders;         // who holds `unit`, by share, most first
+  std::vector<JobId> waiting_for;      // nominated: the victims still stopping
   std::int64_t position_in_share = 0;  // 0 = front of its share
   std::int64_t position_in_queue = 0;  // 0 = front of the queue
-  std::string message;          // the same, as one English sentence
+  std::string message;                 // the same, as one English sentence
 };
 
 }  // namespace allot::model

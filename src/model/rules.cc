@@ -36,9 +36,10 @@ Status CheckName(std::string_view value, std::string_view field) {
 }
 
 Status CheckCapacityUnit(std::string_view unit, std::string_view field) {
-  const std::string allowed = " must be 1 to 64 letters, digits, '.', '-' or '_' starting with a "
-                              "letter or digit (an instance type such as ml.g5.xlarge, or "
-                              "NUM_INSTANCES)";
+  const std::string allowed =
+      " must be 1 to 64 letters, digits, '.', '-' or '_' starting with a "
+      "letter or digit (an instance type such as ml.g5.xlarge, or "
+      "NUM_INSTANCES)";
   if (unit.empty() || unit.size() > kMaxCapacityUnitLength || !IsAlnum(unit.front())) {
     return InvalidArgument(Field(field) + allowed);
   }
@@ -60,8 +61,7 @@ Status CheckCapacityLimits(const std::vector<CapacityLimit>& limits, std::int64_
   for (const CapacityLimit& l : limits) {
     ALLOT_RETURN_IF_ERROR(CheckCapacityUnit(l.unit, Field(field) + ".capacityUnit"));
     if (!units.insert(l.unit).second) {
-      return InvalidArgument(Field(field) + ".capacityUnit " + l.unit +
-                             " appears more than once");
+      return InvalidArgument(Field(field) + ".capacityUnit " + l.unit + " appears more than once");
     }
     ALLOT_RETURN_IF_ERROR(CheckRange(l.max_capacity, min_capacity, kMaxCapacity,
                                      Field(field) + ".maxCapacity for " + l.unit));
@@ -86,7 +86,8 @@ Status CheckBorrowLimit(std::int64_t borrow_limit, SharingStrategy strategy,
 Status CheckEnvironmentUnits(const std::vector<CapacityLimit>& limits, std::string_view field) {
   for (const CapacityLimit& l : limits) {
     if (l.unit == kNumInstances && limits.size() > 1) {
-      return InvalidArgument(Field(field) + ": NUM_INSTANCES caps every instance type together "
+      return InvalidArgument(Field(field) +
+                             ": NUM_INSTANCES caps every instance type together "
                              "and cannot be combined with other capacity units");
     }
   }

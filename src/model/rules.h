@@ -21,28 +21,28 @@ inline constexpr std::int64_t kMaxSchedulingPriority = 9999;  // schedulingPrior
 inline constexpr std::int64_t kMaxJobQueuePriority = 1000;    // job queue priority 0-1000
 inline constexpr std::size_t kMaxCapacityLimits = 5;          // capacityLimits: 1-5 entries
 inline constexpr std::size_t kMaxSharesPerQueue = 20;
-inline constexpr std::int64_t kMinTimeLimitSeconds = 600;     // jobStateTimeLimitActions
+inline constexpr std::int64_t kMinTimeLimitSeconds = 600;  // jobStateTimeLimitActions
 inline constexpr std::int64_t kMaxTimeLimitSeconds = 86400;
-inline constexpr std::int64_t kMaxRetryAttempts = 10;         // retryStrategy.attempts 1-10
+inline constexpr std::int64_t kMaxRetryAttempts = 10;  // retryStrategy.attempts 1-10
 inline constexpr std::size_t kMaxEvaluateOnExit = 5;
 inline constexpr std::size_t kMaxOnStatusReason = 512;
-inline constexpr std::size_t kMaxNameLength = 128;            // resource and job names
+inline constexpr std::size_t kMaxNameLength = 128;  // resource and job names
 inline constexpr std::size_t kMaxTags = 50;
 inline constexpr std::size_t kMaxTagKeyLength = 128;
 inline constexpr std::size_t kMaxTagValueLength = 256;
 inline constexpr std::size_t kMaxClientTokenLength = 64;
-inline constexpr std::int64_t kMaxPageSize = 100;             // maxResults 1-100
-inline constexpr std::int64_t kMaxInt32 = 2147483647;         // every AWS Integer shape
+inline constexpr std::int64_t kMaxPageSize = 100;      // maxResults 1-100
+inline constexpr std::int64_t kMaxInt32 = 2147483647;  // every AWS Integer shape
 
 // --- Allot's bounds where AWS documents none ---
-inline constexpr std::int64_t kMaxCapacity = 1'000'000;          // maxCapacity, instances
-inline constexpr std::int64_t kMaxBorrowLimit = 10'000;          // borrowLimit, percent
+inline constexpr std::int64_t kMaxCapacity = 1'000'000;                // maxCapacity, instances
+inline constexpr std::int64_t kMaxBorrowLimit = 10'000;                // borrowLimit, percent
 inline constexpr std::int64_t kMaxAttemptDurationSeconds = 1'209'600;  // 14 days
 inline constexpr std::int64_t kMaxPreemptionRetries = 10'000;
 inline constexpr std::size_t kMaxTimeLimitActions = 5;
 inline constexpr std::size_t kMaxCapacityUnitLength = 64;
-inline constexpr std::size_t kMaxJobQueueReasonLength = 256;     // jobStateTimeLimitActions.reason
-inline constexpr std::size_t kMaxTerminateReasonLength = 1024;   // TerminateServiceJob.reason
+inline constexpr std::size_t kMaxJobQueueReasonLength = 256;    // jobStateTimeLimitActions.reason
+inline constexpr std::size_t kMaxTerminateReasonLength = 1024;  // TerminateServiceJob.reason
 
 // The capacity unit of a service environment whose queues have no quota-share policy: one limit
 // for all instances together, whatever their type (AWS's CapacityLimit documentation).

@@ -437,8 +437,13 @@ Controller::Reply Controller::UpdateJobQueue(const Json& r) {
     updated.scheduling_policy_arn = policy->arn;
   }
   if (auto actions = ReadTimeLimitActions(r)) updated.time_limit_actions = std::move(*actions);
-  queue = std::move(updated);
-  PutQueueToEngine(queue);
+  JobQueueRecord before = std::exchange(queue, std::move(updated));
+  try {
+    PutQueueToEngine(queue);
+  } catch (const ClientError&) {
+    queue = std::move(before);  // the engine refused it and changed nothing
+    throw;
+  }
   pending_.Put(store::Kind::kJobQueue, queue.name, Encode(queue));
   return {{{"jobQueueName", queue.name}, {"jobQueueArn", queue.arn}}};
 }

@@ -56,10 +56,12 @@ void Controller::Shutdown() {
 Status Controller::Open() {
   std::error_code ec;
   std::filesystem::create_directories(options_.data_dir, ec);
-  if (ec) return Internal("cannot create data directory " + options_.data_dir + ": " + ec.message());
+  if (ec)
+    return Internal("cannot create data directory " + options_.data_dir + ": " + ec.message());
   data_dir_ = std::filesystem::absolute(options_.data_dir).lexically_normal().string();
   // One server per data directory: the lock lives as long as the process.
-  lock_fd_ = ::open((options_.data_dir + "/server.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  lock_fd_ =
+      ::open((options_.data_dir + "/server.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     return FailedPrecondition("another allot server is using the data directory " +
                               options_.data_dir);
@@ -120,9 +122,7 @@ Timestamp Controller::Now() const {
       .count();
 }
 
-std::string Controller::JobDir(const std::string& id) const {
-  return data_dir_ + "/jobs/" + id;
-}
+std::string Controller::JobDir(const std::string& id) const { return data_dir_ + "/jobs/" + id; }
 
 std::string Controller::AttemptDir(const std::string& id, int attempt) const {
   return JobDir(id) + "/attempt-" + std::to_string(attempt);

@@ -9,8 +9,8 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <limits>
 #include <future>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -93,7 +93,7 @@ class Controller {
   explicit Controller(const Options& options);
   Status Open();
   Status Recover();
-  Status RecoverLocked();  // requires mu_
+  Status RecoverLocked();                     // requires mu_
   Result<std::vector<JobRecord>> LoadJobs();  // requires mu_
   void RecoverJob(JobRecord record);
   bool AdoptAttempt(JobRecord& job);
@@ -112,7 +112,7 @@ class Controller {
   JobRecord* JobBySeq(model::JobId seq);
   // Every change of a job's status goes through here, so the list index follows it.
   void SetJobStatus(JobRecord& job, model::JobStatus status);
-  void IndexJob(const JobRecord& job);    // a new or recovered job: into the list index
+  void IndexJob(const JobRecord& job);  // a new or recovered job: into the list index
   void UnindexJob(const JobRecord& job);
 
   Reply ChangeTags(const std::string& method, const Json& request,
@@ -175,8 +175,8 @@ class Controller {
   // loop rolls the controller back by reloading what the store holds (TryRebuild), then applies
   // again the executor reports that were not yet durable, so an exit status is never lost.
   std::atomic<bool> broken_{false};
-  Duration rebuild_backoff_ = 0;       // loop thread only
-  Timestamp next_rebuild_ = 0;         // loop thread only
+  Duration rebuild_backoff_ = 0;  // loop thread only
+  Timestamp next_rebuild_ = 0;    // loop thread only
   struct Report {
     std::uint64_t id = 0;
     std::function<void()> apply;  // runs under mu_
@@ -187,10 +187,10 @@ class Controller {
   std::shared_future<Status> last_batch_;  // guarded by mu_: the newest batch submitted
   // Applies an executor report now (unless broken) and keeps it until a batch holding it commits.
   void RecordReport(std::function<void()> apply);  // requires mu_
-  Reply Refused() const;  // the 500 every call gets while broken
-  void ResetState();      // requires mu_
-  bool TryRebuild();      // requires mu_; loop thread
-  void RebuildIfBroken(); // loop thread
+  Reply Refused() const;                           // the 500 every call gets while broken
+  void ResetState();                               // requires mu_
+  bool TryRebuild();                               // requires mu_; loop thread
+  void RebuildIfBroken();                          // loop thread
 
   // Runs on the loop thread after the batch holding it committed.
   using Effect = std::function<void()>;
@@ -212,7 +212,7 @@ class Controller {
   void MarkSlotsTaken(const JobRecord& job);  // an adopted attempt keeps the slots it recorded
   std::vector<exec::LaunchSpec::HostSlot> SlotsOf(const JobRecord& job) const;
   std::string self_exe_;  // this binary, which also runs the per-host supervisors
-  int lock_fd_ = -1;  // flock on <data-dir>/server.lock
+  int lock_fd_ = -1;      // flock on <data-dir>/server.lock
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<exec::Executor> executor_;
 
@@ -226,8 +226,8 @@ class Controller {
   // By sequence; nodes never move, so job_ids_ and the list index point into the records.
   std::unordered_map<model::JobId, JobRecord> jobs_;
   std::unordered_map<std::string_view, model::JobId> job_ids_;  // the records' own ids
-  JobRecord& AddJob(JobRecord record);  // requires mu_; indexes it
-  void DropJob(model::JobId seq);       // requires mu_
+  JobRecord& AddJob(JobRecord record);                          // requires mu_; indexes it
+  void DropJob(model::JobId seq);                               // requires mu_
   // Queue and share names the job records point to; never shrinks (names are few).
   std::set<std::string, std::less<>> names_;
   std::string_view Intern(std::string_view name);

@@ -14,7 +14,8 @@ namespace {
 
 std::string TrainingJobArn(const Options& o, const JobRecord& job, int attempt) {
   return "arn:aws:sagemaker:" + o.region + ":" + o.account + ":training-job/AWSBatch" +
-         (job.options().training_name.empty() ? job.name : job.options().training_name) + job.id.substr(0, 8) + "-" + std::to_string(attempt);
+         (job.options().training_name.empty() ? job.name : job.options().training_name) +
+         job.id.substr(0, 8) + "-" + std::to_string(attempt);
 }
 
 // Closes the open attempt, if any.
@@ -30,13 +31,15 @@ void CloseAttempt(JobRecord& job, Timestamp now, const std::string& reason) {
 
 void Controller::ApplyDecisions(const model::Decisions& decisions) {
   for (const model::Decision& d : decisions) {
-    const model::JobId seq = std::visit([](const auto& x) -> model::JobId {
-      if constexpr (requires { x.job; }) {
-        return x.job;
-      } else {
-        return x.preemptor;
-      }
-    }, d);
+    const model::JobId seq = std::visit(
+        [](const auto& x) -> model::JobId {
+          if constexpr (requires { x.job; }) {
+            return x.job;
+          } else {
+            return x.preemptor;
+          }
+        },
+        d);
     JobRecord* job = JobBySeq(seq);
     log::Info("decision", {{"job", job ? std::string_view{job->id} : std::string_view()},
                            {"decision", model::DecisionToString(d)}});
@@ -55,10 +58,9 @@ void Controller::ApplyDecisions(const model::Decisions& decisions) {
       job->History().stopping = StopRecord{stop->kind, stop->reason};
       const int attempt = stop->attempt;
       const Duration grace = options_.stop_grace;
-      pending_effects_.push_back(
-          [this, seq, attempt, grace, kind = stop->kind] {
-            executor_->Stop(seq, attempt, grace, kind);
-          });
+      pending_effects_.push_back([this, seq, attempt, grace, kind = stop->kind] {
+        executor_->Stop(seq, attempt, grace, kind);
+      });
     } else if (const auto* pa = std::get_if<model::PreemptedAttempt>(&d)) {
       OnPreempted(*job, *pa);
     }
@@ -92,8 +94,8 @@ void Controller::OnStatus(JobRecord& job, const model::StatusChanged& s) {
 void Controller::OnDispatch(JobRecord& job, const model::Dispatch& d) {
   const Timestamp now = Now();
   JobHistory& h = job.History();
-  h.attempts.push_back({.resource_arn = TrainingJobArn(options_, job, d.attempt),
-                        .started_at = now});
+  h.attempts.push_back(
+      {.resource_arn = TrainingJobArn(options_, job, d.attempt), .started_at = now});
   job.scheduled_at = now;
   job.attempt = d.attempt;
   h.dispatch_mode = d.mode;

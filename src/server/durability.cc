@@ -79,7 +79,8 @@ bool Controller::TryRebuild() {
     if (report.id > durable) report.apply();
   }
   Finish();
-  log::Warn("store.rolled_back", {{"replayed_reports", static_cast<std::int64_t>(reports_.size())}});
+  log::Warn("store.rolled_back",
+            {{"replayed_reports", static_cast<std::int64_t>(reports_.size())}});
   return true;
 }
 
@@ -92,7 +93,8 @@ void Controller::RebuildIfBroken() {
     next_rebuild_ = 0;
     return;
   }
-  rebuild_backoff_ = rebuild_backoff_ == 0 ? kFirstRetry : std::min(kMaxRetry, 2 * rebuild_backoff_);
+  rebuild_backoff_ =
+      rebuild_backoff_ == 0 ? kFirstRetry : std::min(kMaxRetry, 2 * rebuild_backoff_);
   next_rebuild_ = Now() + rebuild_backoff_;
 }
 

@@ -52,7 +52,8 @@ std::optional<std::int64_t> OptionalInt(const Json& obj, const char* field, std:
   if (!it->is_number_integer()) Refuse(name + range + ", got " + Quoted(*it));
   // A number above 2^63-1 arrives unsigned: reading it as int64 would wrap.
   if (it->is_number_unsigned() &&
-      it->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      it->get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
     Refuse(name + range + ", got " + Quoted(*it));
   }
   const std::int64_t value = it->get<std::int64_t>();

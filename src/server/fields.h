@@ -5,10 +5,9 @@
 // what is allowed. Integers are read only with their bounds (model/rules.h), so no value outside
 // them, nor a float or a number beyond 64 bits, reaches the controller.
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -1,5 +1,4 @@
 #include "server/http_server.h"
-#include "server/log.h"
 
 #include <array>
 #include <atomic>
@@ -24,6 +23,7 @@
 
 #include "api/sigv4.h"
 #include "server/api_error.h"
+#include "server/log.h"
 
 // Event-driven HTTP/1.1 on Boost.Beast. One I/O thread (the one that calls Serve) accepts,
 // reads and writes every connection; a request that passed its deadlines goes to a pool of
@@ -48,7 +48,7 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr std::uint64_t kMaxBody = std::uint64_t{64} * 1024;  // a larger body answers 413
+constexpr std::uint64_t kMaxBody = std::uint64_t{64} * 1024;    // a larger body answers 413
 constexpr std::size_t kMaxSubmitBody = std::size_t{30} * 1024;  // AWS's SubmitServiceJob limit
 constexpr std::uint32_t kMaxHeader = 32 * 1024;
 constexpr std::size_t kReadChunk = 4096;

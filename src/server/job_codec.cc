@@ -1,8 +1,7 @@
 #include "server/job_codec.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace allot::server {
 
@@ -52,9 +51,13 @@ Json EncodeHistory(const JobHistory& h) {
   if (!h.preemptions.empty()) {
     Json& list = out["pre"] = Json::array();
     for (const PreemptionRecord& p : h.preemptions) {
-      Json r = {{"attempt", p.attempt}, {"by", p.preemptor}, {"rule", model::ToString(p.rule)},
-                {"prio", p.victim_priority}, {"lostChosen", p.work_lost_when_chosen},
-                {"started", p.attempt_started_at}, {"at", p.at}};
+      Json r = {{"attempt", p.attempt},
+                {"by", p.preemptor},
+                {"rule", model::ToString(p.rule)},
+                {"prio", p.victim_priority},
+                {"lostChosen", p.work_lost_when_chosen},
+                {"started", p.attempt_started_at},
+                {"at", p.at}};
       if (p.work_lost) r["lost"] = *p.work_lost;
       list.push_back(std::move(r));
     }
@@ -195,7 +198,8 @@ void DecodeLegacyHistory(const Json& doc, const Json& allot, JobRecord* j) {
     p.work_lost_when_chosen = MillisFromSeconds(key.value("workLostInstanceSeconds", Json(0.0)));
     p.attempt_started_at = key.value("attemptStartedAt", Timestamp{0});
     p.at = r.value("at", Timestamp{0});
-    if (r.contains("workLostInstanceSeconds")) p.work_lost = MillisFromSeconds(r["workLostInstanceSeconds"]);
+    if (r.contains("workLostInstanceSeconds"))
+      p.work_lost = MillisFromSeconds(r["workLostInstanceSeconds"]);
     j->History().preemptions.push_back(std::move(p));
   }
   for (const Json& h : allot.value("hosts", Json::array())) {
@@ -236,7 +240,8 @@ DecodedJob DecodeLegacy(const Json& doc) {
     j.attempt_timeout_seconds = allot["attemptTimeoutSeconds"].get<std::int64_t>();
   }
   if (doc.contains("timeoutConfig")) {
-    j.MutableOptions().timeout_config_seconds = doc["timeoutConfig"].at("attemptDurationSeconds").get<std::int64_t>();
+    j.MutableOptions().timeout_config_seconds =
+        doc["timeoutConfig"].at("attemptDurationSeconds").get<std::int64_t>();
   }
   if (doc.contains("retryStrategy")) {
     model::RetryStrategy& retry = j.MutableOptions().retry.emplace();
@@ -289,7 +294,8 @@ std::string EncodeJob(const JobRecord& j) {
   if (o.retry) {
     Json eval = Json::array();
     for (const model::EvaluateOnExit& e : o.retry->evaluate_on_exit) {
-      eval.push_back({e.action == model::RetryAction::kExit ? "EXIT" : "RETRY", e.on_status_reason});
+      eval.push_back(
+          {e.action == model::RetryAction::kExit ? "EXIT" : "RETRY", e.on_status_reason});
     }
     out["retry"] = {{"attempts", o.retry->attempts}, {"eval", eval}};
   }

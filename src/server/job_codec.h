@@ -1,8 +1,9 @@
 #pragma once
 
 // The stored form of a job record (store::Kind::kJob, keyed by the job id, which the value does
-// not repeat): compact JSON with fixed field names, versioned by "v". A record written before the typed records (a DescribeServiceJob document
-// with an "allot" object, no "v") is read too, so a data directory survives the upgrade.
+// not repeat): compact JSON with fixed field names, versioned by "v". A record written before the
+// typed records (a DescribeServiceJob document with an "allot" object, no "v") is read too, so a
+// data directory survives the upgrade.
 
 #include <string>
 

@@ -8,6 +8,7 @@
 #include "common/strings.h"
 #include "model/rules.h"
 #include "server/api_error.h"
+#include "server/config_wire.h"
 #include "server/controller.h"
 #include "server/payload.h"
 
@@ -15,15 +16,13 @@ namespace allot::server {
 
 namespace {
 
-
 std::string NewJobId() {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   const std::uint64_t a = rng();
   const std::uint64_t b = rng();
   char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-4%03x-%04x-%012llx",
-                static_cast<unsigned>(a >> 32), static_cast<unsigned>((a >> 16) & 0xffff),
-                static_cast<unsigned>(a & 0xfff),
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
                 static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
                 static_cast<unsigned long long>(b & 0xffffffffffffULL));
   return buf;
@@ -34,8 +33,8 @@ std::optional<model::RetryStrategy> ReadRetry(const Json& r) {
   const Json* rs = OptionalObject(r, "retryStrategy");
   if (rs == nullptr) return std::nullopt;
   model::RetryStrategy retry;
-  retry.attempts = static_cast<int>(RequireInt(*rs, "attempts", 1, model::rules::kMaxRetryAttempts,
-                                               "retryStrategy.attempts"));
+  retry.attempts = static_cast<int>(
+      RequireInt(*rs, "attempts", 1, model::rules::kMaxRetryAttempts, "retryStrategy.attempts"));
   if (const Json* rules = OptionalArray(*rs, "evaluateOnExit", "retryStrategy.evaluateOnExit")) {
     if (rules->size() > model::rules::kMaxEvaluateOnExit) {
       Refuse("retryStrategy.evaluateOnExit allows at most 5 entries, got " +
@@ -84,7 +83,8 @@ std::optional<std::string> ReadQuotaShare(const Json& r, const std::string& qnam
                                           const std::map<std::string, QuotaShareRecord>& shares) {
   std::optional<std::string> share = OptionalString(r, "quotaShareName");
   if (quota_managed) {
-    if (!share) Refuse("quotaShareName is required on job queue " + qname + ", which uses quota shares");
+    if (!share)
+      Refuse("quotaShareName is required on job queue " + qname + ", which uses quota shares");
     if (!shares.count(qname + "/" + *share)) {
       Refuse("quotaShareName " + *share + " does not exist in job queue " + qname);
     }
@@ -92,8 +92,10 @@ std::optional<std::string> ReadQuotaShare(const Json& r, const std::string& qnam
       Refuse("quota share " + *share + " is DISABLED and accepts no new jobs");
     }
   } else if (share) {
-    Refuse("quotaShareName is allowed only on job queues with a quota-share scheduling policy; "
-           "job queue " + qname + " has none");
+    Refuse(
+        "quotaShareName is allowed only on job queues with a quota-share scheduling policy; "
+        "job queue " +
+        qname + " has none");
   }
   return share;
 }
@@ -116,8 +118,7 @@ void CheckUnitsOffered(const model::Demand& demand, const ServiceEnvironmentReco
 
 // preemptionConfiguration, and the attempt timeout: the shorter of the payload's
 // MaxRuntimeInSeconds and timeoutConfig.attemptDurationSeconds.
-void ReadJobLimits(const Json& r, std::optional<std::int64_t> max_runtime_seconds,
-                   JobRecord& job) {
+void ReadJobLimits(const Json& r, std::optional<std::int64_t> max_runtime_seconds, JobRecord& job) {
   if (const Json* pc = OptionalObject(r, "preemptionConfiguration")) {
     if (auto n = OptionalInt(*pc, "preemptionRetriesBeforeTermination", 0,
                              model::rules::kMaxPreemptionRetries,
@@ -127,20 +128,14 @@ void ReadJobLimits(const Json& r, std::optional<std::int64_t> max_runtime_second
   }
   std::optional<std::int64_t> timeout = max_runtime_seconds;
   if (const Json* tc = OptionalObject(r, "timeoutConfig")) {
-    if (auto s = OptionalInt(*tc, "attemptDurationSeconds", 1,
-                             model::rules::kMaxAttemptDurationSeconds,
-                             "timeoutConfig.attemptDurationSeconds")) {
+    if (auto s =
+            OptionalInt(*tc, "attemptDurationSeconds", 1, model::rules::kMaxAttemptDurationSeconds,
+                        "timeoutConfig.attemptDurationSeconds")) {
       job.MutableOptions().timeout_config_seconds = *s;
       timeout = timeout ? std::min(*timeout, *s) : *s;
     }
   }
   job.attempt_timeout_seconds = timeout;
-}
-
-std::vector<std::pair<std::string, std::string>> SortedTags(const Json& tags) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [k, v] : tags.items()) out.emplace_back(k, v.get<std::string>());
-  return out;  // a JSON object iterates in key order
 }
 
 }  // namespace
@@ -152,8 +147,7 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   const std::string qname = queue.name;
   RequireEnum(r, "serviceJobType", {"SAGEMAKER_TRAINING"});
   if (OptionalString(r, "shareIdentifier")) {
-    Refuse("shareIdentifier is for fair-share queues; job queue " + qname +
-           " uses quotaShareName");
+    Refuse("shareIdentifier is for fair-share queues; job queue " + qname + " uses quotaShareName");
   }
   std::optional<std::string> share = ReadQuotaShare(r, qname, IsQuotaManaged(queue), shares_);
   if (queue.state == model::State::kDisabled) Refuse("job queue " + qname + " is DISABLED");
@@ -196,7 +190,7 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   job.demand = parsed.demand;
   job.MutableOptions().retry = ReadRetry(r);
   ReadJobLimits(r, parsed.max_runtime_seconds, job);
-  job.MutableOptions().tags = SortedTags(ReadTags(r));
+  job.MutableOptions().tags = TagsFrom(ReadTags(r));
   job.Compact();
   job.seq = next_seq_++;
   job.created_at = Now();
@@ -270,9 +264,9 @@ ListFilters ReadFilters(const Json& r) {
     }
     RequireObjects(*filters, "filters");
     for (const Json& kv : *filters) {
-      const std::string key =
-          RequireEnum(kv, "name", {"JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT",
-                                   "QUOTA_SHARE_NAME"}, "filters.name");
+      const std::string key = RequireEnum(
+          kv, "name", {"JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "QUOTA_SHARE_NAME"},
+          "filters.name");
       const Json* values = OptionalArray(kv, "values", "filters.values");
       if (values == nullptr || values->size() != 1 || !(*values)[0].is_string()) {
         Refuse("filters." + key + " takes exactly one string value");
@@ -295,9 +289,9 @@ ListFilters ReadFilters(const Json& r) {
       }
     }
   }
-  const auto status = OptionalEnum(r, "jobStatus", {"SUBMITTED", "PENDING", "RUNNABLE",
-                                                    "SCHEDULED", "STARTING", "RUNNING",
-                                                    "SUCCEEDED", "FAILED"});
+  const auto status = OptionalEnum(r, "jobStatus",
+                                   {"SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING",
+                                    "RUNNING", "SUCCEEDED", "FAILED"});
   if (status_applies) {
     const std::string name = status.value_or("RUNNING");
     for (int i = 0; i < 8; ++i) {
@@ -353,7 +347,8 @@ class Page {
   void StopAt(const ListIndex::Key& key) { token_ = key; }
   Json Finish() {
     Json out = {{"jobSummaryList", std::move(list_)}};
-    if (token_) out["nextToken"] = std::to_string(token_->first) + "." + std::to_string(token_->second);
+    if (token_)
+      out["nextToken"] = std::to_string(token_->first) + "." + std::to_string(token_->second);
     return out;
   }
 
@@ -396,10 +391,9 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
       return {page.Finish()};
     }
   }
-  const ListIndex::Set& index =
-      f.name || f.before || f.after ? list_index_.All(qname)
-      : f.share                     ? list_index_.ByShareStatus(qname, *f.share, *f.status)
-                                    : list_index_.ByStatus(qname, *f.status);
+  const ListIndex::Set& index = f.name || f.before || f.after ? list_index_.All(qname)
+                                : f.share ? list_index_.ByShareStatus(qname, *f.share, *f.status)
+                                          : list_index_.ByStatus(qname, *f.status);
   auto it = index.rbegin();
   if (f.before) it = std::make_reverse_iterator(index.lower_bound({*f.before, 0}));
   if (token && (!f.before || *token < ListIndex::Key{*f.before, 0})) {
@@ -436,9 +430,9 @@ Controller::Reply Controller::GetJobQueueSnapshot(const Json& r) {
   const Timestamp now = Now();
   auto entry = [this](model::JobId seq) {
     const JobRecord& job = jobs_.at(seq);
-    return Json{{"jobArn", arns_.Job(job.id)},
-                {"earliestTimeAtPosition",
-                 job.runnable_since != 0 ? job.runnable_since : job.created_at}};
+    return Json{
+        {"jobArn", arns_.Job(job.id)},
+        {"earliestTimeAtPosition", job.runnable_since != 0 ? job.runnable_since : job.created_at}};
   };
   Json front = Json::array();
   for (model::JobId seq : engine_.FrontOfQueue(qname, "", 100)) front.push_back(entry(seq));
@@ -460,11 +454,14 @@ Controller::Reply Controller::GetJobQueueSnapshot(const Json& r) {
       for (const engine::UnitUsage& u : s.units) {
         if (u.limit == 0 && u.used == 0) continue;
         used.push_back({{"capacityUnit", u.unit}, {"quantity", static_cast<double>(u.used)}});
-        borrowed.push_back({{"capacityUnit", u.unit}, {"quantity", static_cast<double>(u.borrowed)}});
+        borrowed.push_back(
+            {{"capacityUnit", u.unit}, {"quantity", static_cast<double>(u.borrowed)}});
         lent.push_back({{"capacityUnit", u.unit}, {"quantity", static_cast<double>(u.lent)}});
       }
-      per_share.push_back({{"quotaShareName", s.name}, {"capacityUsage", used},
-                           {"borrowed", borrowed}, {"lent", lent},
+      per_share.push_back({{"quotaShareName", s.name},
+                           {"capacityUsage", used},
+                           {"borrowed", borrowed},
+                           {"lent", lent},
                            {"waitingJobs", s.waiting_jobs}});
       Json list = Json::array();
       for (model::JobId seq : engine_.FrontOfQueue(qname, s.name, 100)) list.push_back(entry(seq));

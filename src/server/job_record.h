@@ -91,8 +91,8 @@ struct JobOptions {
   std::string training_name;  // the payload's TrainingJobName, when it is not the job's name
   std::vector<std::pair<std::string, std::string>> tags;  // sorted by key
   std::optional<std::int64_t> timeout_config_seconds;     // timeoutConfig.attemptDurationSeconds
-  std::optional<std::int32_t> preemption_retries;  // preemptionRetriesBeforeTermination
-  std::optional<model::RetryStrategy> retry;       // retryStrategy, as given
+  std::optional<std::int32_t> preemption_retries;         // preemptionRetriesBeforeTermination
+  std::optional<model::RetryStrategy> retry;              // retryStrategy, as given
 
   bool empty() const {
     return training_name.empty() && tags.empty() && !timeout_config_seconds &&

@@ -94,7 +94,8 @@ void PutCommon(const JobRecord& job, const ArnContext& arns, Json& out) {
   if (!job.status_reason.empty()) out["statusReason"] = job.status_reason;
   out["capacityUsage"] = CapacityUsage(job.demand);
   const std::vector<AttemptRecord>& attempts = job.attempts();
-  if (!attempts.empty()) out["latestAttempt"] = {{"serviceResourceId", ResourceId(attempts.back())}};
+  if (!attempts.empty())
+    out["latestAttempt"] = {{"serviceResourceId", ResourceId(attempts.back())}};
 }
 
 }  // namespace
@@ -131,7 +132,8 @@ Json DescribeJob(const JobRecord& job, const ArnContext& arns) {
     out["timeoutConfig"] = {{"attemptDurationSeconds", *o.timeout_config_seconds}};
   }
   if (o.preemption_retries) {
-    out["preemptionConfiguration"] = {{"preemptionRetriesBeforeTermination", *o.preemption_retries}};
+    out["preemptionConfiguration"] = {
+        {"preemptionRetriesBeforeTermination", *o.preemption_retries}};
   }
   if (job.history && job.history->preempted_attempt_count > 0) {
     out["preemptionSummary"] = PreemptionSummary(*job.history);

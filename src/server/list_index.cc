@@ -47,7 +47,8 @@ void ListIndex::Add(const JobRecord& job) {
   Set& by_status = q.by_status[Slot(job.status)];
   by_status.insert(by_status.end(), key);
   auto share = q.by_share.find(job.share);
-  if (share == q.by_share.end()) share = q.by_share.emplace(std::string(job.share), ByStatusSets{}).first;
+  if (share == q.by_share.end())
+    share = q.by_share.emplace(std::string(job.share), ByStatusSets{}).first;
   Set& by_share = share->second[Slot(job.status)];
   by_share.insert(by_share.end(), key);
   q.by_name.insert({job.name, key});
@@ -98,16 +99,16 @@ const ListIndex::Set& ListIndex::ByShareStatus(std::string_view queue, std::stri
   return s == it->second.by_share.end() ? kEmpty : s->second[Slot(status)];
 }
 
-std::pair<ListIndex::NameSet::const_iterator, ListIndex::NameSet::const_iterator>
-ListIndex::ByName(std::string_view queue, std::string_view name, bool prefix) const {
+std::pair<ListIndex::NameSet::const_iterator, ListIndex::NameSet::const_iterator> ListIndex::ByName(
+    std::string_view queue, std::string_view name, bool prefix) const {
   auto it = queues_.find(queue);
   if (it == queues_.end()) return {kNoNames.end(), kNoNames.end()};
   const NameSet& names = it->second.by_name;
   // Keys compare by name first, so every entry of a name lies between these two keys.
   auto first = names.lower_bound({name, {std::numeric_limits<Timestamp>::min(), 0}});
   if (!prefix) {
-    auto last = names.upper_bound({name, {std::numeric_limits<Timestamp>::max(),
-                                          std::numeric_limits<model::JobId>::max()}});
+    auto last = names.upper_bound(
+        {name, {std::numeric_limits<Timestamp>::max(), std::numeric_limits<model::JobId>::max()}});
     return {first, last};
   }
   // The first name past every name that starts with `name`: the prefix with its last byte

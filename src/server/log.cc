@@ -72,7 +72,8 @@ Status Configure(std::string_view level, std::string_view format) {
   logger->set_level(parsed);
   if (format == "json") {
     g_format = Format::kJson;
-    logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%v})", spdlog::pattern_time_type::utc);
+    logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%v})",
+                        spdlog::pattern_time_type::utc);
   } else {
     g_format = Format::kText;
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);

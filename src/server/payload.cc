@@ -108,8 +108,10 @@ std::string LocalPathOf(const std::string& uri, const std::string& field) {
   const std::string scheme = "file://";
   std::string path = uri.rfind(scheme, 0) == 0 ? uri.substr(scheme.size()) : "";
   if (!IsCleanAbsolutePath(path) || path == "/") {
-    Refuse(field + " must be a file:///absolute/path URI on this machine (no '.' or '..' "
-           "segments), got " + Quoted(Json(uri)));
+    Refuse(field +
+           " must be a file:///absolute/path URI on this machine (no '.' or '..' "
+           "segments), got " +
+           Quoted(Json(uri)));
   }
   return path;
 }
@@ -122,7 +124,8 @@ void CheckChannelName(const std::string& name, std::set<std::string>& seen,
     Refuse(path + " must be 1 to 64 letters, digits, '.', '-' or '_' (not \".\" or \"..\"), got " +
            Quoted(Json(name)));
   }
-  if (!seen.insert(name).second) Refuse(path + " " + Quoted(Json(name)) + " appears more than once");
+  if (!seen.insert(name).second)
+    Refuse(path + " " + Quoted(Json(name)) + " appears more than once");
 }
 
 void ReadChannels(const Json& p, ParsedPayload* out) {
@@ -142,23 +145,25 @@ void ReadChannels(const Json& p, ParsedPayload* out) {
     const Json* s3 = source ? OptionalObject(*source, "S3DataSource", source_path) : nullptr;
     if (s3 == nullptr) Refuse(source_path + " is required");
     out->launch.channels.emplace_back(
-        name, LocalPathOf(RequireString(*s3, "S3Uri", source_path + ".S3Uri"),
-                          source_path + ".S3Uri"));
+        name,
+        LocalPathOf(RequireString(*s3, "S3Uri", source_path + ".S3Uri"), source_path + ".S3Uri"));
   }
 }
 
 // The checkpoint directory is bound at LocalPath inside the sandbox: never over the root, the
 // SageMaker input tree or the system directories the job runs from.
 void CheckCheckpointPath(const std::string& local, const std::string& field) {
-  static const char* const kSystem[] = {"/bin", "/boot", "/dev",  "/etc",  "/lib", "/lib32",
-                                        "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys",
-                                        "/usr"};
+  static const char* const kSystem[] = {"/bin",   "/boot",  "/dev",    "/etc",  "/lib",
+                                        "/lib32", "/lib64", "/libx32", "/proc", "/run",
+                                        "/sbin",  "/sys",   "/usr"};
   bool ok = IsCleanAbsolutePath(local) && local != "/" && local != "/opt" && local != "/opt/ml" &&
             !IsUnder(local, "/opt/ml/input");
   for (const char* dir : kSystem) ok = ok && !IsUnder(local, dir);
   if (!ok) {
-    Refuse(field + " must be an absolute path without '.' or '..' segments, other than /, /opt/ml "
-           "and the system directories, and not under /opt/ml/input; got " + Quoted(Json(local)));
+    Refuse(field +
+           " must be an absolute path without '.' or '..' segments, other than /, /opt/ml "
+           "and the system directories, and not under /opt/ml/input; got " +
+           Quoted(Json(local)));
   }
 }
 
@@ -194,8 +199,10 @@ void ReadEnvironment(const Json& p, ParsedPayload* out) {
     bool ok = !k.empty() && k.size() <= kMaxEnvironmentKey && !(k[0] >= '0' && k[0] <= '9');
     for (char c : k) ok = ok && (IsAlnum(c) || c == '_');
     if (!ok) {
-      Refuse(path + " names must be 1 to 512 letters, digits or '_', not starting with a digit, "
-             "got " + Quoted(Json(k)));
+      Refuse(path +
+             " names must be 1 to 512 letters, digits or '_', not starting with a digit, "
+             "got " +
+             Quoted(Json(k)));
     }
     if (!v.is_string()) Refuse(path + "." + k + " must be a string, got " + Quoted(v));
     const std::string& value = v.get_ref<const std::string&>();
@@ -208,7 +215,8 @@ void ReadEnvironment(const Json& p, ParsedPayload* out) {
 
 void ReadCommand(const Json& p, ParsedPayload* out) {
   const std::string path = kPrefix + "AlgorithmSpecification";
-  const std::string required = path + ".ContainerEntrypoint is required to run the job on this "
+  const std::string required = path +
+                               ".ContainerEntrypoint is required to run the job on this "
                                "machine (a non-empty list of strings, the first non-empty)";
   const Json* algo = OptionalObject(p, "AlgorithmSpecification", path);
   if (algo == nullptr) Refuse(required);
@@ -230,8 +238,10 @@ void ReadTrainingJobName(const Json& p, const std::string& job_name, ParsedPaylo
   bool ok = !name->empty() && name->size() <= 63 && IsAlnum(name->front());
   for (char c : *name) ok = ok && (IsAlnum(c) || c == '-');
   if (!ok) {
-    Refuse(path + " must be 1 to 63 letters, digits and hyphens starting with a letter or digit, "
-           "got " + Quoted(Json(*name)));
+    Refuse(path +
+           " must be 1 to 63 letters, digits and hyphens starting with a letter or digit, "
+           "got " +
+           Quoted(Json(*name)));
   }
   out->launch.training_job_name = *name;
 }

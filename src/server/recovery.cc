@@ -177,13 +177,13 @@ void Controller::UntouchIfUnchanged(JobRecord& job, const RestoreSnapshot& origi
 // identities still verify).
 bool Controller::AdoptAttempt(JobRecord& job) {
   const int attempt = job.attempt;
-  exec::AdoptSpec spec{.job = job.seq,
-                       .attempt = attempt,
-                       .attempt_dir = AttemptDir(job.id, attempt),
-                       .instance_count = job.InstanceCount(),
-                       .job_dir = JobDir(job.id),
-                       .recorded_hosts = job.history ? job.history->hosts
-                                                     : std::vector<exec::HostProcess>{}};
+  exec::AdoptSpec spec{
+      .job = job.seq,
+      .attempt = attempt,
+      .attempt_dir = AttemptDir(job.id, attempt),
+      .instance_count = job.InstanceCount(),
+      .job_dir = JobDir(job.id),
+      .recorded_hosts = job.history ? job.history->hosts : std::vector<exec::HostProcess>{}};
   // Checkpoints sync back to CheckpointConfig.S3Uri: the payload says where (a dispatched job
   // is rare beside the stored ones, so reading it here costs little).
   if (Result<LaunchInfo> launch = ReadLaunchInfo(job.id, job.name); launch.ok()) {

@@ -48,8 +48,7 @@ class CsvReader {
   // The index of a column the format needs; fails naming it when the header lacks it.
   Result<std::size_t> Require(std::string_view column) const;
   // Require() for each (name, where to store its index), stopping at the first one missing.
-  Status RequireAll(
-      std::initializer_list<std::pair<std::string_view, std::size_t*>> columns) const;
+  Status RequireAll(std::initializer_list<std::pair<std::string_view, std::size_t*>> columns) const;
   // Fails on the first header column not in `allowed`, listing the allowed ones.
   Status OnlyColumns(const std::vector<std::string_view>& allowed) const;
 

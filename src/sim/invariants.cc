@@ -85,9 +85,8 @@ Status InvariantChecker::CheckQueue(std::size_t queue, Timestamp now) const {
                       std::to_string(pool_[queue][u]));
     }
     if (sum_b > sum_i) {
-      return Internal(At(now) + "invariant 3 broken: queue " + queue_names_[queue] +
-                      " borrows " + std::to_string(sum_b) + " but lenders' idle is " +
-                      std::to_string(sum_i));
+      return Internal(At(now) + "invariant 3 broken: queue " + queue_names_[queue] + " borrows " +
+                      std::to_string(sum_b) + " but lenders' idle is " + std::to_string(sum_i));
     }
   }
   return Status::Ok();
@@ -126,8 +125,8 @@ Status InvariantChecker::Check(const engine::Engine& engine, Timestamp now) {
   for (const auto& [nominee, at] : released_at_) {
     if (now <= at + stop_grace_) continue;
     Result<model::WaitReason> why = engine.Explain(nominee);
-    return Internal(At(now) + "invariant 4 broken: every victim of job " +
-                    std::to_string(nominee) + " had ended at " + std::to_string(at) +
+    return Internal(At(now) + "invariant 4 broken: every victim of job " + std::to_string(nominee) +
+                    " had ended at " + std::to_string(at) +
                     " ms but it was still not dispatched (" +
                     (why.ok() ? why->message : why.status().message()) + ")");
   }

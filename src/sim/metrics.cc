@@ -97,7 +97,8 @@ Meter::Meter(const Cluster& cluster, const Trace& trace, int chart_buckets)
     queue_shares_.emplace_back();
     for (const auto& e : cluster.environments) {
       if (e.name != q.service_environment) continue;
-      for (const auto& l : e.capacity_limits) pool_.back()[static_cast<std::size_t>(UnitIndex(l.unit))] += l.max_capacity;
+      for (const auto& l : e.capacity_limits)
+        pool_.back()[static_cast<std::size_t>(UnitIndex(l.unit))] += l.max_capacity;
     }
   }
   for (const auto* s : sorted) {
@@ -105,7 +106,8 @@ Meter::Meter(const Cluster& cluster, const Trace& trace, int chart_buckets)
     if (q == queue_index.end()) continue;
     ShareInfo info{s->queue, s->name, s->strategy, q->second,
                    std::vector<std::int64_t>(units_.size(), 0)};
-    for (const auto& l : s->capacity_limits) info.limit[static_cast<std::size_t>(UnitIndex(l.unit))] += l.max_capacity;
+    for (const auto& l : s->capacity_limits)
+      info.limit[static_cast<std::size_t>(UnitIndex(l.unit))] += l.max_capacity;
     share_index_.emplace(std::make_pair(s->queue, s->name), static_cast<int>(shares_.size()));
     queue_shares_[static_cast<std::size_t>(q->second)].push_back(static_cast<int>(shares_.size()));
     shares_.push_back(std::move(info));
@@ -148,7 +150,8 @@ void Meter::IntegrateQueue(int queue, double dt, std::vector<double>* chart) {
       }
     }
     if (held == 0 && waiting == 0) continue;
-    const std::int64_t idle = std::max<std::int64_t>(0, pool_[static_cast<std::size_t>(queue)][u] - held);
+    const std::int64_t idle =
+        std::max<std::int64_t>(0, pool_[static_cast<std::size_t>(queue)][u] - held);
     overall_.iww += static_cast<double>(std::min(idle, waiting)) * dt;
     for (int s : members) {
       const ShareInfo& info = shares_[static_cast<std::size_t>(s)];
@@ -179,7 +182,8 @@ void Meter::Advance(Timestamp t) {
   if (t <= last_) return;
   const auto dt = static_cast<double>(t - last_);
   std::vector<double> chart(shares_.size() + 1, 0.0);
-  for (std::size_t q = 0; q < queue_shares_.size(); ++q) IntegrateQueue(static_cast<int>(q), dt, &chart);
+  for (std::size_t q = 0; q < queue_shares_.size(); ++q)
+    IntegrateQueue(static_cast<int>(q), dt, &chart);
   chart_.Add(last_ - start_, t - start_, chart);
   last_ = t;
 }
@@ -242,7 +246,8 @@ void Meter::Succeeded(int share, Duration completion, Duration work) {
   Accumulators& a = acc_[static_cast<std::size_t>(share)];
   ++a.succeeded;
   a.completions.push_back(completion);
-  a.slowdowns.push_back(static_cast<double>(completion) / static_cast<double>(std::max<Duration>(1, work)));
+  a.slowdowns.push_back(static_cast<double>(completion) /
+                        static_cast<double>(std::max<Duration>(1, work)));
 }
 
 void Meter::Failed(int share) { ++acc_[static_cast<std::size_t>(share)].failed; }
@@ -311,8 +316,8 @@ RunResult Meter::Finish(Timestamp end) {
     std::int64_t limit = 0;
     for (std::int64_t l : shares_[s].limit) limit += l;
     r.shares.push_back({shares_[s].queue, shares_[s].name,
-                        std::string(model::ToString(shares_[s].strategy)), Summarize(a, limit, span),
-                        chart_.Means(s, end - start)});
+                        std::string(model::ToString(shares_[s].strategy)),
+                        Summarize(a, limit, span), chart_.Means(s, end - start)});
     all.used += a.used;
     all.borrowed += a.borrowed;
     all.lent += a.lent;
@@ -342,7 +347,8 @@ RunResult Meter::Finish(Timestamp end) {
   }
   r.overall = Summarize(all, pool, span);
   r.jain_index = jain_n > 0 && jain_squares > 0 ? jain_sum * jain_sum / (jain_n * jain_squares) : 0;
-  for (const auto& [group, waits] : group_waits_) r.groups.push_back({group, Distribute(waits, 1e-3)});
+  for (const auto& [group, waits] : group_waits_)
+    r.groups.push_back({group, Distribute(waits, 1e-3)});
   r.pool_usage = chart_.Means(shares_.size(), end - start);
   return r;
 }

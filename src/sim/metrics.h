@@ -97,11 +97,11 @@ class Meter {
   Figures Summarize(const Accumulators& a, std::int64_t limit, double span_ms) const;
 
   std::vector<ShareInfo> shares_;
-  std::vector<std::vector<int>> queue_shares_;      // share indexes per queue
-  std::vector<std::vector<std::int64_t>> pool_;     // per queue, per unit
+  std::vector<std::vector<int>> queue_shares_;   // share indexes per queue
+  std::vector<std::vector<std::int64_t>> pool_;  // per queue, per unit
   std::map<std::string, int> units_;
   std::map<std::pair<std::string, std::string>, int> share_index_;
-  std::vector<std::int64_t> held_, waiting_;        // [share x unit]
+  std::vector<std::int64_t> held_, waiting_;                         // [share x unit]
   std::vector<std::map<std::int64_t, std::int64_t>> waiting_needs_;  // [share x unit]: need -> jobs
   std::vector<Accumulators> acc_;
   Accumulators overall_;

@@ -55,11 +55,10 @@ struct PhillyColumns {
 // gpu_time (= duration x num_gpus) and any other column carry nothing the replay needs.
 Result<PhillyColumns> FindPhillyColumns(const CsvReader& csv) {
   PhillyColumns c;
-  ALLOT_RETURN_IF_ERROR(csv.RequireAll({
-      {"timestamp", &c.timestamp},
-      {"duration", &c.duration},
-      {"num_gpus", &c.num_gpus},
-      {"cluster", &c.cluster}}));
+  ALLOT_RETURN_IF_ERROR(csv.RequireAll({{"timestamp", &c.timestamp},
+                                        {"duration", &c.duration},
+                                        {"num_gpus", &c.num_gpus},
+                                        {"cluster", &c.cluster}}));
   return c;
 }
 
@@ -153,8 +152,8 @@ Result<Trace> ReadPhillyCsv(std::istream& in, const std::string& origin,
   Result<PhillyColumns> columns = FindPhillyColumns(csv);
   if (!columns.ok()) return columns.status();
   // The file is not in submission order: ReadTraceRecords sorts it.
-  return ReadTraceRecords(
-      csv, [&](const CsvReader& r) { return ReadPhillyJob(r, *columns, options); });
+  return ReadTraceRecords(csv,
+                          [&](const CsvReader& r) { return ReadPhillyJob(r, *columns, options); });
 }
 
 Result<Cluster> PhillyCluster(std::istream& vc_csv, const std::string& origin, const Trace& trace,

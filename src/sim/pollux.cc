@@ -53,11 +53,10 @@ struct PolluxColumns {
 // batch_size is Pollux's own tuning knob; a fixed-size replay does not use it.
 Result<PolluxColumns> FindPolluxColumns(const CsvReader& csv) {
   PolluxColumns c;
-  ALLOT_RETURN_IF_ERROR(csv.RequireAll({
-      {"name", &c.name},
-      {"time", &c.time},
-      {"application", &c.application},
-      {"num_replicas", &c.replicas}}));
+  ALLOT_RETURN_IF_ERROR(csv.RequireAll({{"name", &c.name},
+                                        {"time", &c.time},
+                                        {"application", &c.application},
+                                        {"num_replicas", &c.replicas}}));
   return c;
 }
 

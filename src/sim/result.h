@@ -27,18 +27,18 @@ inline constexpr int kWaitBins = sizeof(kWaitBinEdges) / sizeof(kWaitBinEdges[0]
 
 // The same figures for one share and for the whole run (share "*" then).
 struct Figures {
-  std::int64_t jobs = 0;         // submitted and accepted
-  std::int64_t rejected = 0;     // refused by the engine at submission (unknown share, ...)
+  std::int64_t jobs = 0;      // submitted and accepted
+  std::int64_t rejected = 0;  // refused by the engine at submission (unknown share, ...)
   std::int64_t succeeded = 0;
   std::int64_t failed = 0;
-  std::int64_t unfinished = 0;   // still waiting or running when the trace ran out of events
-  std::int64_t limit = 0;        // sum over units of the limit (the pool for "*")
+  std::int64_t unfinished = 0;  // still waiting or running when the trace ran out of events
+  std::int64_t limit = 0;       // sum over units of the limit (the pool for "*")
   double used_instance_hours = 0;
-  double utilization = 0;        // used / (limit x span); above 1 for a share that borrowed
+  double utilization = 0;  // used / (limit x span); above 1 for a share that borrowed
   double idle_while_waiting_instance_hours = 0;  // min(pool idle, waiting demand), integrated
-  Distribution wait;             // submission to first dispatch, seconds
-  Distribution completion;       // submission to success, seconds
-  Distribution slowdown;         // completion / duration
+  Distribution wait;                             // submission to first dispatch, seconds
+  Distribution completion;                       // submission to success, seconds
+  Distribution slowdown;                         // completion / duration
   std::int64_t wait_histogram[kWaitBins] = {};
   std::int64_t preemptions_reclaim = 0;   // attempts of this share's jobs ended by reclaim
   std::int64_t preemptions_in_share = 0;  // ... by in-share preemption
@@ -67,11 +67,11 @@ struct GroupResult {
 
 struct RunResult {
   std::string policy;
-  std::string victim_order;  // "least-work-lost" | "newest-first"
-  double span_seconds = 0;   // first submission to the last event
-  double bucket_seconds = 0; // width of one chart bucket
+  std::string victim_order;   // "least-work-lost" | "newest-first"
+  double span_seconds = 0;    // first submission to the last event
+  double bucket_seconds = 0;  // width of one chart bucket
   Figures overall;
-  double jain_index = 0;     // over the served fraction of demand (docs/sim.md), shares with demand
+  double jain_index = 0;  // over the served fraction of demand (docs/sim.md), shares with demand
   std::vector<ShareResult> shares;  // by queue, then share name
   std::vector<GroupResult> groups;  // by group name
   std::vector<double> pool_usage;   // mean instances held per bucket, all queues

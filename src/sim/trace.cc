@@ -48,13 +48,12 @@ const std::vector<std::string_view>& AllowedAllotColumns() {
 Result<AllotColumns> FindAllotColumns(const CsvReader& csv) {
   ALLOT_RETURN_IF_ERROR(csv.OnlyColumns(AllowedAllotColumns()));
   AllotColumns c;
-  ALLOT_RETURN_IF_ERROR(csv.RequireAll({
-      {"submit_s", &c.submit},
-      {"duration_s", &c.duration},
-      {"instance_type", &c.instance_type},
-      {"instance_count", &c.instance_count},
-      {"share", &c.share},
-      {"priority", &c.priority}}));
+  ALLOT_RETURN_IF_ERROR(csv.RequireAll({{"submit_s", &c.submit},
+                                        {"duration_s", &c.duration},
+                                        {"instance_type", &c.instance_type},
+                                        {"instance_count", &c.instance_count},
+                                        {"share", &c.share},
+                                        {"priority", &c.priority}}));
   c.checkpoint_interval = csv.Find("checkpoint_interval_s");
   c.queue = csv.Find("queue");
   c.name = csv.Find("name");
@@ -139,8 +138,7 @@ Result<Trace> ReadAllotCsv(std::istream& in, const std::string& origin) {
   ALLOT_RETURN_IF_ERROR(csv.ReadHeader());
   Result<AllotColumns> columns = FindAllotColumns(csv);
   if (!columns.ok()) return columns.status();
-  return ReadTraceRecords(csv,
-                          [&](const CsvReader& r) { return ReadAllotJob(r, *columns); });
+  return ReadTraceRecords(csv, [&](const CsvReader& r) { return ReadAllotJob(r, *columns); });
 }
 
 }  // namespace allot::sim

@@ -20,7 +20,7 @@ struct TraceJob {
   Duration duration = 0;  // work the job needs, excluding restarts
   std::string queue;      // empty: the cluster's only queue
   std::string share;
-  std::string unit;       // capacity unit (instance type)
+  std::string unit;        // capacity unit (instance type)
   std::int64_t count = 1;  // instances of `unit`
   std::int32_t priority = 0;
   // Overrides SimOptions::checkpoint_interval for this job; 0 = never checkpoints.

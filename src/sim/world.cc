@@ -86,8 +86,8 @@ Status World::Submit(std::uint32_t job) {
   ALLOT_RETURN_IF_ERROR(Feed(std::move(submit), &accepted));
   meter_.Submitted(s.share, accepted.ok());
   if (accepted.ok() && s.share < 0) {
-    return Internal("the engine accepted job " + std::to_string(job + 1) + " for share " +
-                    t.share + ", which the cluster does not list");
+    return Internal("the engine accepted job " + std::to_string(job + 1) + " for share " + t.share +
+                    ", which the cluster does not list");
   }
   if (!accepted.ok()) {
     if (s.share >= 0) SetWaiting(job, false);
@@ -159,7 +159,8 @@ Duration World::Interval(std::uint32_t job) const {
 
 Duration World::Progress(std::uint32_t job) const {
   const JobState& s = jobs_[job];
-  const Duration done = s.saved + std::max<Duration>(0, now_ - std::max(s.work_start, s.checkpoint_at));
+  const Duration done =
+      s.saved + std::max<Duration>(0, now_ - std::max(s.work_start, s.checkpoint_at));
   return std::min(done, trace_.jobs[job].duration);
 }
 

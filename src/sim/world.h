@@ -36,17 +36,17 @@ class World {
   };
   // What the simulated executor knows of one trace job (the engine's id is index + 1).
   struct JobState {
-    int share = -1;     // meter index; -1 = not accepted
+    int share = -1;  // meter index; -1 = not accepted
     int unit = -1;
-    int attempt = 0;    // the engine's current attempt
+    int attempt = 0;  // the engine's current attempt
     bool dispatched = false;
     bool waiting = false;
     bool terminal = false;
     bool started = false;  // dispatched at least once
     Timestamp attempt_start = 0;
-    Timestamp work_start = 0;   // attempt_start plus the restart overhead
+    Timestamp work_start = 0;     // attempt_start plus the restart overhead
     Timestamp checkpoint_at = 0;  // last checkpoint reported in this attempt (0 = none)
-    Duration saved = 0;         // work kept by the last checkpoint
+    Duration saved = 0;           // work kept by the last checkpoint
   };
 
   Status Configure();

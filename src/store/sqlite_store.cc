@@ -38,7 +38,7 @@ struct SqliteStore::Impl {
   sqlite::Statement begin, commit, rollback, upsert, erase;
 
   std::mutex read_mu;
-  sqlite::Connection read_db;   // guarded by read_mu
+  sqlite::Connection read_db;         // guarded by read_mu
   sqlite::Statement load, scan, get;  // guarded by read_mu
 
   std::mutex mu;

@@ -25,10 +25,10 @@ enum class Kind : std::uint8_t {
   kServiceEnvironment = 2,  // name -> JSON document
   kSchedulingPolicy = 3,
   kJobQueue = 4,
-  kQuotaShare = 5,          // "queue/share" -> JSON document
-  kJob = 6,                 // job id -> JSON document (without payload)
-  kJobPayload = 7,          // job id -> serviceRequestPayload
-  kClientToken = 8,         // "queue/token" -> job id + request hash
+  kQuotaShare = 5,   // "queue/share" -> JSON document
+  kJob = 6,          // job id -> JSON document (without payload)
+  kJobPayload = 7,   // job id -> serviceRequestPayload
+  kClientToken = 8,  // "queue/token" -> job id + request hash
 };
 
 struct Op {
@@ -83,7 +83,7 @@ class Store {
 };
 
 struct SqliteOptions {
-  std::string path;                  // database file; created with its schema if absent
+  std::string path;  // database file; created with its schema if absent
   std::size_t max_batches_per_commit = 1024;
 };
 

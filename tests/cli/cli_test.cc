@@ -30,7 +30,8 @@ quotaShares:
     strategy: LEND_AND_BORROW
     borrowLimit: 200
     inSharePreemption: true
-)", "test.yaml");
+)",
+                                            "test.yaml");
   ASSERT_EQ(spec.service_environments.size(), 1U);
   EXPECT_EQ(spec.service_environments[0]["capacityLimits"][0]["maxCapacity"], 3);
   ASSERT_EQ(spec.job_queues.size(), 1U);
@@ -63,14 +64,14 @@ TEST(ClusterSpec, RefusesMistakesWithTheirPlace) {
             std::string::npos);
   EXPECT_NE(message("a: [").find("not valid YAML"), std::string::npos);
   // The server's rules (model/rules.h), applied before any call: the same words as the server.
-  const std::string share = "quotaShares: [{name: a, jobQueue: q, strategy: LEND_AND_BORROW, "
-                            "capacityLimits: [{capacityUnit: u, maxCapacity: 1}], borrowLimit: ";
+  const std::string share =
+      "quotaShares: [{name: a, jobQueue: q, strategy: LEND_AND_BORROW, "
+      "capacityLimits: [{capacityUnit: u, maxCapacity: 1}], borrowLimit: ";
   EXPECT_NE(message(share + "-2}]").find("quotaShares[0] (a): borrowLimit"), std::string::npos)
       << message(share + "-2}]");
   EXPECT_NE(message(share + "10001}]").find("borrowLimit"), std::string::npos);
   EXPECT_EQ(message(share + "-1}]"), "no error");
-  EXPECT_NE(message("schedulingPolicies: [{name: \"bad name\"}]").find("name"),
-            std::string::npos);
+  EXPECT_NE(message("schedulingPolicies: [{name: \"bad name\"}]").find("name"), std::string::npos);
   EXPECT_NE(message("serviceEnvironments: [{name: e, capacityLimits: [{capacityUnit: u, "
                     "maxCapacity: 1000001}]}]")
                 .find("maxCapacity"),
@@ -145,8 +146,7 @@ TEST(Client, SignedRequestCarriesSigV4) {
   EXPECT_NE(auth->find("Credential=AKIAEXAMPLE/20231114/local/batch/aws4_request"),
             std::string::npos);
   const api::VerifyResult v = api::Verify(
-      r, [](std::string_view) { return std::optional<std::string>("secret"); },
-      1'700'000'000'000);
+      r, [](std::string_view) { return std::optional<std::string>("secret"); }, 1'700'000'000'000);
   EXPECT_TRUE(v.ok());
 }
 
@@ -162,8 +162,9 @@ TEST(Bench, LineFormatAndPercentiles) {
   const LatencySummary s = Summarize(us);
   EXPECT_DOUBLE_EQ(s.p50_ms, 50);
   EXPECT_DOUBLE_EQ(s.p99_ms, 99);
-  EXPECT_EQ(BenchLine(200, 2.0, s), "submitted 200 jobs in 2.00 s: 100.0 jobs/s, p50 50.00 ms, "
-                                    "p99 99.00 ms");
+  EXPECT_EQ(BenchLine(200, 2.0, s),
+            "submitted 200 jobs in 2.00 s: 100.0 jobs/s, p50 50.00 ms, "
+            "p99 99.00 ms");
 }
 
 TEST(Shares, TablePerShareAndUnit) {
@@ -181,7 +182,8 @@ TEST(Shares, TablePerShareAndUnit) {
       "capacityLimits": [{"capacityUnit": "g", "maxCapacity": 3}]})");
   std::ostringstream out;
   PrintShares("training", shares, snapshot, env, out);
-  EXPECT_NE(out.str().find("team-a  LEND_AND_BORROW (200%)  in-share  g     1      2     1         0     3"),
+  EXPECT_NE(out.str().find(
+                "team-a  LEND_AND_BORROW (200%)  in-share  g     1      2     1         0     3"),
             std::string::npos)
       << out.str();
   EXPECT_NE(out.str().find("in use in training (service environment e): g 2 of 3"),

@@ -39,17 +39,17 @@ TEST(GlobMatch, Table) {
       {"a*b*c", "abc", true},
       {"a*b*c", "aXXbYYc", true},
       {"a*b*c", "aXXcYYb", false},
-      {"a*b", "abab", true},    // needs backtracking to the second b
-      {"a*ab", "aaab", true},   // backtracking over repeated prefix
+      {"a*b", "abab", true},   // needs backtracking to the second b
+      {"a*ab", "aaab", true},  // backtracking over repeated prefix
       {"a*a", "a", false},
-      {"?", "?", true},         // only * is special
+      {"?", "?", true},  // only * is special
       {"?", "x", false},
       {"[ab]", "a", false},
       {"[ab]", "[ab]", true},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE(::testing::Message() << "pattern=\"" << c.pattern << "\" text=\"" << c.text
-                                      << "\"");
+    SCOPED_TRACE(::testing::Message()
+                 << "pattern=\"" << c.pattern << "\" text=\"" << c.text << "\"");
     EXPECT_EQ(GlobMatch(c.pattern, c.text), c.match);
   }
 }

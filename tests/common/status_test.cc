@@ -83,7 +83,12 @@ TEST(Result, HoldsValueOrStatus) {
 }
 
 TEST(Result, ConstructingFromOkStatusAborts) {
-  EXPECT_DEATH({ Result<int> r = Status::Ok(); (void)r; }, "check failed");
+  EXPECT_DEATH(
+      {
+        Result<int> r = Status::Ok();
+        (void)r;
+      },
+      "check failed");
 }
 
 TEST(Result, ValueOfErrorAborts) {

@@ -29,8 +29,6 @@ using ::allot::testing::Queue;
 using ::allot::testing::Share;
 using namespace ::allot::testing::steps;  // NOLINT(build/namespaces)
 
-
-
 // The usage of one share's ml.g5.xlarge (or of the pool, share "").
 struct Figures {
   std::string share;
@@ -65,25 +63,25 @@ TEST(Notebook, QuotaManagementScenarioEndToEnd) {
   constexpr PreemptionRule kInShare = PreemptionRule::kInShare;
   Engine e;
   Play(e, {
-      {Env(3), 0, {}},
-      {Q(), 0, {}},
-      {LendBorrow("QS1", 1, 200, /*in_share=*/true), 0, {}},
-      {Lend("QS2", 1), 0, {}},
-      {Reserve("QS3", 1), 0, {}},
-  });
+              {Env(3), 0, {}},
+              {Q(), 0, {}},
+              {LendBorrow("QS1", 1, 200, /*in_share=*/true), 0, {}},
+              {Lend("QS2", 1), 0, {}},
+              {Reserve("QS3", 1), 0, {}},
+          });
   ExpectUsage(e, {{"", 0, 0, 0}, {"QS1", 0, 0, 0}, {"QS2", 0, 0, 0}, {"QS3", 0, 0, 0}});
 
   // Priority 3 runs on QS1's own instance, priority 2 borrows QS2's, priority 1 waits (QS3 is
   // RESERVE and lends nothing).
   Play(e, {
-      {J(1, "QS1", 3, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-      {Starting(1), 1000, {"status 1 SCHEDULED->STARTING"}},
-      {Running(1), 1000, {"status 1 STARTING->RUNNING"}},
-      {J(2, "QS1", 2, 1, 2000), 2000, Dispatched(2, "BORROWED")},
-      {Starting(2), 2000, {"status 2 SCHEDULED->STARTING"}},
-      {Running(2), 2000, {"status 2 STARTING->RUNNING"}},
-      {J(3, "QS1", 1, 1, 3000), 3000, Waits(3)},
-  });
+              {J(1, "QS1", 3, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+              {Starting(1), 1000, {"status 1 SCHEDULED->STARTING"}},
+              {Running(1), 1000, {"status 1 STARTING->RUNNING"}},
+              {J(2, "QS1", 2, 1, 2000), 2000, Dispatched(2, "BORROWED")},
+              {Starting(2), 2000, {"status 2 SCHEDULED->STARTING"}},
+              {Running(2), 2000, {"status 2 STARTING->RUNNING"}},
+              {J(3, "QS1", 1, 1, 3000), 3000, Waits(3)},
+          });
   ExpectUsage(e, {{"", 2, 0, 0}, {"QS1", 2, 1, 0}, {"QS2", 0, 0, 1}, {"QS3", 0, 0, 0}});
   EXPECT_EQ(e.FrontOfQueue("q", "QS1", 10), (std::vector<JobId>{3}));
 
@@ -100,7 +98,8 @@ TEST(Notebook, QuotaManagementScenarioEndToEnd) {
             std::string(kPreemptionInProgress) + PreemptionReason(kReclaim));
 
   // Its processes are gone: the victim is RUNNABLE again and the QS2 job is dispatched.
-  Play(e, {{Ended(2, 1, AttemptOutcome::kFailed, "Received status from SageMaker: Stopped"), 5000,
+  Play(e, {{Ended(2, 1, AttemptOutcome::kFailed, "Received status from SageMaker: Stopped"),
+            5000,
             {"preempted 2 attempt=1 RECLAIM lost=3000 count=1", Requeued(2, "RUNNING", kReclaim),
              "status 4 RUNNABLE->SCHEDULED", "dispatch 4 attempt=1 PREEMPTOR"}},
            {Starting(4), 5000, {"status 4 SCHEDULED->STARTING"}},
@@ -114,13 +113,14 @@ TEST(Notebook, QuotaManagementScenarioEndToEnd) {
 
   // UpdateJobPriority raises the waiting priority-1 job to 4: it preempts the running
   // priority-3 job of its own share.
-  Play(e, {{UpdateJobPriority{3, 4}, 6000,
+  Play(e, {{UpdateJobPriority{3, 4},
+            6000,
             {"preempt by 3: 1@QS1/IN_SHARE{prio=3,lost=5000,started=1000}",
              StopLine(1, 1, kInShare), InProgress(1, "RUNNING", kInShare)}},
-           {Ended(1, 1, AttemptOutcome::kFailed, "Received status from SageMaker: Stopped"), 7000,
-            {"preempted 1 attempt=1 IN_SHARE lost=6000 count=1",
-             Requeued(1, "RUNNING", kInShare), "status 3 RUNNABLE->SCHEDULED",
-             "dispatch 3 attempt=1 PREEMPTOR"}}});
+           {Ended(1, 1, AttemptOutcome::kFailed, "Received status from SageMaker: Stopped"),
+            7000,
+            {"preempted 1 attempt=1 IN_SHARE lost=6000 count=1", Requeued(1, "RUNNING", kInShare),
+             "status 3 RUNNABLE->SCHEDULED", "dispatch 3 attempt=1 PREEMPTOR"}}});
   ExpectUsage(e, {{"", 2, 0, 0}, {"QS1", 1, 0, 0}, {"QS2", 1, 0, 0}, {"QS3", 0, 0, 0}});
   EXPECT_EQ(e.FrontOfQueue("q", "QS1", 10), (std::vector<JobId>{1, 2}));
   EXPECT_EQ(e.GetJob(3)->priority, 4);

@@ -30,8 +30,6 @@ using ::allot::testing::Queue;
 using ::allot::testing::Share;
 using namespace ::allot::testing::steps;  // NOLINT(build/namespaces)
 
-
-
 constexpr PreemptionRule kReclaim = PreemptionRule::kReclaim;
 constexpr PreemptionRule kLimitLowered = PreemptionRule::kLimitLowered;
 
@@ -50,13 +48,15 @@ TEST(LoweredShareLimit, ExcessIsReclaimableNotStopped) {
       {"RESERVE: LIMIT_LOWERED", Reserve("A", 2), Reserve("A", 1), kLimitLowered},
       {"LEND_AND_BORROW beyond its cap: LIMIT_LOWERED", LendBorrow("A", 2, 0),
        LendBorrow("A", 1, 0), kLimitLowered},
-      {"LEND_AND_BORROW within its cap: RECLAIM", LendBorrow("A", 2), LendBorrow("A", 1),
-       kReclaim},
+      {"LEND_AND_BORROW within its cap: RECLAIM", LendBorrow("A", 2), LendBorrow("A", 1), kReclaim},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     Engine e;
-    Play(e, {Given(Env(3), 0), Given(Q(), 0), Given(c.before, 0), Given(Lend("B", 1), 0),
+    Play(e, {Given(Env(3), 0),
+             Given(Q(), 0),
+             Given(c.before, 0),
+             Given(Lend("B", 1), 0),
              {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
              {J(2, "A", 0, 1, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")},
              {c.after, 3000, {}}});
@@ -69,7 +69,8 @@ TEST(LoweredShareLimit, ExcessIsReclaimableNotStopped) {
     Play(e, {{J(3, "B", 0, 1, 4000), 4000,
               Cat(Waits(3), {"preempt by 3: 2@A/" + rule + "{prio=0,lost=2000,started=2000}",
                              StopLine(2, 1, c.rule), InProgress(2, "SCHEDULED", c.rule)})},
-             {Ended(2, 1, AttemptOutcome::kFailed, "stopped"), 5000,
+             {Ended(2, 1, AttemptOutcome::kFailed, "stopped"),
+              5000,
               {"preempted 2 attempt=1 " + rule + " lost=3000 count=1",
                Requeued(2, "SCHEDULED", c.rule), "status 3 RUNNABLE->SCHEDULED",
                "dispatch 3 attempt=1 PREEMPTOR"}}});
@@ -78,12 +79,18 @@ TEST(LoweredShareLimit, ExcessIsReclaimableNotStopped) {
 
 TEST(DisabledShare, RefusesSubmissionsButStillRunsAndLends) {
   Engine e;
-  Play(e, {Given(Env(4), 0), Given(Q(), 0), Given(Lend("A", 2), 0), Given(LendBorrow("B", 1), 0),
+  Play(e, {Given(Env(4), 0),
+           Given(Q(), 0),
+           Given(Lend("A", 2), 0),
+           Given(LendBorrow("B", 1), 0),
            {J(1, "A", 0, 2, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
            {J(2, "A", 0, 1, 2000), 2000, Waits(2)},
-           {Share({.name = "A", .limits = {{kG5, 2}}, .strategy = SharingStrategy::kLend,
+           {Share({.name = "A",
+                   .limits = {{kG5, 2}},
+                   .strategy = SharingStrategy::kLend,
                    .state = State::kDisabled}),
-            3000, {}}});
+            3000,
+            {}}});
   Decisions out;
   EXPECT_FALSE(e.Apply(J(3, "A", 0, 1, 4000), 4000, &out).ok());
   EXPECT_TRUE(out.empty());
@@ -91,7 +98,8 @@ TEST(DisabledShare, RefusesSubmissionsButStillRunsAndLends) {
   Play(e, {{J(4, "B", 0, 1, 5000), 5000, Dispatched(4, "WITHIN_QUOTA")},
            {J(5, "B", 0, 1, 6000), 6000, Waits(5)},
            // A's queued job runs and A's remaining idle instance is lent to B.
-           {Ended(1), 7000,
+           {Ended(1),
+            7000,
             {"status 1 SCHEDULED->SUCCEEDED", "status 2 RUNNABLE->SCHEDULED",
              "dispatch 2 attempt=1 WITHIN_QUOTA", "status 5 RUNNABLE->SCHEDULED",
              "dispatch 5 attempt=1 BORROWED"}}});
@@ -100,7 +108,10 @@ TEST(DisabledShare, RefusesSubmissionsButStillRunsAndLends) {
 TEST(DeleteShare, OnlyWhenDisabledAndTerminatesItsJobs) {
   const std::string why = "Quota share A was deleted";
   Engine e;
-  Play(e, {Given(Env(2), 0), Given(Q(), 0), Given(Reserve("A", 1), 0), Given(Reserve("B", 1), 0),
+  Play(e, {Given(Env(2), 0),
+           Given(Q(), 0),
+           Given(Reserve("A", 1), 0),
+           Given(Reserve("B", 1), 0),
            {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
            {J(2, "A", 0, 1, 2000), 2000, Waits(2)}});
   Decisions out;
@@ -108,10 +119,12 @@ TEST(DeleteShare, OnlyWhenDisabledAndTerminatesItsJobs) {
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(e.LiveJobs(), 2u);
   Play(e, {{Share({.name = "A", .limits = {{kG5, 1}}, .state = State::kDisabled}), 4000, {}},
-           {DeleteQuotaShare{"q", "A"}, 5000,
+           {DeleteQuotaShare{"q", "A"},
+            5000,
             {"stop 1 attempt=1 TERMINATION \"" + why + "\"",
              "status 2 RUNNABLE->FAILED \"" + why + "\""}},
-           {Ended(1, 1, AttemptOutcome::kFailed, "killed"), 6000,
+           {Ended(1, 1, AttemptOutcome::kFailed, "killed"),
+            6000,
             {"status 1 SCHEDULED->FAILED \"" + why + "\""}}});
   EXPECT_EQ(e.LiveJobs(), 0u);
   out.clear();
@@ -121,21 +134,26 @@ TEST(DeleteShare, OnlyWhenDisabledAndTerminatesItsJobs) {
 
 TEST(LoweredEnvironmentLimit, StopsNothingAndNewDispatchesObey) {
   Engine e;
-  Play(e, {Given(Env(3), 0), Given(Q(), 0), Given(Reserve("A", 3), 0),
+  Play(e, {Given(Env(3), 0),
+           Given(Q(), 0),
+           Given(Reserve("A", 3), 0),
            {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
            {J(2, "A", 0, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
            {J(3, "A", 0, 1, 1000), 1000, Dispatched(3, "WITHIN_QUOTA")},
            {J(4, "A", 0, 1, 2000), 2000, Waits(4)},
            {J(5, "A", 0, 2, 2000), 2000, Waits(5)},
            // Job 5 can never fit a pool of 1; nobody is stopped.
-           {Env(1), 3000,
+           {Env(1),
+            3000,
             {"status 5 RUNNABLE->RUNNABLE " + Reason(Misconfiguration::kServiceEnvironmentMax)}},
            {Ended(1), 4000, {"status 1 SCHEDULED->SUCCEEDED"}},
            {Ended(2), 5000, {"status 2 SCHEDULED->SUCCEEDED"}},
-           {Ended(3), 6000,
+           {Ended(3),
+            6000,
             {"status 3 SCHEDULED->SUCCEEDED", "status 4 RUNNABLE->SCHEDULED",
              "dispatch 4 attempt=1 WITHIN_QUOTA"}},
-           {Env(3), 7000,
+           {Env(3),
+            7000,
             {"status 5 RUNNABLE->RUNNABLE", "status 5 RUNNABLE->SCHEDULED",
              "dispatch 5 attempt=1 WITHIN_QUOTA"}}});
 }
@@ -148,29 +166,38 @@ TEST(NeverFits, EachMisconfigurationReason) {
     Misconfiguration reason;
   };
   const Case cases[] = {
-      {"more than the service environment", {Env(2), Q(), Reserve("A", 4)}, 3,
+      {"more than the service environment",
+       {Env(2), Q(), Reserve("A", 4)},
+       3,
        Misconfiguration::kServiceEnvironmentMax},
-      {"RESERVE: more than its limit", {Env(10), Q(), Reserve("A", 2)}, 3,
+      {"RESERVE: more than its limit",
+       {Env(10), Q(), Reserve("A", 2)},
+       3,
        Misconfiguration::kShareLimit},
-      {"LEND: more than its limit", {Env(10), Q(), Lend("A", 2), Lend("B", 8)}, 3,
+      {"LEND: more than its limit",
+       {Env(10), Q(), Lend("A", 2), Lend("B", 8)},
+       3,
        Misconfiguration::kShareLimit},
       {"LEND_AND_BORROW: more than limit + borrow cap",
-       {Env(10), Q(), LendBorrow("A", 2, 100), Lend("B", 8)}, 5,
+       {Env(10), Q(), LendBorrow("A", 2, 100), Lend("B", 8)},
+       5,
        Misconfiguration::kShareAndBorrowLimit},
       {"LEND_AND_BORROW: more borrowing than all lenders' limits",
-       {Env(20), Q(), LendBorrow("A", 4, 200), LendBorrow("B", 4, 200)}, 10,
+       {Env(20), Q(), LendBorrow("A", 4, 200), LendBorrow("B", 4, 200)},
+       10,
        Misconfiguration::kBorrowableCapacity},
       {"RESERVE limits do not count as borrowable",
-       {Env(20), Q(), LendBorrow("A", 1), Reserve("B", 5)}, 2,
+       {Env(20), Q(), LendBorrow("A", 1), Reserve("B", 5)},
+       2,
        Misconfiguration::kBorrowableCapacity},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     Engine e;
     for (const Event& ev : c.config) MustApply(e, ev, 0);
-    Play(e, {{J(1, "A", 0, c.need, 1000), 1000,
-              {"status 1 SUBMITTED->RUNNABLE " + Reason(c.reason)}},
-             {Tick{}, 2000, {}}});
+    Play(e,
+         {{J(1, "A", 0, c.need, 1000), 1000, {"status 1 SUBMITTED->RUNNABLE " + Reason(c.reason)}},
+          {Tick{}, 2000, {}}});
     EXPECT_EQ(e.GetJob(1)->status_reason, MisconfigurationReason(c.reason));
     Result<WaitReason> why = e.Explain(1);
     ASSERT_TRUE(why.ok());
@@ -181,10 +208,14 @@ TEST(NeverFits, EachMisconfigurationReason) {
 
 TEST(NeverFits, ConfigurationChangeReleasesTheJob) {
   Engine e;
-  Play(e, {Given(Env(10), 0), Given(Q(), 0), Given(Reserve("A", 2), 0),
-           {J(1, "A", 0, 3, 1000), 1000,
+  Play(e, {Given(Env(10), 0),
+           Given(Q(), 0),
+           Given(Reserve("A", 2), 0),
+           {J(1, "A", 0, 3, 1000),
+            1000,
             {"status 1 SUBMITTED->RUNNABLE " + Reason(Misconfiguration::kShareLimit)}},
-           {Reserve("A", 3), 2000,
+           {Reserve("A", 3),
+            2000,
             {"status 1 RUNNABLE->RUNNABLE", "status 1 RUNNABLE->SCHEDULED",
              "dispatch 1 attempt=1 WITHIN_QUOTA"}}});
 }
@@ -203,9 +234,11 @@ TEST(JobStateTimeLimitActions, TerminateAMisconfiguredJobAfterMaxTime) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.action_reason);
     Engine e;
-    Play(e, {Given(Env(10), 0), Given(Queue("q", "se", {{c.action_reason, 600}}), 0),
+    Play(e, {Given(Env(10), 0),
+             Given(Queue("q", "se", {{c.action_reason, 600}}), 0),
              Given(Reserve("A", 2), 0),
-             {J(1, "A", 0, 3, 1000), 1000,
+             {J(1, "A", 0, 3, 1000),
+              1000,
               {"status 1 SUBMITTED->RUNNABLE " + Reason(Misconfiguration::kShareLimit)}}});
     if (!c.fires) {
       EXPECT_EQ(e.NextDeadline(), std::nullopt);
@@ -215,9 +248,11 @@ TEST(JobStateTimeLimitActions, TerminateAMisconfiguredJobAfterMaxTime) {
     }
     EXPECT_EQ(e.NextDeadline(), std::optional<Timestamp>(601000));
     Play(e, {{Tick{}, 600999, {}},
-             {Tick{}, 601000,
+             {Tick{},
+              601000,
               {"status 1 RUNNABLE->FAILED \"Terminated by JobStateTimeLimit action due to "
-               "reason: " + c.action_reason + "\""}}});
+               "reason: " +
+               c.action_reason + "\""}}});
     EXPECT_FALSE(e.GetJob(1).has_value());
     EXPECT_EQ(e.NextDeadline(), std::nullopt);
   }
@@ -235,23 +270,57 @@ TEST(Explain, RuleUnitMissingAmountHoldersAndPositions) {
     std::int64_t position_in_share, position_in_queue;
   };
   const Case cases[] = {
-      {"share limit", {Env(5), Q(), Reserve("A", 3)},
-       {J(1, "A", 0, 2, 1000), J(2, "A", 0, 2, 2000)}, 2, WaitRule::kShareLimit, 2, 1,
-       {{"A", 2, 0}}, 0, 0},
-      {"borrow limit", {Env(10), Q(), LendBorrow("A", 2, 50), Lend("B", 4)},
-       {J(1, "A", 0, 1, 1000), J(2, "A", 0, 1, 2000), J(3, "A", 0, 1, 3000),
-        J(4, "A", 0, 1, 4000)},
-       4, WaitRule::kBorrowLimit, 1, 0, {{"A", 3, 1}}, 0, 0},
-      {"no lendable capacity", {Env(5), Q(), LendBorrow("A", 1), Lend("B", 1)},
-       {J(1, "A", 0, 1, 1000), J(2, "A", 0, 1, 2000), J(3, "A", 0, 1, 3000)}, 3,
-       WaitRule::kNoLendableCapacity, 1, 0, {{"A", 2, 1}}, 0, 0},
-      {"pool full", {Env(2), Q(), Reserve("A", 2), Reserve("B", 2)},
-       {J(1, "B", 0, 1, 1000), J(2, "B", 0, 1, 2000), J(3, "A", 0, 1, 3000)}, 3,
-       WaitRule::kPoolFull, 1, 0, {{"B", 2, 0}}, 0, 0},
-      {"positions behind higher priorities", {Env(2), Q(), Reserve("A", 1), Reserve("B", 1)},
-       {J(1, "A", 0, 1, 1000), J(2, "B", 0, 1, 2000), J(3, "A", 1, 1, 3000),
-        J(4, "B", 7, 1, 4000), J(5, "A", 5, 1, 5000)},
-       3, WaitRule::kShareLimit, 1, 0, {{"A", 1, 0}, {"B", 1, 0}}, 1, 2},
+      {"share limit",
+       {Env(5), Q(), Reserve("A", 3)},
+       {J(1, "A", 0, 2, 1000), J(2, "A", 0, 2, 2000)},
+       2,
+       WaitRule::kShareLimit,
+       2,
+       1,
+       {{"A", 2, 0}},
+       0,
+       0},
+      {"borrow limit",
+       {Env(10), Q(), LendBorrow("A", 2, 50), Lend("B", 4)},
+       {J(1, "A", 0, 1, 1000), J(2, "A", 0, 1, 2000), J(3, "A", 0, 1, 3000), J(4, "A", 0, 1, 4000)},
+       4,
+       WaitRule::kBorrowLimit,
+       1,
+       0,
+       {{"A", 3, 1}},
+       0,
+       0},
+      {"no lendable capacity",
+       {Env(5), Q(), LendBorrow("A", 1), Lend("B", 1)},
+       {J(1, "A", 0, 1, 1000), J(2, "A", 0, 1, 2000), J(3, "A", 0, 1, 3000)},
+       3,
+       WaitRule::kNoLendableCapacity,
+       1,
+       0,
+       {{"A", 2, 1}},
+       0,
+       0},
+      {"pool full",
+       {Env(2), Q(), Reserve("A", 2), Reserve("B", 2)},
+       {J(1, "B", 0, 1, 1000), J(2, "B", 0, 1, 2000), J(3, "A", 0, 1, 3000)},
+       3,
+       WaitRule::kPoolFull,
+       1,
+       0,
+       {{"B", 2, 0}},
+       0,
+       0},
+      {"positions behind higher priorities",
+       {Env(2), Q(), Reserve("A", 1), Reserve("B", 1)},
+       {J(1, "A", 0, 1, 1000), J(2, "B", 0, 1, 2000), J(3, "A", 1, 1, 3000), J(4, "B", 7, 1, 4000),
+        J(5, "A", 5, 1, 5000)},
+       3,
+       WaitRule::kShareLimit,
+       1,
+       0,
+       {{"A", 1, 0}, {"B", 1, 0}},
+       1,
+       2},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -284,7 +353,9 @@ TEST(Explain, RuleUnitMissingAmountHoldersAndPositions) {
 
 TEST(Explain, DisabledEnvironmentNotWaitingAndUnknownJob) {
   Engine e;
-  Play(e, {Given(Env(1, State::kDisabled), 0), Given(Q(), 0), Given(Reserve("A", 1), 0),
+  Play(e, {Given(Env(1, State::kDisabled), 0),
+           Given(Q(), 0),
+           Given(Reserve("A", 1), 0),
            {J(1, "A", 0, 1, 1000), 1000, Waits(1)}});
   Result<WaitReason> why = e.Explain(1);
   ASSERT_TRUE(why.ok());
@@ -315,8 +386,8 @@ std::string Snapshot(const Engine& e) {
   for (JobId id = 1; id <= 3; ++id) {
     const std::optional<JobView> j = e.GetJob(id);
     if (!j) continue;
-    s += " job" + Id(id) + ":" + std::string(ToString(j->status)) + ",prio=" +
-         std::to_string(j->priority) + ",attempt=" + std::to_string(j->attempt);
+    s += " job" + Id(id) + ":" + std::string(ToString(j->status)) +
+         ",prio=" + std::to_string(j->priority) + ",attempt=" + std::to_string(j->attempt);
   }
   for (JobId id : e.FrontOfQueue("q", "", 10)) s += " front:" + Id(id);
   return s;
@@ -338,11 +409,14 @@ TEST(InvalidEvent, ReturnsNonOkStatusAndChangesNothing) {
       {"submit at priority 12000", {}, J(3, "A", 12000, 1, 3000)},
       {"duplicate id", {}, J(2, "A", 0, 1, 3000)},
       {"unknown share", {}, J(3, "Z", 0, 1, 3000)},
-      {"unknown queue", {},
+      {"unknown queue",
+       {},
        Job({.id = 3, .queue = "nope", .share = "A", .need = {{kG5, 1}}}, 3000)},
-      {"retry attempts 0", {},
+      {"retry attempts 0",
+       {},
        Job({.id = 3, .share = "A", .need = {{kG5, 1}}, .attempts = 0}, 3000)},
-      {"retry attempts 11", {},
+      {"retry attempts 11",
+       {},
        Job({.id = 3, .share = "A", .need = {{kG5, 1}}, .attempts = 11}, 3000)},
       {"21st share", twenty_shares, Reserve("S21", 1)},
       {"6 capacity limits",
@@ -351,14 +425,23 @@ TEST(InvalidEvent, ReturnsNonOkStatusAndChangesNothing) {
               .limits = {{"u1", 1}, {"u2", 1}, {"u3", 1}, {"u4", 1}, {"u5", 1}, {"u6", 1}}})},
       {"no capacity limit", {}, Share({.name = "B", .limits = {}})},
       {"maxCapacity 0", {}, Share({.name = "B", .limits = {{kG5, 0}}})},
-      {"borrowLimit with RESERVE", {},
-       Share({.name = "B", .limits = {{kG5, 1}}, .strategy = SharingStrategy::kReserve,
+      {"borrowLimit with RESERVE",
+       {},
+       Share({.name = "B",
+              .limits = {{kG5, 1}},
+              .strategy = SharingStrategy::kReserve,
               .borrow_limit = 50})},
-      {"borrowLimit with LEND", {},
-       Share({.name = "B", .limits = {{kG5, 1}}, .strategy = SharingStrategy::kLend,
+      {"borrowLimit with LEND",
+       {},
+       Share({.name = "B",
+              .limits = {{kG5, 1}},
+              .strategy = SharingStrategy::kLend,
               .borrow_limit = 100})},
-      {"borrowLimit -2", {},
-       Share({.name = "B", .limits = {{kG5, 1}}, .strategy = SharingStrategy::kLendAndBorrow,
+      {"borrowLimit -2",
+       {},
+       Share({.name = "B",
+              .limits = {{kG5, 1}},
+              .strategy = SharingStrategy::kLendAndBorrow,
               .borrow_limit = -2})},
       {"delete an ENABLED share", {}, DeleteQuotaShare{"q", "A"}},
       {"delete an ENABLED queue", {}, DeleteJobQueue{"q"}},

@@ -30,8 +30,6 @@ using ::allot::testing::Queue;
 using ::allot::testing::Share;
 using namespace ::allot::testing::steps;  // NOLINT(build/namespaces)
 
-
-
 constexpr char kP4[] = "ml.p4d.24xlarge";
 
 // The usage row of `unit` for `share` ("" = the pool), or nullptr.
@@ -55,30 +53,28 @@ TEST(Accounting, UsagePerUnitCountsOwnBorrowedLentAndLendableIdle) {
   // Pool: 6 g5, 2 p4. A borrows one g5 from B (the only lender with idle g5: C is RESERVE).
   Engine e;
   Play(e, {
-      Given(Environment("se", {{kG5, 6}, {kP4, 2}}), 0),
-      Given(Q(), 0),
-      Given(LendBorrow("A", 2), 0),
-      Given(Share({.name = "B", .limits = {{kG5, 2}, {kP4, 2}},
-                   .strategy = SharingStrategy::kLend}), 0),
-      Given(Reserve("C", 2), 0),
-      {J(1, "A", 0, 3, 1000), 1000, Dispatched(1, "BORROWED")},
-      {Job({.id = 2, .share = "B", .need = {{kP4, 1}}}, 2000), 2000,
-       Dispatched(2, "WITHIN_QUOTA")},
-      {J(3, "C", 0, 1, 3000), 3000, Dispatched(3, "WITHIN_QUOTA")},
-      {J(4, "C", 0, 2, 4000), 4000, Waits(4)},
-  });
+              Given(Environment("se", {{kG5, 6}, {kP4, 2}}), 0),
+              Given(Q(), 0),
+              Given(LendBorrow("A", 2), 0),
+              Given(Share({.name = "B",
+                           .limits = {{kG5, 2}, {kP4, 2}},
+                           .strategy = SharingStrategy::kLend}),
+                    0),
+              Given(Reserve("C", 2), 0),
+              {J(1, "A", 0, 3, 1000), 1000, Dispatched(1, "BORROWED")},
+              {Job({.id = 2, .share = "B", .need = {{kP4, 1}}}, 2000), 2000,
+               Dispatched(2, "WITHIN_QUOTA")},
+              {J(3, "C", 0, 1, 3000), 3000, Dispatched(3, "WITHIN_QUOTA")},
+              {J(4, "C", 0, 2, 4000), 4000, Waits(4)},
+          });
   struct Case {
     std::string share;  // "" = the pool
     std::string unit;
     std::int64_t limit, used, borrowed, lent, idle_lendable, waiting;
   };
   const Case cases[] = {
-      {"", kG5, 6, 4, 0, 0, 0, 0},
-      {"", kP4, 2, 1, 0, 0, 0, 0},
-      {"A", kG5, 2, 3, 1, 0, 0, 0},
-      {"B", kG5, 2, 0, 0, 1, 2, 0},
-      {"B", kP4, 2, 1, 0, 0, 1, 0},
-      {"C", kG5, 2, 1, 0, 0, 0, 2},
+      {"", kG5, 6, 4, 0, 0, 0, 0},  {"", kP4, 2, 1, 0, 0, 0, 0},  {"A", kG5, 2, 3, 1, 0, 0, 0},
+      {"B", kG5, 2, 0, 0, 1, 2, 0}, {"B", kP4, 2, 1, 0, 0, 1, 0}, {"C", kG5, 2, 1, 0, 0, 0, 2},
   };
   Result<QueueUsage> usage = e.Usage("q");
   ASSERT_TRUE(usage.ok()) << usage.status().ToString();
@@ -107,8 +103,8 @@ TEST(Strategy, OnlyLendAndBorrowBorrowsAndOnlyLendersLend) {
   };
   const Case cases[] = {
       {SharingStrategy::kLendAndBorrow, SharingStrategy::kLend, Dispatched(2, "BORROWED"), 1},
-      {SharingStrategy::kLendAndBorrow, SharingStrategy::kLendAndBorrow,
-       Dispatched(2, "BORROWED"), 1},
+      {SharingStrategy::kLendAndBorrow, SharingStrategy::kLendAndBorrow, Dispatched(2, "BORROWED"),
+       1},
       {SharingStrategy::kLendAndBorrow, SharingStrategy::kReserve, Waits(2), 0},
       {SharingStrategy::kLend, SharingStrategy::kLend, Waits(2), 0},
       {SharingStrategy::kReserve, SharingStrategy::kLend, Waits(2), 0},
@@ -118,13 +114,13 @@ TEST(Strategy, OnlyLendAndBorrowBorrowsAndOnlyLendersLend) {
                  std::string(ToString(c.lender)));
     Engine e;
     Play(e, {
-        Given(Env(4), 0),
-        Given(Q(), 0),
-        Given(Share({.name = "A", .limits = {{kG5, 1}}, .strategy = c.borrower}), 0),
-        Given(Share({.name = "B", .limits = {{kG5, 2}}, .strategy = c.lender}), 0),
-        {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-        {J(2, "A", 0, 1, 2000), 2000, c.second_job},
-    });
+                Given(Env(4), 0),
+                Given(Q(), 0),
+                Given(Share({.name = "A", .limits = {{kG5, 1}}, .strategy = c.borrower}), 0),
+                Given(Share({.name = "B", .limits = {{kG5, 2}}, .strategy = c.lender}), 0),
+                {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+                {J(2, "A", 0, 1, 2000), 2000, c.second_job},
+            });
     Result<QueueUsage> usage = e.Usage("q");
     ASSERT_TRUE(usage.ok());
     const UnitUsage* b = FindUnit(*usage, "B", kG5);
@@ -176,19 +172,22 @@ TEST(BorrowLimit, OnlyUnlimitedBorrowingMayBorrowAUnitWithoutALimit) {
   };
   const Case cases[] = {
       {-1, Dispatched(1, "BORROWED")},
-      {100, {"status 1 SUBMITTED->RUNNABLE \"" +
-             MisconfigurationReason(Misconfiguration::kShareAndBorrowLimit) + "\""}},
+      {100,
+       {"status 1 SUBMITTED->RUNNABLE \"" +
+        MisconfigurationReason(Misconfiguration::kShareAndBorrowLimit) + "\""}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE("borrowLimit " + std::to_string(c.borrow_limit));
     Engine e;
-    Play(e, {
-        Given(Environment("se", {{kG5, 1}, {kP4, 2}}), 0),
-        Given(Q(), 0),
-        Given(LendBorrow("A", 1, c.borrow_limit), 0),
-        Given(Share({.name = "B", .limits = {{kP4, 2}}, .strategy = SharingStrategy::kLend}), 0),
-        {Job({.id = 1, .share = "A", .need = {{kP4, 1}}}, 1000), 1000, c.expected},
-    });
+    Play(e,
+         {
+             Given(Environment("se", {{kG5, 1}, {kP4, 2}}), 0),
+             Given(Q(), 0),
+             Given(LendBorrow("A", 1, c.borrow_limit), 0),
+             Given(Share({.name = "B", .limits = {{kP4, 2}}, .strategy = SharingStrategy::kLend}),
+                   0),
+             {Job({.id = 1, .share = "A", .need = {{kP4, 1}}}, 1000), 1000, c.expected},
+         });
   }
 }
 
@@ -202,16 +201,25 @@ TEST(WithinQuota, MostStarvedShareFirst) {
     std::vector<std::string> on_enable;
   };
   const Case cases[] = {
-      {"equal ratios: by name, then the emptier share", 2, 2, 2,
+      {"equal ratios: by name, then the emptier share",
+       2,
+       2,
+       2,
        {{1, "A"}, {2, "A"}, {3, "B"}},
        {"status 1 RUNNABLE->SCHEDULED", "dispatch 1 attempt=1 WITHIN_QUOTA",
         "status 3 RUNNABLE->SCHEDULED", "dispatch 3 attempt=1 WITHIN_QUOTA"}},
-      {"the ratio is used / limit", 3, 4, 2,
+      {"the ratio is used / limit",
+       3,
+       4,
+       2,
        {{1, "A"}, {2, "A"}, {3, "B"}, {4, "B"}},
        {"status 1 RUNNABLE->SCHEDULED", "dispatch 1 attempt=1 WITHIN_QUOTA",
         "status 3 RUNNABLE->SCHEDULED", "dispatch 3 attempt=1 WITHIN_QUOTA",
         "status 2 RUNNABLE->SCHEDULED", "dispatch 2 attempt=1 WITHIN_QUOTA"}},
-      {"ties by name, not by submission", 1, 2, 2,
+      {"ties by name, not by submission",
+       1,
+       2,
+       2,
        {{1, "B"}, {2, "A"}},
        {"status 2 RUNNABLE->SCHEDULED", "dispatch 2 attempt=1 WITHIN_QUOTA"}},
   };
@@ -235,37 +243,40 @@ TEST(WithinQuota, MostStarvedUsesTheMostUsedUnit) {
   // A uses 3 of 4 p4 (ratio 0.75, its g5 ratio is 0); B uses 1 of 2 g5 (0.5): B goes first.
   Engine e;
   Play(e, {
-      Given(Environment("se", {{kG5, 2}, {kP4, 4}}), 0),
-      Given(Q(), 0),
-      Given(Share({.name = "A", .limits = {{kG5, 2}, {kP4, 4}}}), 0),
-      Given(Reserve("B", 2), 0),
-      {Job({.id = 1, .share = "A", .need = {{kP4, 3}}}, 1000), 1000,
-       Dispatched(1, "WITHIN_QUOTA")},
-      {J(2, "B", 0, 1, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")},
-      {Environment("se", {{kG5, 2}, {kP4, 4}}, State::kDisabled), 3000, {}},
-      {J(3, "A", 0, 1, 4000), 4000, Waits(3)},
-      {J(4, "B", 0, 1, 5000), 5000, Waits(4)},
-      {Environment("se", {{kG5, 2}, {kP4, 4}}), 6000,
-       {"status 4 RUNNABLE->SCHEDULED", "dispatch 4 attempt=1 WITHIN_QUOTA"}},
-  });
+              Given(Environment("se", {{kG5, 2}, {kP4, 4}}), 0),
+              Given(Q(), 0),
+              Given(Share({.name = "A", .limits = {{kG5, 2}, {kP4, 4}}}), 0),
+              Given(Reserve("B", 2), 0),
+              {Job({.id = 1, .share = "A", .need = {{kP4, 3}}}, 1000), 1000,
+               Dispatched(1, "WITHIN_QUOTA")},
+              {J(2, "B", 0, 1, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")},
+              {Environment("se", {{kG5, 2}, {kP4, 4}}, State::kDisabled), 3000, {}},
+              {J(3, "A", 0, 1, 4000), 4000, Waits(3)},
+              {J(4, "B", 0, 1, 5000), 5000, Waits(4)},
+              {Environment("se", {{kG5, 2}, {kP4, 4}}),
+               6000,
+               {"status 4 RUNNABLE->SCHEDULED", "dispatch 4 attempt=1 WITHIN_QUOTA"}},
+          });
 }
 
 TEST(WithinQuota, ShareOrderIsPriorityThenCreationThenId) {
   Engine e;
   Play(e, {
-      Given(Env(3, State::kDisabled), 0),
-      Given(Q(), 0),
-      Given(Reserve("A", 5), 0),
-      {J(1, "A", 1, 1, 1000), 1000, Waits(1)},
-      {J(2, "A", 5, 1, 2000), 2000, Waits(2)},
-      {J(3, "A", 5, 1, 3000), 3000, Waits(3)},
-      {Job({.id = 4, .share = "A", .priority = 5, .need = {{kG5, 1}}, .created_at = 2000}, 4000),
-       4000, Waits(4)},
-      {J(5, "A", 0, 1, 5000), 5000, Waits(5)},
-  });
+              Given(Env(3, State::kDisabled), 0),
+              Given(Q(), 0),
+              Given(Reserve("A", 5), 0),
+              {J(1, "A", 1, 1, 1000), 1000, Waits(1)},
+              {J(2, "A", 5, 1, 2000), 2000, Waits(2)},
+              {J(3, "A", 5, 1, 3000), 3000, Waits(3)},
+              {Job({.id = 4, .share = "A", .priority = 5, .need = {{kG5, 1}}, .created_at = 2000},
+                   4000),
+               4000, Waits(4)},
+              {J(5, "A", 0, 1, 5000), 5000, Waits(5)},
+          });
   EXPECT_EQ(e.FrontOfQueue("q", "A", 10), (std::vector<JobId>{2, 4, 3, 1, 5}));
   EXPECT_EQ(e.FrontOfQueue("q", "", 2), (std::vector<JobId>{2, 4}));
-  Play(e, {{Env(3), 6000,
+  Play(e, {{Env(3),
+            6000,
             {"status 2 RUNNABLE->SCHEDULED", "dispatch 2 attempt=1 WITHIN_QUOTA",
              "status 4 RUNNABLE->SCHEDULED", "dispatch 4 attempt=1 WITHIN_QUOTA",
              "status 3 RUNNABLE->SCHEDULED", "dispatch 3 attempt=1 WITHIN_QUOTA"}}});
@@ -280,7 +291,8 @@ TEST(WithinQuota, NonFittingJobDoesNotBlockSmallerOnes) {
     std::vector<std::string> last_submission;
   };
   const Case cases[] = {
-      {"a smaller lower-priority job passes a bigger one", {{9, 2}, {0, 1}},
+      {"a smaller lower-priority job passes a bigger one",
+       {{9, 2}, {0, 1}},
        Dispatched(3, "WITHIN_QUOTA")},
       {"jobs of the blocked need stay blocked", {{9, 2}, {0, 2}}, Waits(3)},
       {"behind two blocked needs", {{9, 2}, {8, 2}, {0, 1}}, Dispatched(4, "WITHIN_QUOTA")},
@@ -288,7 +300,9 @@ TEST(WithinQuota, NonFittingJobDoesNotBlockSmallerOnes) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     Engine e;
-    std::vector<Step> steps = {Given(Env(3), 0), Given(Q(), 0), Given(Reserve("A", 3), 0),
+    std::vector<Step> steps = {Given(Env(3), 0),
+                               Given(Q(), 0),
+                               Given(Reserve("A", 3), 0),
                                {J(1, "A", 0, 2, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")}};
     JobId id = 2;
     for (std::size_t i = 0; i < c.waiting.size(); ++i, ++id) {
@@ -325,15 +339,15 @@ TEST(Borrowing, FifoAcrossShares) {
     SCOPED_TRACE(c.name);
     Engine e;
     Play(e, {
-        Given(Env(3), 0),
-        Given(Q(), 0),
-        Given(LendBorrow("A", 1), 0),
-        Given(LendBorrow("B", 1), 0),
-        Given(Lend("C", 1), 0),
-        {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-        {J(2, "B", 0, 1, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")},
-        {J(3, "C", 0, 1, 3000), 3000, Dispatched(3, "WITHIN_QUOTA")},
-    });
+                Given(Env(3), 0),
+                Given(Q(), 0),
+                Given(LendBorrow("A", 1), 0),
+                Given(LendBorrow("B", 1), 0),
+                Given(Lend("C", 1), 0),
+                {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+                {J(2, "B", 0, 1, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")},
+                {J(3, "C", 0, 1, 3000), 3000, Dispatched(3, "WITHIN_QUOTA")},
+            });
     Play(e, c.waiting);
     Play(e, {{Ended(3), 7000, c.on_free}});
   }
@@ -347,10 +361,11 @@ TEST(Borrowing, OnlyLendersIdleCapacityBacksBorrowing) {
     std::vector<std::string> second, third;
   };
   const Case cases[] = {
-      {"capacity no share owns is not lent", {Lend("B", 1)}, Dispatched(2, "BORROWED"),
-       Waits(3)},
+      {"capacity no share owns is not lent", {Lend("B", 1)}, Dispatched(2, "BORROWED"), Waits(3)},
       {"RESERVE idle is not lent", {Reserve("B", 2)}, Waits(2), Waits(3)},
-      {"two lenders", {Lend("B", 1), LendBorrow("C", 1)}, Dispatched(2, "BORROWED"),
+      {"two lenders",
+       {Lend("B", 1), LendBorrow("C", 1)},
+       Dispatched(2, "BORROWED"),
        Dispatched(3, "BORROWED")},
   };
   for (const Case& c : cases) {

@@ -30,8 +30,6 @@ using ::allot::testing::Queue;
 using ::allot::testing::Share;
 using namespace ::allot::testing::steps;  // NOLINT(build/namespaces)
 
-
-
 constexpr PreemptionRule kInShare = PreemptionRule::kInShare;
 constexpr char kTimeoutReason[] = "Job attempt duration exceeded timeout";
 
@@ -52,13 +50,16 @@ TEST(Lifecycle, SubmittedRunnableScheduledStartingRunningThenTheOutcome) {
     bool live;
   };
   const Case cases[] = {
-      {AttemptOutcome::kSucceeded, "Received status from SageMaker: Training job completed",
+      {AttemptOutcome::kSucceeded,
+       "Received status from SageMaker: Training job completed",
        {"status 1 RUNNING->SUCCEEDED \"Received status from SageMaker: Training job completed\""},
        false},
-      {AttemptOutcome::kFailed, "Received status from SageMaker: AlgorithmError: boom",
+      {AttemptOutcome::kFailed,
+       "Received status from SageMaker: AlgorithmError: boom",
        {"status 1 RUNNING->FAILED \"Received status from SageMaker: AlgorithmError: boom\""},
        false},
-      {AttemptOutcome::kRequeue, "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY - no capacity",
+      {AttemptOutcome::kRequeue,
+       "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY - no capacity",
        {"status 1 RUNNING->RUNNABLE \"CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY - no capacity\"",
         "status 1 RUNNABLE->SCHEDULED", Redispatched(1, 2)},
        true},
@@ -87,15 +88,19 @@ TEST(Lifecycle, SubmittedRunnableScheduledStartingRunningThenTheOutcome) {
 TEST(Lifecycle, ReportsForAnotherAttemptAreIgnored) {
   // Attempt 1 was requeued; attempt 2 is SCHEDULED. Reports naming attempts 1 or 3 are OK and
   // change nothing.
-  const Event stale[] = {Starting(1, 1), Running(1, 1), CheckpointObserved{1, 1, 2500},
-                         Ended(1, 1, AttemptOutcome::kFailed, "late"), Starting(1, 3),
+  const Event stale[] = {Starting(1, 1),
+                         Running(1, 1),
+                         CheckpointObserved{1, 1, 2500},
+                         Ended(1, 1, AttemptOutcome::kFailed, "late"),
+                         Starting(1, 3),
                          Ended(1, 3)};
   for (const Event& ev : stale) {
     SCOPED_TRACE(EventToString(ev));
     Engine e;
     Play(e, OneShare());
     Play(e, {{J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-             {Ended(1, 1, AttemptOutcome::kRequeue, "lost"), 2000,
+             {Ended(1, 1, AttemptOutcome::kRequeue, "lost"),
+              2000,
               {"status 1 SCHEDULED->RUNNABLE \"lost\"", "status 1 RUNNABLE->SCHEDULED",
                Redispatched(1, 2)}},
              {ev, 3000, {}}});
@@ -122,24 +127,34 @@ TEST(RetryStrategy, AttemptsAndFirstMatchingEvaluateOnExitRule) {
       {"one attempt, no rule", 1, {}, algorithm, false},
       {"two attempts, no rule: retry", 2, {}, algorithm, true},
       {"EXIT on *", 2, {{RetryAction::kExit, "*"}}, algorithm, false},
-      {"SDK default, internal error: retry", 2,
+      {"SDK default, internal error: retry",
+       2,
        {{RetryAction::kRetry, "Received status from SageMaker: InternalServerError*"},
         {RetryAction::kExit, "*"}},
-       internal, true},
-      {"SDK default, algorithm error: exit", 2,
+       internal,
+       true},
+      {"SDK default, algorithm error: exit",
+       2,
        {{RetryAction::kRetry, "Received status from SageMaker: InternalServerError*"},
         {RetryAction::kExit, "*"}},
-       algorithm, false},
+       algorithm,
+       false},
       {"no rule matches: retry", 2, {{RetryAction::kExit, "*CapacityError*"}}, algorithm, true},
-      {"the first match wins", 2,
-       {{RetryAction::kExit, "*AlgorithmError*"}, {RetryAction::kRetry, "*"}}, algorithm, false},
+      {"the first match wins",
+       2,
+       {{RetryAction::kExit, "*AlgorithmError*"}, {RetryAction::kRetry, "*"}},
+       algorithm,
+       false},
       {"RETRY cannot exceed attempts", 1, {{RetryAction::kRetry, "*"}}, algorithm, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     Engine e;
     Play(e, OneShare());
-    Play(e, {{Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .attempts = c.attempts,
+    Play(e, {{Job({.id = 1,
+                   .share = "A",
+                   .need = {{kG5, 1}},
+                   .attempts = c.attempts,
                    .evaluate_on_exit = c.rules},
                   1000),
               1000, Dispatched(1, "WITHIN_QUOTA")}});
@@ -158,20 +173,25 @@ TEST(RetryStrategy, AttemptsCountsEveryFailedAttemptButNoRequeue) {
   // attempts = 3: failures, interleaved with free requeues, until the third failure.
   Engine e;
   Play(e, OneShare());
-  Play(e, {
-      {Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .attempts = 3}, 1000), 1000,
-       Dispatched(1, "WITHIN_QUOTA")},
-      {Ended(1, 1, AttemptOutcome::kFailed, "f1"), 2000,
-       {"status 1 SCHEDULED->RUNNABLE \"f1\"", "status 1 RUNNABLE->SCHEDULED",
-        Redispatched(1, 2)}},
-      {Ended(1, 2, AttemptOutcome::kRequeue, "r"), 3000,
-       {"status 1 SCHEDULED->RUNNABLE \"r\"", "status 1 RUNNABLE->SCHEDULED",
-        Redispatched(1, 3)}},
-      {Ended(1, 3, AttemptOutcome::kFailed, "f2"), 4000,
-       {"status 1 SCHEDULED->RUNNABLE \"f2\"", "status 1 RUNNABLE->SCHEDULED",
-        Redispatched(1, 4)}},
-      {Ended(1, 4, AttemptOutcome::kFailed, "f3"), 5000, {"status 1 SCHEDULED->FAILED \"f3\""}},
-  });
+  Play(
+      e,
+      {
+          {Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .attempts = 3}, 1000), 1000,
+           Dispatched(1, "WITHIN_QUOTA")},
+          {Ended(1, 1, AttemptOutcome::kFailed, "f1"),
+           2000,
+           {"status 1 SCHEDULED->RUNNABLE \"f1\"", "status 1 RUNNABLE->SCHEDULED",
+            Redispatched(1, 2)}},
+          {Ended(1, 2, AttemptOutcome::kRequeue, "r"),
+           3000,
+           {"status 1 SCHEDULED->RUNNABLE \"r\"", "status 1 RUNNABLE->SCHEDULED",
+            Redispatched(1, 3)}},
+          {Ended(1, 3, AttemptOutcome::kFailed, "f2"),
+           4000,
+           {"status 1 SCHEDULED->RUNNABLE \"f2\"", "status 1 RUNNABLE->SCHEDULED",
+            Redispatched(1, 4)}},
+          {Ended(1, 4, AttemptOutcome::kFailed, "f3"), 5000, {"status 1 SCHEDULED->FAILED \"f3\""}},
+      });
   EXPECT_EQ(e.LiveJobs(), 0u);
 }
 
@@ -184,22 +204,31 @@ TEST(Stop, TerminationFailsWaitingJobsAtOnceAndDispatchedOnesWhenGone) {
     std::vector<std::string> on_end;
   };
   const Case cases[] = {
-      {"waiting: FAILED at once", 2, {"status 2 RUNNABLE->FAILED \"user\""},
-       AttemptOutcome::kSucceeded, {"status 1 RUNNING->SUCCEEDED"}},
-      {"dispatched: stopped, FAILED when its processes are gone", 1,
-       {"stop 1 attempt=1 TERMINATION \"user\""}, AttemptOutcome::kFailed,
+      {"waiting: FAILED at once",
+       2,
+       {"status 2 RUNNABLE->FAILED \"user\""},
+       AttemptOutcome::kSucceeded,
+       {"status 1 RUNNING->SUCCEEDED"}},
+      {"dispatched: stopped, FAILED when its processes are gone",
+       1,
+       {"stop 1 attempt=1 TERMINATION \"user\""},
+       AttemptOutcome::kFailed,
        {"status 1 RUNNING->FAILED \"user\"", "status 2 RUNNABLE->SCHEDULED",
         "dispatch 2 attempt=1 WITHIN_QUOTA"}},
       // A stopped attempt ends as its stop says, even when the job exits 0 on SIGTERM.
-      {"dispatched, and the attempt exits 0 on SIGTERM", 1,
-       {"stop 1 attempt=1 TERMINATION \"user\""}, AttemptOutcome::kSucceeded,
+      {"dispatched, and the attempt exits 0 on SIGTERM",
+       1,
+       {"stop 1 attempt=1 TERMINATION \"user\""},
+       AttemptOutcome::kSucceeded,
        {"status 1 RUNNING->FAILED \"user\"", "status 2 RUNNABLE->SCHEDULED",
         "dispatch 2 attempt=1 WITHIN_QUOTA"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     Engine e;
-    Play(e, {Given(Env(1), 0), Given(Q(), 0), Given(Reserve("A", 1), 0),
+    Play(e, {Given(Env(1), 0),
+             Given(Q(), 0),
+             Given(Reserve("A", 1), 0),
              {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
              {Starting(1), 1000, {"status 1 SCHEDULED->STARTING"}},
              {Running(1), 1000, {"status 1 STARTING->RUNNING"}},
@@ -224,13 +253,16 @@ TEST(AttemptTimeout, RunsFromAttemptRunningViaTickAndNextDeadline) {
   };
   const std::string stop = "stop 1 attempt=1 TIMEOUT \"" + std::string(kTimeoutReason) + "\"";
   const Case cases[] = {
-      {"a Tick fires it", {Tick{}, 15000, {stop}}, AttemptOutcome::kFailed,
+      {"a Tick fires it",
+       {Tick{}, 15000, {stop}},
+       AttemptOutcome::kFailed,
        {"status 1 RUNNING->FAILED \"" + std::string(kTimeoutReason) + "\""}},
       {"any event fires it first",
        {J(2, "A", 0, 1, 20000), 20000, Cat({stop}, Dispatched(2, "WITHIN_QUOTA"))},
        AttemptOutcome::kFailed,
        {"status 1 RUNNING->FAILED \"" + std::string(kTimeoutReason) + "\""}},
-      {"the attempt exits 0 on SIGTERM: still a timeout", {Tick{}, 16000, {stop}},
+      {"the attempt exits 0 on SIGTERM: still a timeout",
+       {Tick{}, 16000, {stop}},
        AttemptOutcome::kSucceeded,
        {"status 1 RUNNING->FAILED \"" + std::string(kTimeoutReason) + "\""}},
   };
@@ -238,8 +270,7 @@ TEST(AttemptTimeout, RunsFromAttemptRunningViaTickAndNextDeadline) {
     SCOPED_TRACE(c.name);
     Engine e;
     Play(e, OneShare());
-    Play(e, {{Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .attempts = 3,
-                   .timeout_seconds = 10},
+    Play(e, {{Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .attempts = 3, .timeout_seconds = 10},
                   1000),
               1000, Dispatched(1, "WITHIN_QUOTA")}});
     EXPECT_EQ(e.NextDeadline(), std::nullopt);
@@ -265,10 +296,12 @@ TEST(PreemptionRetries, UnsetZeroOrN) {
   for (const Case& c : cases) {
     SCOPED_TRACE("retries " + (c.retries ? std::to_string(*c.retries) : std::string("unset")));
     Engine e;
-    Play(e, {Given(Env(1), 0), Given(Q(), 0), Given(Reserve("A", 1, true), 0),
-             {Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .preemption_retries = c.retries},
-                  1000),
-              1000, Dispatched(1, "WITHIN_QUOTA")}});
+    Play(e,
+         {Given(Env(1), 0),
+          Given(Q(), 0),
+          Given(Reserve("A", 1, true), 0),
+          {Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .preemption_retries = c.retries}, 1000),
+           1000, Dispatched(1, "WITHIN_QUOTA")}});
     Timestamp started = 1000;
     for (int round = 1; round <= 3; ++round) {
       SCOPED_TRACE("round " + std::to_string(round));
@@ -278,28 +311,30 @@ TEST(PreemptionRetries, UnsetZeroOrN) {
       // Measured when the attempt has ended, at t + 100.
       const std::string lost_at_end = std::to_string(t + 100 - started);
       const bool fails = round == c.failing_round;
-      Play(e, {{J(p, "A", 5, 1, t), t,
-                Cat(Waits(p), {"preempt by " + Id(p) + ": 1@A/IN_SHARE{prio=0,lost=" + lost +
-                                   ",started=" + std::to_string(started) + "}",
-                               StopLine(1, round, kInShare),
-                               InProgress(1, "SCHEDULED", kInShare)})},
-               {Ended(1, round, AttemptOutcome::kFailed, "stopped"), t + 100,
-                {"preempted 1 attempt=" + std::to_string(round) + " IN_SHARE lost=" + lost_at_end +
-                     " count=" + std::to_string(round),
-                 fails ? "status 1 SCHEDULED->FAILED \"Preemption retries exhausted "
-                         "(preemptionRetriesBeforeTermination=" +
-                             std::to_string(c.retries.value_or(-1)) + "): " +
-                             PreemptionReason(kInShare) + "\""
-                       : Requeued(1, "SCHEDULED", kInShare),
-                 "status " + Id(p) + " RUNNABLE->SCHEDULED",
-                 "dispatch " + Id(p) + " attempt=1 PREEMPTOR"}}});
+      Play(e,
+           {{J(p, "A", 5, 1, t), t,
+             Cat(Waits(p), {"preempt by " + Id(p) + ": 1@A/IN_SHARE{prio=0,lost=" + lost +
+                                ",started=" + std::to_string(started) + "}",
+                            StopLine(1, round, kInShare), InProgress(1, "SCHEDULED", kInShare)})},
+            {Ended(1, round, AttemptOutcome::kFailed, "stopped"),
+             t + 100,
+             {"preempted 1 attempt=" + std::to_string(round) + " IN_SHARE lost=" + lost_at_end +
+                  " count=" + std::to_string(round),
+              fails ? "status 1 SCHEDULED->FAILED \"Preemption retries exhausted "
+                      "(preemptionRetriesBeforeTermination=" +
+                          std::to_string(c.retries.value_or(-1)) +
+                          "): " + PreemptionReason(kInShare) + "\""
+                    : Requeued(1, "SCHEDULED", kInShare),
+              "status " + Id(p) + " RUNNABLE->SCHEDULED",
+              "dispatch " + Id(p) + " attempt=1 PREEMPTOR"}}});
       if (fails) {
         EXPECT_FALSE(e.GetJob(1).has_value());
         break;
       }
       EXPECT_EQ(e.GetJob(1)->preemptions, round);
       EXPECT_EQ(e.GetJob(1)->failed_attempts, 0);
-      Play(e, {{Ended(p, 1), t + 200,
+      Play(e, {{Ended(p, 1),
+                t + 200,
                 {"status " + Id(p) + " SCHEDULED->SUCCEEDED", "status 1 RUNNABLE->SCHEDULED",
                  Redispatched(1, round + 1)}}});
       started = t + 200;
@@ -307,7 +342,6 @@ TEST(PreemptionRetries, UnsetZeroOrN) {
     EXPECT_EQ(e.GetJob(1).has_value(), c.failing_round == 0);
   }
 }
-
 
 // After a restart the server re-adopts attempts that still run: RestoreJob with `running`
 // brings the job back RUNNING, holding its capacity, and a stop asked before the restart ends
@@ -320,15 +354,20 @@ TEST(RestoreJob, RunningAttemptsHoldTheirCapacityAndStopsCarryOver) {
     std::vector<std::string> on_end;  // job 1's attempt 3 ends (failed, as a killed job does)
   };
   const std::vector<Case> cases = {
-      {"running: a failure uses a retry", false, model::StopKind::kTermination,
+      {"running: a failure uses a retry",
+       false,
+       model::StopKind::kTermination,
        {"status 1 RUNNING->FAILED \"killed\"", "status 2 RUNNABLE->SCHEDULED",
         "dispatch 2 attempt=1 WITHIN_QUOTA"}},
-      {"stopping for preemption: requeued as preempted", true, model::StopKind::kPreemption,
+      {"stopping for preemption: requeued as preempted",
+       true,
+       model::StopKind::kPreemption,
        {"preempted 1 attempt=3 RECLAIM lost=9000 count=2",
-        "status 1 RUNNING->RUNNABLE \"" + PreemptionReason(model::PreemptionRule::kReclaim) +
-            "\"",
+        "status 1 RUNNING->RUNNABLE \"" + PreemptionReason(model::PreemptionRule::kReclaim) + "\"",
         "status 2 RUNNABLE->SCHEDULED", "dispatch 2 attempt=1 WITHIN_QUOTA"}},
-      {"stopping for termination: fails with its reason", true, model::StopKind::kTermination,
+      {"stopping for termination: fails with its reason",
+       true,
+       model::StopKind::kTermination,
        {"status 1 RUNNING->FAILED \"cancelled by alice\"", "status 2 RUNNABLE->SCHEDULED",
         "dispatch 2 attempt=1 WITHIN_QUOTA"}},
   };
@@ -342,10 +381,14 @@ TEST(RestoreJob, RunningAttemptsHoldTheirCapacityAndStopsCarryOver) {
     spec.share = "A";
     spec.demand = {{kG5, 1}};
     spec.created_at = 100;
-    model::RestoreJob r{spec, 3, 0, 1, 0, c.kind == model::StopKind::kTermination && c.stopping
-                                               ? "cancelled by alice" : "", {}};
-    r.running = model::RestoreJob::Running{.attempt_started = 1000, .running_since = 1000,
-                                           .stopping = c.stopping, .stop_kind = c.kind};
+    model::RestoreJob r{
+        spec, 3, 0,
+        1,    0, c.kind == model::StopKind::kTermination && c.stopping ? "cancelled by alice" : "",
+        {}};
+    r.running = model::RestoreJob::Running{.attempt_started = 1000,
+                                           .running_since = 1000,
+                                           .stopping = c.stopping,
+                                           .stop_kind = c.kind};
     const std::string reason = r.reason.empty() ? "" : " \"" + r.reason + "\"";
     Play(e, {{r, 10000, {"status 1 SUBMITTED->RUNNING" + reason}},
              // The restored attempt holds the only instance: job 2 waits.

@@ -30,8 +30,6 @@ using ::allot::testing::Queue;
 using ::allot::testing::Share;
 using namespace ::allot::testing::steps;  // NOLINT(build/namespaces)
 
-
-
 constexpr char kP4[] = "ml.p4d.24xlarge";
 constexpr PreemptionRule kReclaim = PreemptionRule::kReclaim;
 constexpr PreemptionRule kInShare = PreemptionRule::kInShare;
@@ -56,23 +54,24 @@ TEST(Reclaim, VictimsOnlyFromSharesAboveTheirLimit) {
     const Timestamp started = victim == 1 ? 1000 : 2000;
     Engine e;
     Play(e, {
-        Given(Env(3), 0),
-        Given(Q(), 0),
-        Given(LendBorrow("A", 1), 0),
-        Given(Lend("B", 1), 0),
-        Given(Reserve("C", 1), 0),
-        {J(1, "A", c.prio1, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-        {J(2, "C", 0, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
-        {J(3, "A", c.prio3, 1, 2000), 2000, Dispatched(3, "BORROWED")},
-        {J(4, "B", 0, 1, 4000), 4000,
-         Cat(Waits(4), {c.preemption, StopLine(victim, 1, kReclaim),
-                        InProgress(victim, "SCHEDULED", kReclaim)})},
-        {Ended(victim, 1, AttemptOutcome::kFailed, "stopped"), 5000,
-         {"preempted " + Id(victim) + " attempt=1 RECLAIM lost=" +
-              std::to_string(5000 - started) + " count=1",
-          Requeued(victim, "SCHEDULED", kReclaim), "status 4 RUNNABLE->SCHEDULED",
-          "dispatch 4 attempt=1 PREEMPTOR"}},
-    });
+                Given(Env(3), 0),
+                Given(Q(), 0),
+                Given(LendBorrow("A", 1), 0),
+                Given(Lend("B", 1), 0),
+                Given(Reserve("C", 1), 0),
+                {J(1, "A", c.prio1, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+                {J(2, "C", 0, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
+                {J(3, "A", c.prio3, 1, 2000), 2000, Dispatched(3, "BORROWED")},
+                {J(4, "B", 0, 1, 4000), 4000,
+                 Cat(Waits(4), {c.preemption, StopLine(victim, 1, kReclaim),
+                                InProgress(victim, "SCHEDULED", kReclaim)})},
+                {Ended(victim, 1, AttemptOutcome::kFailed, "stopped"),
+                 5000,
+                 {"preempted " + Id(victim) +
+                      " attempt=1 RECLAIM lost=" + std::to_string(5000 - started) + " count=1",
+                  Requeued(victim, "SCHEDULED", kReclaim), "status 4 RUNNABLE->SCHEDULED",
+                  "dispatch 4 attempt=1 PREEMPTOR"}},
+            });
     const std::optional<JobView> v = e.GetJob(victim);
     ASSERT_TRUE(v.has_value());
     EXPECT_EQ(v->status, JobStatus::kRunnable);
@@ -96,13 +95,14 @@ TEST(Reclaim, NeverTakesShareBelowItsLimit) {
        Cat(Waits(3), {"preempt by 3: 2@A/RECLAIM{prio=9,lost=1000,started=2000}",
                       StopLine(2, 1, kReclaim), InProgress(2, "SCHEDULED", kReclaim)})},
       {"one job holds A's limit and the borrowed instance: no victim",
-       {{J(1, "A", 0, 3, 1000), 1000, Dispatched(1, "BORROWED")}}, Waits(3)},
+       {{J(1, "A", 0, 3, 1000), 1000, Dispatched(1, "BORROWED")}},
+       Waits(3)},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     Engine e;
-    Play(e, {Given(Env(3), 0), Given(Q(), 0), Given(LendBorrow("A", 2), 0),
-             Given(Lend("B", 1), 0)});
+    Play(e,
+         {Given(Env(3), 0), Given(Q(), 0), Given(LendBorrow("A", 2), 0), Given(Lend("B", 1), 0)});
     Play(e, c.holders);
     Play(e, {{J(3, "B", 0, 1, 3000), 3000, c.b_job}});
   }
@@ -127,12 +127,12 @@ TEST(InSharePreemption, OnlyStrictlyLowerPriorityAndOnlyWhenEnabled) {
                                       << " waiting=" << c.waiting);
     Engine e;
     Play(e, {
-        Given(Env(1), 0),
-        Given(Q(), 0),
-        Given(Reserve("A", 1, c.enabled), 0),
-        {J(1, "A", c.running, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-        {J(2, "A", c.waiting, 1, 2000), 2000, c.expected},
-    });
+                Given(Env(1), 0),
+                Given(Q(), 0),
+                Given(Reserve("A", 1, c.enabled), 0),
+                {J(1, "A", c.running, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+                {J(2, "A", c.waiting, 1, 2000), 2000, c.expected},
+            });
   }
 }
 
@@ -140,25 +140,29 @@ TEST(InSharePreemption, ReclaimsFromOtherSharesWhenThePoolIsStillShort) {
   // A (LEND, limit 2, in-share) runs a priority-0 job; B borrows A's other instance. A
   // priority-5 job of A needing 2 takes its own lower-priority job, then reclaims from B.
   Engine e;
-  Play(e, {
-      Given(Env(3), 0),
-      Given(Q(), 0),
-      Given(Lend("A", 2, /*in_share=*/true), 0),
-      Given(LendBorrow("B", 1), 0),
-      {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-      {J(2, "B", 3, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
-      {J(3, "B", 1, 1, 2000), 2000, Dispatched(3, "BORROWED")},
-      {J(4, "A", 5, 2, 4000), 4000,
-       Cat(Waits(4), {"preempt by 4: 1@A/IN_SHARE{prio=0,lost=3000,started=1000} "
-                      "3@B/RECLAIM{prio=1,lost=2000,started=2000}",
-                      StopLine(1, 1, kInShare), InProgress(1, "SCHEDULED", kInShare),
-                      StopLine(3, 1, kReclaim), InProgress(3, "SCHEDULED", kReclaim)})},
-      {Ended(1, 1, AttemptOutcome::kFailed, "stopped"), 5000,
-       {"preempted 1 attempt=1 IN_SHARE lost=4000 count=1", Requeued(1, "SCHEDULED", kInShare)}},
-      {Ended(3, 1, AttemptOutcome::kFailed, "stopped"), 6000,
-       {"preempted 3 attempt=1 RECLAIM lost=4000 count=1", Requeued(3, "SCHEDULED", kReclaim),
-        "status 4 RUNNABLE->SCHEDULED", "dispatch 4 attempt=1 PREEMPTOR"}},
-  });
+  Play(e,
+       {
+           Given(Env(3), 0),
+           Given(Q(), 0),
+           Given(Lend("A", 2, /*in_share=*/true), 0),
+           Given(LendBorrow("B", 1), 0),
+           {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+           {J(2, "B", 3, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
+           {J(3, "B", 1, 1, 2000), 2000, Dispatched(3, "BORROWED")},
+           {J(4, "A", 5, 2, 4000), 4000,
+            Cat(Waits(4), {"preempt by 4: 1@A/IN_SHARE{prio=0,lost=3000,started=1000} "
+                           "3@B/RECLAIM{prio=1,lost=2000,started=2000}",
+                           StopLine(1, 1, kInShare), InProgress(1, "SCHEDULED", kInShare),
+                           StopLine(3, 1, kReclaim), InProgress(3, "SCHEDULED", kReclaim)})},
+           {Ended(1, 1, AttemptOutcome::kFailed, "stopped"),
+            5000,
+            {"preempted 1 attempt=1 IN_SHARE lost=4000 count=1",
+             Requeued(1, "SCHEDULED", kInShare)}},
+           {Ended(3, 1, AttemptOutcome::kFailed, "stopped"),
+            6000,
+            {"preempted 3 attempt=1 RECLAIM lost=4000 count=1", Requeued(3, "SCHEDULED", kReclaim),
+             "status 4 RUNNABLE->SCHEDULED", "dispatch 4 attempt=1 PREEMPTOR"}},
+       });
 }
 
 TEST(Nomination, ReservedCapacityIsGivenToNoOneElse) {
@@ -168,21 +172,23 @@ TEST(Nomination, ReservedCapacityIsGivenToNoOneElse) {
   // when the last victim reports AttemptEnded.
   Engine e;
   Play(e, {
-      Given(Env(2), 0),
-      Given(Q(), 0),
-      Given(Reserve("A", 2, /*in_share=*/true), 0),
-      Given(Reserve("B", 1), 0),
-      {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-      {J(2, "A", 0, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
-      {J(3, "A", 5, 2, 2000), 2000,
-       Cat(Waits(3), {"preempt by 3: 1@A/IN_SHARE{prio=0,lost=1000,started=1000} "
-                      "2@A/IN_SHARE{prio=0,lost=1000,started=1000}",
-                      StopLine(1, 1, kInShare), InProgress(1, "SCHEDULED", kInShare),
-                      StopLine(2, 1, kInShare), InProgress(2, "SCHEDULED", kInShare)})},
-      {Ended(1, 1, AttemptOutcome::kFailed, "stopped"), 3000,
-       {"preempted 1 attempt=1 IN_SHARE lost=2000 count=1", Requeued(1, "SCHEDULED", kInShare)}},
-      {J(4, "B", 9, 1, 3000), 3000, Waits(4)},
-  });
+              Given(Env(2), 0),
+              Given(Q(), 0),
+              Given(Reserve("A", 2, /*in_share=*/true), 0),
+              Given(Reserve("B", 1), 0),
+              {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+              {J(2, "A", 0, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
+              {J(3, "A", 5, 2, 2000), 2000,
+               Cat(Waits(3), {"preempt by 3: 1@A/IN_SHARE{prio=0,lost=1000,started=1000} "
+                              "2@A/IN_SHARE{prio=0,lost=1000,started=1000}",
+                              StopLine(1, 1, kInShare), InProgress(1, "SCHEDULED", kInShare),
+                              StopLine(2, 1, kInShare), InProgress(2, "SCHEDULED", kInShare)})},
+              {Ended(1, 1, AttemptOutcome::kFailed, "stopped"),
+               3000,
+               {"preempted 1 attempt=1 IN_SHARE lost=2000 count=1",
+                Requeued(1, "SCHEDULED", kInShare)}},
+              {J(4, "B", 9, 1, 3000), 3000, Waits(4)},
+          });
   const std::optional<JobView> preemptor = e.GetJob(3);
   ASSERT_TRUE(preemptor.has_value());
   EXPECT_TRUE(preemptor->nominated);
@@ -201,7 +207,8 @@ TEST(Nomination, ReservedCapacityIsGivenToNoOneElse) {
   ASSERT_TRUE(why.ok());
   EXPECT_EQ(why->rule, WaitRule::kNominated);
   EXPECT_EQ(why->waiting_for, (std::vector<JobId>{2}));
-  Play(e, {{Ended(2, 1, AttemptOutcome::kFailed, "stopped"), 4000,
+  Play(e, {{Ended(2, 1, AttemptOutcome::kFailed, "stopped"),
+            4000,
             {"preempted 2 attempt=1 IN_SHARE lost=3000 count=1", Requeued(2, "SCHEDULED", kInShare),
              "status 3 RUNNABLE->SCHEDULED", "dispatch 3 attempt=1 PREEMPTOR"}}});
 }
@@ -298,7 +305,8 @@ TEST(VictimOrder, LowerPriorityThenLeastWorkLostThenMostRecentThenId) {
       {"equal work lost: the most recently started",
        {{1, 0, 1, 1000, 5000}, {2, 0, 1, 5000, 0}},
        "preempt by 9: 2@A/IN_SHARE{prio=0,lost=5000,started=5000}"},
-      {"all equal: by id", {{1, 0, 1, 1000, 0}, {2, 0, 1, 1000, 0}},
+      {"all equal: by id",
+       {{1, 0, 1, 1000, 0}, {2, 0, 1, 1000, 0}},
        "preempt by 9: 1@A/IN_SHARE{prio=0,lost=9000,started=1000}"},
   };
   for (const Case& c : cases) {
@@ -345,9 +353,9 @@ TEST(VictimOrder, NewestFirstIgnoresCheckpointsAndInstances) {
   const Case cases[] = {
       {"lower priority first", {{1, 0, 1, 1000, 0}, {2, 1, 1, 5000, 0}}, 1},
       {"a fresh checkpoint does not protect the older job",
-       {{1, 0, 1, 1000, 0}, {2, 0, 1, 2000, 9500}}, 2},
-      {"more instances do not protect the newer job", {{1, 0, 1, 1000, 0}, {2, 0, 4, 7000, 0}},
+       {{1, 0, 1, 1000, 0}, {2, 0, 1, 2000, 9500}},
        2},
+      {"more instances do not protect the newer job", {{1, 0, 1, 1000, 0}, {2, 0, 4, 7000, 0}}, 2},
       {"all equal: by id", {{1, 0, 1, 1000, 0}, {2, 0, 1, 1000, 0}}, 1},
   };
   for (const Case& c : cases) {
@@ -361,7 +369,8 @@ TEST(VictimOrder, NewestFirstIgnoresCheckpointsAndInstances) {
                 Dispatched(r.id, "WITHIN_QUOTA")}});
     }
     for (const Running& r : c.running) {
-      if (r.checkpoint != 0) Play(e, {{CheckpointObserved{r.id, 1, r.checkpoint}, r.checkpoint, {}}});
+      if (r.checkpoint != 0)
+        Play(e, {{CheckpointObserved{r.id, 1, r.checkpoint}, r.checkpoint, {}}});
     }
     const Decisions d = MustApply(e, J(9, "A", 9, 1, 10000), 10000);
     const std::vector<Preemption> p = Only<Preemption>(d);
@@ -380,7 +389,9 @@ TEST(VictimOrder, AlreadyStoppingJobsCountFirst) {
     std::vector<std::string> submit, end2, end1;
   };
   const Case cases[] = {
-      {1, Waits(3), {},
+      {1,
+       Waits(3),
+       {},
        {"status 1 SCHEDULED->FAILED \"user\"", "status 3 RUNNABLE->SCHEDULED",
         "dispatch 3 attempt=1 WITHIN_QUOTA"}},
       {2,
@@ -394,14 +405,14 @@ TEST(VictimOrder, AlreadyStoppingJobsCountFirst) {
     SCOPED_TRACE("preemptor needs " + std::to_string(c.need));
     Engine e;
     Play(e, {
-        Given(Env(2), 0),
-        Given(Q(), 0),
-        Given(Reserve("A", 2, true), 0),
-        {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-        {J(2, "A", 0, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
-        {TerminateJob{1, "user"}, 2000, {"stop 1 attempt=1 TERMINATION \"user\""}},
-        {J(3, "A", 5, c.need, 3000), 3000, c.submit},
-    });
+                Given(Env(2), 0),
+                Given(Q(), 0),
+                Given(Reserve("A", 2, true), 0),
+                {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+                {J(2, "A", 0, 1, 1000), 1000, Dispatched(2, "WITHIN_QUOTA")},
+                {TerminateJob{1, "user"}, 2000, {"stop 1 attempt=1 TERMINATION \"user\""}},
+                {J(3, "A", 5, c.need, 3000), 3000, c.submit},
+            });
     if (c.need == 1) {
       Play(e, {{Ended(1, 1, AttemptOutcome::kFailed, "killed"), 5000, c.end1}});
     } else {
@@ -422,11 +433,13 @@ TEST(VictimSet, ReverseFillBackMakesItMinimal) {
   const Case cases[] = {
       {"greedy takes 1 then 2; 1 is given back",
        {Env(3), Q(), Reserve("A", 3, true)},
-       {J(1, "A", 0, 1, 1000), J(2, "A", 1, 2, 1000)}, J(3, "A", 5, 2, 2000),
+       {J(1, "A", 0, 1, 1000), J(2, "A", 1, 2, 1000)},
+       J(3, "A", 5, 2, 2000),
        "preempt by 3: 2@A/IN_SHARE{prio=1,lost=2000,started=1000}"},
       {"both are needed",
        {Env(2), Q(), Reserve("A", 2, true)},
-       {J(1, "A", 0, 1, 1000), J(2, "A", 1, 1, 1000)}, J(3, "A", 5, 2, 2000),
+       {J(1, "A", 0, 1, 1000), J(2, "A", 1, 1, 1000)},
+       J(3, "A", 5, 2, 2000),
        "preempt by 3: 1@A/IN_SHARE{prio=0,lost=1000,started=1000} "
        "2@A/IN_SHARE{prio=1,lost=1000,started=1000}"},
       {"a job holding no unit the preemptor is blocked on is never taken",
@@ -434,7 +447,8 @@ TEST(VictimSet, ReverseFillBackMakesItMinimal) {
         Share({.name = "A", .limits = {{kG5, 1}, {kP4, 1}}, .in_share_preemption = true})},
        {Job({.id = 1, .share = "A", .need = {{kP4, 1}}}, 1000),
         Job({.id = 2, .share = "A", .priority = 1, .need = {{kG5, 1}}}, 1000)},
-       J(3, "A", 5, 1, 2000), "preempt by 3: 2@A/IN_SHARE{prio=1,lost=1000,started=1000}"},
+       J(3, "A", 5, 1, 2000),
+       "preempt by 3: 2@A/IN_SHARE{prio=1,lost=1000,started=1000}"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -458,7 +472,8 @@ TEST(UpdateJobPriority, RaisedWaitingJobPreemptsInShare) {
     std::vector<std::string> expected;
   };
   const Case cases[] = {
-      {true, 4,
+      {true,
+       4,
        {"preempt by 2: 1@A/IN_SHARE{prio=3,lost=2000,started=1000}", StopLine(1, 1, kInShare),
         InProgress(1, "SCHEDULED", kInShare)}},
       {true, 3, {}},
@@ -467,7 +482,9 @@ TEST(UpdateJobPriority, RaisedWaitingJobPreemptsInShare) {
   for (const Case& c : cases) {
     SCOPED_TRACE(::testing::Message() << "in_share=" << c.in_share << " to " << c.raised_to);
     Engine e;
-    Play(e, {Given(Env(1), 0), Given(Q(), 0), Given(Reserve("A", 1, c.in_share), 0),
+    Play(e, {Given(Env(1), 0),
+             Given(Q(), 0),
+             Given(Reserve("A", 1, c.in_share), 0),
              {J(1, "A", 3, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
              {J(2, "A", 1, 1, 2000), 2000, Waits(2)},
              {UpdateJobPriority{2, c.raised_to}, 3000, c.expected}});
@@ -489,7 +506,9 @@ TEST(UpdateJobPriority, LoweredRunningJobBecomesTheLikelierVictim) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.lower_job1_to ? "lowered" : "not lowered");
     Engine e;
-    Play(e, {Given(Env(2), 0), Given(Q(), 0), Given(Reserve("A", 2, true), 0),
+    Play(e, {Given(Env(2), 0),
+             Given(Q(), 0),
+             Given(Reserve("A", 2, true), 0),
              {J(1, "A", 5, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
              {J(2, "A", 5, 1, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")}});
     if (c.lower_job1_to) Play(e, {{UpdateJobPriority{1, *c.lower_job1_to}, 3000, {}}});
@@ -508,11 +527,11 @@ TEST(WorkLost, CheckpointDuringGracePeriodKeepsTheWork) {
   constexpr Timestamp kT = 10000;
   Engine e;
   Play(e, {
-      Given(Env(2), 0),
-      Given(Q(), 0),
-      Given(Reserve("A", 2, /*in_share=*/true), 0),
-      {J(1, "A", 0, 2, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-  });
+              Given(Env(2), 0),
+              Given(Q(), 0),
+              Given(Reserve("A", 2, /*in_share=*/true), 0),
+              {J(1, "A", 0, 2, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+          });
 
   const Decisions stop = MustApply(e, J(2, "A", 5, 2, kT), kT);
   EXPECT_EQ(Lines(stop),
@@ -535,13 +554,11 @@ TEST(WorkLost, CheckpointDuringGracePeriodKeepsTheWork) {
   EXPECT_EQ(e.GetJob(1)->last_checkpoint, kT + 5000);
   EXPECT_TRUE(e.GetJob(1)->stopping);
 
-  const Decisions end =
-      MustApply(e, Ended(1, 1, AttemptOutcome::kFailed, "stopped"), kT + 6000);
-  EXPECT_EQ(Lines(end),
-            (std::vector<std::string>{"preempted 1 attempt=1 IN_SHARE lost=2000 count=1",
-                                      Requeued(1, "SCHEDULED", kInShare),
-                                      "status 2 RUNNABLE->SCHEDULED",
-                                      "dispatch 2 attempt=1 PREEMPTOR"}));
+  const Decisions end = MustApply(e, Ended(1, 1, AttemptOutcome::kFailed, "stopped"), kT + 6000);
+  EXPECT_EQ(Lines(end), (std::vector<std::string>{
+                            "preempted 1 attempt=1 IN_SHARE lost=2000 count=1",
+                            Requeued(1, "SCHEDULED", kInShare), "status 2 RUNNABLE->SCHEDULED",
+                            "dispatch 2 attempt=1 PREEMPTOR"}));
   const std::vector<PreemptedAttempt> pa = Only<PreemptedAttempt>(end);
   ASSERT_EQ(pa.size(), 1u);
   EXPECT_EQ(pa[0].job, 1u);
@@ -590,17 +607,17 @@ TEST(InShareInABorrowingShare, IssueReproducerOneVictimAndNoRestart) {
     SCOPED_TRACE(c.name);
     Engine e;
     Play(e, {
-        Given(Env(3), 0),
-        Given(Q(), 0),
-        Given(LendBorrow("p", 2, 50, /*in_share=*/true), 0),
-        Given(Lend("l", 1), 0),
-        {J(1, "p", 1, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-        {J(2, "p", 1, 1, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")},
-        {J(3, "p", 1, 1, 3000), 3000, Dispatched(3, "BORROWED")},
-        {J(9, "p", 9, 1, 10000), 10000,
-         Cat(Waits(9), {"preempt by 9: 3@p/IN_SHARE{prio=1,lost=7000,started=3000}",
-                        StopLine(3, 1, kInShare), InProgress(3, "SCHEDULED", kInShare)})},
-    });
+                Given(Env(3), 0),
+                Given(Q(), 0),
+                Given(LendBorrow("p", 2, 50, /*in_share=*/true), 0),
+                Given(Lend("l", 1), 0),
+                {J(1, "p", 1, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+                {J(2, "p", 1, 1, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")},
+                {J(3, "p", 1, 1, 3000), 3000, Dispatched(3, "BORROWED")},
+                {J(9, "p", 9, 1, 10000), 10000,
+                 Cat(Waits(9), {"preempt by 9: 3@p/IN_SHARE{prio=1,lost=7000,started=3000}",
+                                StopLine(3, 1, kInShare), InProgress(3, "SCHEDULED", kInShare)})},
+            });
     Timestamp now = 10000;
     const std::vector<Dispatch> dispatched = ExitInOrder(e, c.exit_order, &now);
     ASSERT_EQ(dispatched.size(), 1u);
@@ -626,13 +643,41 @@ TEST(InShareInABorrowingShare, VictimsOnlyUntilThePreemptorFitsByBorrowing) {
   };
   const Case cases[] = {
       {"the borrow cap binds: 2 victims (4 would bring p to its limit)",
-       6, 4, 50, 2, 0, 6, 2, {6, 5}},
+       6,
+       4,
+       50,
+       2,
+       0,
+       6,
+       2,
+       {6, 5}},
       {"the lendable idle capacity binds, not the pool: 1 victim (3 would)",
-       6, 2, 200, 2, 0, 4, 1, {4}},
+       6,
+       2,
+       200,
+       2,
+       0,
+       4,
+       1,
+       {4}},
       {"l runs a job of its own: its idle capacity and the pool bind: 1 victim (3 would)",
-       5, 2, 200, 3, 1, 4, 1, {4}},
+       5,
+       2,
+       200,
+       3,
+       1,
+       4,
+       1,
+       {4}},
       {"borrowLimit 0: nothing to borrow, down to p's limit as before",
-       4, 2, 0, 2, 0, 2, 2, {2, 1}},
+       4,
+       2,
+       0,
+       2,
+       0,
+       2,
+       2,
+       {2, 1}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -675,19 +720,20 @@ TEST(InShareInABorrowingShare, NoVictimThatWouldBorrowItsCapacityBack) {
   // set is refused and hi waits. (Before, x1 and y2 were stopped and x1 restarted at once.)
   Engine e;
   Play(e, {
-      Given(Env(4), 0),
-      Given(Q(), 0),
-      Given(LendBorrow("p", 2, 100, /*in_share=*/true), 0),
-      Given(LendBorrow("q", 1), 0),
-      Given(Lend("l", 1), 0),
-      {J(1, "p", 1, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-      {J(11, "q", 0, 1, 1000), 1000, Dispatched(11, "WITHIN_QUOTA")},
-      {J(12, "q", 0, 2, 2000), 2000, Dispatched(12, "BORROWED")},
-      {J(9, "p", 9, 2, 3000), 3000, Waits(9)},
-      {Ended(12), 4000,
-       {"status 12 SCHEDULED->SUCCEEDED", "status 9 RUNNABLE->SCHEDULED",
-        "dispatch 9 attempt=1 BORROWED"}},
-  });
+              Given(Env(4), 0),
+              Given(Q(), 0),
+              Given(LendBorrow("p", 2, 100, /*in_share=*/true), 0),
+              Given(LendBorrow("q", 1), 0),
+              Given(Lend("l", 1), 0),
+              {J(1, "p", 1, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+              {J(11, "q", 0, 1, 1000), 1000, Dispatched(11, "WITHIN_QUOTA")},
+              {J(12, "q", 0, 2, 2000), 2000, Dispatched(12, "BORROWED")},
+              {J(9, "p", 9, 2, 3000), 3000, Waits(9)},
+              {Ended(12),
+               4000,
+               {"status 12 SCHEDULED->SUCCEEDED", "status 9 RUNNABLE->SCHEDULED",
+                "dispatch 9 attempt=1 BORROWED"}},
+          });
 }
 
 TEST(Requeue, VictimsKeepTheirPlaceWhateverOrderTheyExitIn) {
@@ -700,17 +746,26 @@ TEST(Requeue, VictimsKeepTheirPlaceWhateverOrderTheyExitIn) {
     std::string name;
     std::vector<JobId> first_exit;
     std::optional<std::int32_t> x2_retries;
-    JobId restarts;                 // the victim dispatched again
+    JobId restarts;  // the victim dispatched again
     JobStatus x2_end, x3_end;
     bool x3_kept_out;  // once x1 has ended, Explain(3) names x2
   };
   const Case cases[] = {
-      {"x3 exits first: it waits for x2", {3}, std::nullopt, 2, JobStatus::kScheduled,
-       JobStatus::kRunnable, true},
-      {"x2 exits first", {2}, std::nullopt, 2, JobStatus::kScheduled, JobStatus::kRunnable,
+      {"x3 exits first: it waits for x2",
+       {3},
+       std::nullopt,
+       2,
+       JobStatus::kScheduled,
+       JobStatus::kRunnable,
+       true},
+      {"x2 exits first", {2}, std::nullopt, 2, JobStatus::kScheduled, JobStatus::kRunnable, false},
+      {"x3 exits first, x2 will fail (no preemption retry left): x3 goes",
+       {3},
+       0,
+       3,
+       JobStatus::kFailed,
+       JobStatus::kScheduled,
        false},
-      {"x3 exits first, x2 will fail (no preemption retry left): x3 goes", {3}, 0, 3,
-       JobStatus::kFailed, JobStatus::kScheduled, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -720,7 +775,10 @@ TEST(Requeue, VictimsKeepTheirPlaceWhateverOrderTheyExitIn) {
       const Timestamp t = 1000 * static_cast<Timestamp>(id);
       const std::optional<std::int32_t> retries = id == 2 ? c.x2_retries : std::nullopt;
       MustApply(e,
-                Job({.id = id, .share = "A", .priority = 1, .need = {{kG5, 1}},
+                Job({.id = id,
+                     .share = "A",
+                     .priority = 1,
+                     .need = {{kG5, 1}},
                      .preemption_retries = retries},
                     t),
                 t);

@@ -112,11 +112,11 @@ TEST_F(LocalExecutorTest, PayloadAndServerEnvironmentReachTheProcess) {
   ASSERT_EQ(::setenv("ALLOT_EXEC_TEST_INHERITED", "from-server", 1), 0);
   ASSERT_EQ(::setenv("ALLOT_EXEC_TEST_OVERRIDDEN", "server-value", 1), 0);
   auto& executor = Start();
-  LaunchSpec spec = ShellSpec(
-      2, 1,
-      "echo \"[$MY_VAR] [$ALLOT_EXEC_TEST_INHERITED] [$ALLOT_EXEC_TEST_OVERRIDDEN] "
-      "[$SM_CURRENT_HOST]\"",
-      1, Dir("a"));
+  LaunchSpec spec =
+      ShellSpec(2, 1,
+                "echo \"[$MY_VAR] [$ALLOT_EXEC_TEST_INHERITED] [$ALLOT_EXEC_TEST_OVERRIDDEN] "
+                "[$SM_CURRENT_HOST]\"",
+                1, Dir("a"));
   spec.environment = {{"MY_VAR", "hello world"},
                       {"ALLOT_EXEC_TEST_OVERRIDDEN", "payload-value"},
                       {"SM_CURRENT_HOST", "not-this"}};
@@ -124,8 +124,7 @@ TEST_F(LocalExecutorTest, PayloadAndServerEnvironmentReachTheProcess) {
   const auto exit = recorder_.WaitEnded(2, 1);
   ASSERT_TRUE(exit.has_value());
   EXPECT_TRUE(exit->succeeded);
-  EXPECT_EQ(ReadFile(Log("a", "algo-1")),
-            "[hello world] [from-server] [payload-value] [algo-1]\n");
+  EXPECT_EQ(ReadFile(Log("a", "algo-1")), "[hello world] [from-server] [payload-value] [algo-1]\n");
   ::unsetenv("ALLOT_EXEC_TEST_INHERITED");
   ::unsetenv("ALLOT_EXEC_TEST_OVERRIDDEN");
 }
@@ -149,9 +148,9 @@ TEST_F(LocalExecutorTest, PathOfThePayloadEnvironmentFindsTheProgram) {
 
 TEST_F(LocalExecutorTest, LogsGoToPerHostFilesAndAreAppended) {
   auto& executor = Start();
-  ASSERT_TRUE(executor->Launch(ShellSpec(4, 1, "echo out-$SM_CURRENT_HOST; echo err >&2", 2,
-                                         Dir("a")))
-                  .ok());
+  ASSERT_TRUE(
+      executor->Launch(ShellSpec(4, 1, "echo out-$SM_CURRENT_HOST; echo err >&2", 2, Dir("a")))
+          .ok());
   ASSERT_TRUE(recorder_.WaitEnded(4, 1).has_value());
   EXPECT_EQ(ReadFile(Log("a", "algo-1")), "out-algo-1\n");
   EXPECT_EQ(ReadFile(Log("a", "algo-2")), "out-algo-2\n");
@@ -204,8 +203,7 @@ TEST_F(LocalExecutorTest, HostKilledBySignalIsReported) {
   ASSERT_TRUE(exit.has_value());
   EXPECT_FALSE(exit->succeeded);
   EXPECT_EQ(exit->exit_codes, (std::vector<int>{-SIGUSR1}));
-  EXPECT_EQ(exit->reason,
-            kReasonPrefix + "algo-1 was killed by signal " + std::to_string(SIGUSR1));
+  EXPECT_EQ(exit->reason, kReasonPrefix + "algo-1 was killed by signal " + std::to_string(SIGUSR1));
 }
 
 TEST_F(LocalExecutorTest, StopOfAJobThatExitsOnTermReportsItsStatus) {
@@ -241,10 +239,10 @@ TEST_F(LocalExecutorTest, StopOfAJobIgnoringTermKillsItAfterTheGrace) {
 
 TEST_F(LocalExecutorTest, StopKillsTheChildrenOfTheJobToo) {
   auto& executor = Start();
-  ASSERT_TRUE(executor
-                  ->Launch(ShellSpec(10, 1, "trap '' TERM; sleep 60 & echo child=$!; wait", 1,
-                                     Dir("a")))
-                  .ok());
+  ASSERT_TRUE(
+      executor
+          ->Launch(ShellSpec(10, 1, "trap '' TERM; sleep 60 & echo child=$!; wait", 1, Dir("a")))
+          .ok());
   ASSERT_TRUE(WaitForFileContaining(Log("a", "algo-1"), "child="));
   const auto child = FindNumber(ReadFile(Log("a", "algo-1")), "child");
   ASSERT_TRUE(child.has_value());
@@ -340,12 +338,11 @@ TEST_F(LocalExecutorTest, InvalidAndDuplicateLaunchesAreRejected) {
   EXPECT_EQ(executor->Launch(empty).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(executor->Launch(ShellSpec(17, 1, "true", 0, Dir("a"))).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(executor->Launch(ShellSpec(17, 1, "true", 1, "")).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(executor->Launch(ShellSpec(17, 1, "true", 1, "")).code(), StatusCode::kInvalidArgument);
 
   ASSERT_TRUE(
-      executor->Launch(ShellSpec(17, 1, "trap 'exit 0' TERM; while :; do sleep 1; done", 1,
-                                 Dir("a")))
+      executor
+          ->Launch(ShellSpec(17, 1, "trap 'exit 0' TERM; while :; do sleep 1; done", 1, Dir("a")))
           .ok());
   EXPECT_EQ(executor->Launch(ShellSpec(17, 1, "true", 1, Dir("b"))).code(),
             StatusCode::kAlreadyExists);
@@ -408,7 +405,7 @@ TEST_F(LocalExecutorTest, DetachLeavesProcessesRunningAndStopsCallbacks) {
   const pid_t pid = started->hosts[0].pid;
 
   executor->Detach();
-  executor->Detach();  // twice is fine
+  executor->Detach();               // twice is fine
   executor->Stop(21, 1, 0, kTerm);  // ignored once detached
   EXPECT_EQ(executor->Launch(ShellSpec(22, 1, "true", 1, Dir("b"))).code(),
             StatusCode::kFailedPrecondition);

@@ -65,7 +65,13 @@ TEST(HostFiles, StringsRoundTripAndOldFilesStillRead) {
 TEST(HostFiles, MalformedFilesAreErrorsNotExceptions) {
   ScratchDir dir;
   const std::string kMalformed[] = {
-      "", "{", "[1,2]", "null", "{\"a\":1} x", "\xff\xfe{}", "{\"pid\":\"12\"}",
+      "",
+      "{",
+      "[1,2]",
+      "null",
+      "{\"a\":1} x",
+      "\xff\xfe{}",
+      "{\"pid\":\"12\"}",
       "{\"exit_code\":1.5,\"pid\":1e999,\"reason\":7,\"grace_ms\":\"1\"}",
       "{\"exit_code\":99999999999,\"pid\":-3,\"start_time\":-1,\"grace_ms\":true}",
       std::string(100000, '[') + std::string(100000, ']')};
@@ -111,7 +117,7 @@ class SupervisorTest : public ::testing::Test {
   pid_t Supervise(const std::string& script, std::vector<std::string> extra = {}) {
     SpawnRequest request;
     request.argv = {testing::SupervisorExe(), "__supervise", "--dir", dir_.path(),
-                    "--output-dir", Out()};
+                    "--output-dir",           Out()};
     request.argv.insert(request.argv.end(), extra.begin(), extra.end());
     request.argv.insert(request.argv.end(), {"--", "/bin/sh", "-c", script});
     request.environment = CurrentEnvironment();
@@ -152,9 +158,9 @@ TEST_F(SupervisorTest, RecordsItselfTheJobAndItsExitStatus) {
 }
 
 TEST_F(SupervisorTest, StopWritesTheReasonAndForwardsTerm) {
-  const pid_t pid = Supervise(
-      "trap 'echo reason=$(cat " + Out() + "/stop-reason); exit 0' TERM; echo ready; "
-      "while :; do sleep 0.05; done");
+  const pid_t pid = Supervise("trap 'echo reason=$(cat " + Out() +
+                              "/stop-reason); exit 0' TERM; echo ready; "
+                              "while :; do sleep 0.05; done");
   ASSERT_TRUE(WaitForFileContaining(Stdout(), "ready"));
   ASSERT_TRUE(WriteStopRequest(dir_.path(), {"timeout", Seconds(600)}).ok());
   ::kill(pid, SIGTERM);
@@ -199,8 +205,10 @@ class SupervisedTest : public ::testing::Test {
     return Dir(attempt) + "/algo-" + std::to_string(k);
   }
   static AdoptSpec AdoptOf(const LaunchSpec& spec, std::vector<HostProcess> recorded = {}) {
-    return AdoptSpec{spec.job,     spec.attempt,           spec.attempt_dir, spec.instance_count,
-                     spec.job_dir, spec.checkpoint_sync_dir, std::move(recorded)};
+    return AdoptSpec{spec.job,           spec.attempt,
+                     spec.attempt_dir,   spec.instance_count,
+                     spec.job_dir,       spec.checkpoint_sync_dir,
+                     std::move(recorded)};
   }
 
   ScratchDir scratch_;
@@ -297,8 +305,7 @@ TEST_F(SupervisedTest, AnAttemptThatEndedUnwatchedReportsItsTrueStatus) {
 
 TEST_F(SupervisedTest, AKilledSupervisorIsAVanishedHostAndItsJobGoesToo) {
   auto executor = New(a_);
-  ASSERT_TRUE(
-      executor->Launch(ShellSpec(5, 1, "echo ready; exec sleep 60", 1, Dir("a"))).ok());
+  ASSERT_TRUE(executor->Launch(ShellSpec(5, 1, "echo ready; exec sleep 60", 1, Dir("a"))).ok());
   const auto started = a_.WaitStarted(5, 1);
   ASSERT_TRUE(started.has_value());
   ASSERT_TRUE(WaitForFileContaining(Host("a") + "/stdout", "ready"));
@@ -353,7 +360,8 @@ TEST_F(SupervisedTest, CheckpointsWrittenByTheJobAreReported) {
   const std::string go = Dir("go");
   const LaunchSpec spec = ShellSpec(9, 1,
                                     "echo step > \"$ALLOT_CHECKPOINT_DIR/step-1\"; echo ready; "
-                                    "until [ -e " + go + " ]; do sleep 0.05; done",
+                                    "until [ -e " +
+                                        go + " ]; do sleep 0.05; done",
                                     1, Dir("a"));
   ASSERT_TRUE(executor->Launch(spec).ok());
   ASSERT_TRUE(WaitForFileContaining(Host("a") + "/stdout", "ready"));

@@ -152,7 +152,8 @@ TEST_F(ControllerTest, AFailedSubmissionIsAnsweredAsAFaultAndNeverListed) {
 
 TEST_F(ControllerTest, AnExitReportWhoseWriteFailedIsAppliedAfterTheRollback) {
   const fs::path go = dir_ / "go";
-  const std::string id = Submit("runner", "while [ ! -e " + go.string() + " ]; do sleep 0.05; done");
+  const std::string id =
+      Submit("runner", "while [ ! -e " + go.string() + " ]; do sleep 0.05; done");
   ASSERT_TRUE(WaitFor([&] { return StatusOf(id) == "RUNNING"; }));
   store_->Fail(Internal("io error"));
   { std::ofstream touch(go); }  // the job exits 0 while nothing can be written

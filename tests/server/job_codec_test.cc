@@ -4,6 +4,7 @@
 #include "server/job_codec.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace allot::server {

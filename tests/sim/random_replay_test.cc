@@ -1,8 +1,8 @@
 // The simulator's seeded random replays (support/random_replay.h), a quick set of seeds.
 
-#include <gtest/gtest.h>
-
 #include "sim/support/random_replay.h"
+
+#include <gtest/gtest.h>
 
 namespace allot::sim {
 namespace {

@@ -150,8 +150,8 @@ TEST(World, CheckpointOnStopKeepsTheWork) {
 TEST(World, ReserveLeavesCapacityIdleWhileOthersWait) {
   // Static partitions: b's second job waits an hour while a's GPU sits idle.
   const Trace t{{MakeJob(0, 60 * kMinute, "b"), MakeJob(0, 60 * kMinute, "b")}};
-  const Cluster c = MakeCluster(2, {{"a", 1, model::SharingStrategy::kReserve},
-                                    {"b", 1, model::SharingStrategy::kReserve}});
+  const Cluster c = MakeCluster(
+      2, {{"a", 1, model::SharingStrategy::kReserve}, {"b", 1, model::SharingStrategy::kReserve}});
   const RunResult r = MustSimulate(t, c, Quiet());
   const Figures& b = Share(r, "b");
   EXPECT_DOUBLE_EQ(b.wait.p50, 0);
@@ -177,8 +177,8 @@ TEST(World, JainsIndexComparesTheServedFractionOfDemand) {
   // hour, so b is served 120 of 180 instance-minutes of demand (2/3). (1 + 2/3)^2 / (2 (1 + 4/9)).
   const Trace t{{MakeJob(0, 60 * kMinute, "a"), MakeJob(0, 60 * kMinute, "b"),
                  MakeJob(0, 60 * kMinute, "b")}};
-  const Cluster c = MakeCluster(2, {{"a", 1, model::SharingStrategy::kReserve},
-                                    {"b", 1, model::SharingStrategy::kReserve}});
+  const Cluster c = MakeCluster(
+      2, {{"a", 1, model::SharingStrategy::kReserve}, {"b", 1, model::SharingStrategy::kReserve}});
   const RunResult r = MustSimulate(t, c, Quiet());
   EXPECT_NEAR(r.jain_index, (25.0 / 9) / (2 * 13.0 / 9), 1e-12);
 }
@@ -239,7 +239,7 @@ TEST(World, SameInputSameResult) {
 
 TEST(BucketSeries, WidensSoThatTheRunFitsAndKeepsTheMeans) {
   internal::BucketSeries s(1, 4);
-  s.Add(0, 10'000, {2.0});     // 2 instances for 10 s: widths 1, 2, 4 s are too small
+  s.Add(0, 10'000, {2.0});  // 2 instances for 10 s: widths 1, 2, 4 s are too small
   EXPECT_EQ(s.width(), 4000);
   const std::vector<double> means = s.Means(0, 10'000);
   ASSERT_EQ(means.size(), 3u);  // [0,4) [4,8) [8,10)
@@ -270,8 +270,8 @@ TEST(InvariantChecker, CatchesEachBrokenInvariant) {
   const Status cap = CheckWithHeld(capped, "a", 3);
   EXPECT_NE(cap.message().find("invariant 2"), std::string::npos) << cap.ToString();
 
-  const Status lenders = CheckWithHeld(
-      MakeCluster(4, {{"a", 1, model::SharingStrategy::kReserve}, {"b", 1}}), "b", 2);
+  const Status lenders =
+      CheckWithHeld(MakeCluster(4, {{"a", 1, model::SharingStrategy::kReserve}, {"b", 1}}), "b", 2);
   EXPECT_NE(lenders.message().find("invariant 3"), std::string::npos) << lenders.ToString();
 
   const Status books = CheckWithHeld(MakeCluster(4, {{"a", 2}}), "a", 1);

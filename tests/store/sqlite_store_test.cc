@@ -1,10 +1,9 @@
 #include "store/sqlite_store.h"
 
 #include <gtest/gtest.h>
-
-#include <algorithm>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>

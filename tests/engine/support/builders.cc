@@ -6,13 +6,15 @@ namespace allot::testing {
 
 model::Event Environment(const std::string& name, std::vector<model::CapacityLimit> limits,
                          model::State state) {
-  return model::PutServiceEnvironment{{.name = name, .capacity_limits = std::move(limits),
-                                       .state = state}};
+  return model::PutServiceEnvironment{
+      {.name = name, .capacity_limits = std::move(limits), .state = state}};
 }
 
 model::Event Queue(const std::string& name, const std::string& env,
                    std::vector<model::JobStateTimeLimitAction> actions, model::State state) {
-  return model::PutJobQueue{{.name = name, .service_environment = env, .state = state,
+  return model::PutJobQueue{{.name = name,
+                             .service_environment = env,
+                             .state = state,
                              .time_limit_actions = std::move(actions)}};
 }
 

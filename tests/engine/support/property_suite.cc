@@ -41,9 +41,10 @@ void CheckEverySeed(const PropertySuite& suite) {
     ++failures;
     ADD_FAILURE() << "seed " << seed << ": " << r.error << "\nevent/decision log:\n" << r.log;
   }
-  std::printf("%lld events, %lld preemptions; victims: %lld reclaim, %lld in-share, %lld "
-              "limit-lowered\n",
-              Ll(events), Ll(preemptions), Ll(victims[0]), Ll(victims[1]), Ll(victims[2]));
+  std::printf(
+      "%lld events, %lld preemptions; victims: %lld reclaim, %lld in-share, %lld "
+      "limit-lowered\n",
+      Ll(events), Ll(preemptions), Ll(victims[0]), Ll(victims[1]), Ll(victims[2]));
   if (first != last) {
     EXPECT_GT(preemptions, suite.min_preemptions) << "the scenarios hardly ever preempt";
   }

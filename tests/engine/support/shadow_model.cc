@@ -293,8 +293,8 @@ std::string ShadowModel::ApplyEvent(const model::Event& event, Timestamp now,
   const bool report = !std::holds_alternative<model::UpdateJobPriority>(event) &&
                       !std::holds_alternative<model::TerminateJob>(event);
   if (report && it == jobs_.end()) {
-    return status.ok() ? "" : JobName(id) + ": a late executor report was refused: " +
-                                  status.ToString();
+    return status.ok() ? ""
+                       : JobName(id) + ": a late executor report was refused: " + status.ToString();
   }
   if ((it != jobs_.end()) != status.ok()) {
     return JobName(id) + (status.ok() ? " unknown to the shadow but the event was accepted"

@@ -47,7 +47,7 @@ class ShadowModel {
     Timestamp running_since = -1;  // -1: the current attempt has not reported AttemptRunning
     bool preemption_victim = false;
     bool stop_seen = false;
-    bool stop_final = false;     // a preemption victim terminated while stopping
+    bool stop_final = false;       // a preemption victim terminated while stopping
     std::int32_t preemptions = 0;  // from PreemptedAttempt
   };
 

@@ -40,7 +40,8 @@ Cluster RandomCluster(Rng& rng, int units) {
     c.shares.push_back(s);
   }
   // Sometimes the pool is smaller than the shares' limits add up to.
-  for (auto& p : pool) p.max_capacity = std::max<std::int64_t>(1, p.max_capacity - rng.Uniform(0, 2));
+  for (auto& p : pool)
+    p.max_capacity = std::max<std::int64_t>(1, p.max_capacity - rng.Uniform(0, 2));
   c.environments.push_back({"env", pool, model::State::kEnabled});
   c.queues.push_back({"q", "env", model::State::kEnabled, {}});
   return c;
@@ -55,7 +56,9 @@ Trace RandomTrace(Rng& rng, const Cluster& c, int units) {
     TraceJob j;
     j.submit = now;
     j.duration = rng.Uniform(1, 3600) * kSecond;
-    j.share = c.shares[static_cast<std::size_t>(rng.Uniform(0, static_cast<std::int64_t>(c.shares.size()) - 1))].name;
+    j.share = c.shares[static_cast<std::size_t>(
+                           rng.Uniform(0, static_cast<std::int64_t>(c.shares.size()) - 1))]
+                  .name;
     j.unit = kUnits[rng.Uniform(0, units - 1)];
     j.count = rng.Uniform(1, 4);
     j.priority = static_cast<std::int32_t>(rng.Uniform(0, 3));
@@ -103,7 +106,8 @@ void RunRandomReplays(std::uint64_t first, std::uint64_t count) {
     EXPECT_GT(preemptions, static_cast<std::int64_t>(count) * 2);
   }
   std::printf("random replays: %llu seeds x 2 victim orders, %lld preemptions\n",
-              static_cast<unsigned long long>(last - from + 1), static_cast<long long>(preemptions));
+              static_cast<unsigned long long>(last - from + 1),
+              static_cast<long long>(preemptions));
 }
 
 }  // namespace allot::sim::testing
