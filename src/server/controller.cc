@@ -310,7 +310,7 @@ void Controller::DropJob(model::JobId seq) {
   jobs_.erase(it);
 }
 
-Controller::Reply Controller::Call(const std::string& action, const Json& r) {
+Result<Controller::Reply> Controller::Call(const std::string& action, const Json& r) {
   using Handler = Reply (Controller::*)(const Json&);
   static const std::map<std::string, Handler> kHandlers = {
       {"createserviceenvironment", &Controller::CreateServiceEnvironment},
@@ -339,19 +339,21 @@ Controller::Reply Controller::Call(const std::string& action, const Json& r) {
       {"getjobqueuesnapshot", &Controller::GetJobQueueSnapshot},
   };
   auto it = kHandlers.find(action);
-  if (it == kHandlers.end()) Refuse("unknown action " + action);
+  if (it == kHandlers.end()) return InvalidArgument("unknown action " + action);
   std::lock_guard<std::mutex> lock(mu_);
   if (broken_) return Refused();
-  try {
-    Reply reply = (this->*(it->second))(r);
-    Reply durable = Finish();
-    reply.durable = durable.durable;
-    return reply;
-  } catch (...) {
-    // A refused request leaves nothing pending; what the engine already did is kept.
-    Finish();
-    throw;
-  }
+  return Guarded([&] {
+    try {
+      Reply reply = (this->*(it->second))(r);
+      Reply durable = Finish();
+      reply.durable = durable.durable;
+      return reply;
+    } catch (...) {
+      // A refused request leaves nothing pending; what the engine already did is kept.
+      Finish();
+      throw;
+    }
+  });
 }
 
 }  // namespace allot::server

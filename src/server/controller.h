@@ -63,22 +63,24 @@ class Controller {
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
 
-  // One AWS Batch action ("submitservicejob", ...). Throws ClientError for bad requests.
-  Reply Call(const std::string& action, const Json& request);
+  // One AWS Batch action ("submitservicejob", ...). A bad request is kInvalidArgument with the
+  // message for the caller (api_error.h maps codes to AWS errors); a fault of the server is
+  // kInternal. An accepted change answers once `durable` holds the store's outcome.
+  Result<Reply> Call(const std::string& action, const Json& request);
   // TagResource / UntagResource / ListTagsForResource.
-  Reply Tags(const std::string& method, const std::string& arn, const Json& request,
-             const std::vector<std::string>& tag_keys);
+  Result<Reply> Tags(const std::string& method, const std::string& arn, const Json& request,
+                     const std::vector<std::string>& tag_keys);
 
   std::optional<std::string> SecretFor(const std::string& access_key_id);
 
   // GET /allot/v1/jobs/{id}/logs: `stream` ("stdout" or "stderr") of `host` in `attempt`
-  // (0 = the latest) from byte `offset`. Throws ClientError for an unknown job, attempt or host.
+  // (0 = the latest) from byte `offset`; kInvalidArgument for an unknown job, attempt or host.
   struct LogChunk {
     std::string text;
     std::uint64_t next_offset = 0;
     bool complete = false;  // the attempt has ended: nothing more will be written
   };
-  LogChunk Logs(const std::string& job, int attempt, const std::string& host,
+  Result<LogChunk> Logs(const std::string& job, int attempt, const std::string& host,
                 const std::string& stream, std::uint64_t offset);
   const Options& options() const { return options_; }
   const std::string& credentials_path() const { return credentials_path_; }
@@ -115,6 +117,10 @@ class Controller {
   void IndexJob(const JobRecord& job);  // a new or recovered job: into the list index
   void UnindexJob(const JobRecord& job);
 
+  Reply TagsLocked(const std::string& method, const std::string& arn, const Json& request,
+                   const std::vector<std::string>& tag_keys);  // requires mu_; may Refuse
+  LogChunk ReadLogs(const std::string& job, int attempt, const std::string& host,
+                    const std::string& stream, std::uint64_t offset);  // may Refuse
   Reply ChangeTags(const std::string& method, const Json& request,
                    const std::vector<std::string>& tag_keys, Json* tags,
                    const std::function<void(const Json&)>& save);  // tags.cc

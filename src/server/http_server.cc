@@ -327,8 +327,8 @@ class HttpServer::Impl {
   void Admit(tcp::socket socket);
   bool MakeRoom(const asio::ip::address& peer);
   void BeginStop();
-  Controller::Reply Run(const Request& req, const Route& route, CallLog* call);
-  Controller::Reply Logs(const std::string& job_id,
+  Result<Controller::Reply> Run(const Request& req, const Route& route, CallLog* call);
+  Result<Controller::Reply> Logs(const std::string& job_id,
                          const std::multimap<std::string, std::string>& params);
 
   Controller& controller_;
@@ -696,7 +696,12 @@ Answer HttpServer::Impl::Handle(const Request& req, const Route& route, CallLog*
                          who.error().message);
     }
     call->principal = who->access_key_id;
-    return ReplyAnswer(Run(req, route, call));
+    Result<Controller::Reply> reply = Run(req, route, call);
+    if (!reply.ok()) {
+      const ApiError e = ApiErrorFor(reply.status());
+      return ErrorAnswer(static_cast<http::status>(e.http_status), e.type, e.message);
+    }
+    return ReplyAnswer(reply.value());
   } catch (const ClientError& e) {
     return ErrorAnswer(http::status::bad_request, "ClientException", e.what());
   } catch (const nlohmann::json::exception& e) {
@@ -709,7 +714,8 @@ Answer HttpServer::Impl::Handle(const Request& req, const Route& route, CallLog*
   }
 }
 
-Controller::Reply HttpServer::Impl::Run(const Request& req, const Route& route, CallLog* call) {
+Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route& route,
+                                                CallLog* call) {
   call->resource = route.capture;
   if (route.kind == Route::kAction) {
     Json body = ParseBody(req.body());  // first: a deep body is refused for its depth
@@ -736,7 +742,7 @@ Controller::Reply HttpServer::Impl::Run(const Request& req, const Route& route, 
   return controller_.Tags("GET", arn, Json::object(), {});
 }
 
-Controller::Reply HttpServer::Impl::Logs(const std::string& job_id,
+Result<Controller::Reply> HttpServer::Impl::Logs(const std::string& job_id,
                                          const std::multimap<std::string, std::string>& params) {
   auto param = [&params](const char* name, const std::string& fallback) {
     const auto it = params.find(name);
@@ -750,10 +756,12 @@ Controller::Reply HttpServer::Impl::Logs(const std::string& job_id,
   const std::uint64_t offset =
       WholeNumber(param("offset", "0"), "offset",
                   static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
-  Controller::LogChunk chunk = controller_.Logs(id, attempt, host, stream, offset);
+  Result<Controller::LogChunk> chunk = controller_.Logs(id, attempt, host, stream, offset);
+  if (!chunk.ok()) return chunk.status();
   Controller::Reply reply;
-  reply.body = {
-      {"text", chunk.text}, {"nextOffset", chunk.next_offset}, {"complete", chunk.complete}};
+  reply.body = {{"text", chunk->text},
+                {"nextOffset", chunk->next_offset},
+                {"complete", chunk->complete}};
   return reply;
 }
 

@@ -16,9 +16,15 @@ constexpr auto kMaxOffset = static_cast<std::uint64_t>(std::numeric_limits<std::
 
 }  // namespace
 
-Controller::LogChunk Controller::Logs(const std::string& job_id, int attempt,
-                                      const std::string& host, const std::string& stream,
-                                      std::uint64_t offset) {
+Result<Controller::LogChunk> Controller::Logs(const std::string& job_id, int attempt,
+                                              const std::string& host, const std::string& stream,
+                                              std::uint64_t offset) {
+  return Guarded([&] { return ReadLogs(job_id, attempt, host, stream, offset); });
+}
+
+Controller::LogChunk Controller::ReadLogs(const std::string& job_id, int attempt,
+                                          const std::string& host, const std::string& stream,
+                                          std::uint64_t offset) {
   if (offset > kMaxOffset) {
     Refuse("offset must be a whole number from 0 to " + std::to_string(kMaxOffset) + ", got " +
            std::to_string(offset));

@@ -6,10 +6,17 @@
 
 namespace allot::server {
 
-Controller::Reply Controller::Tags(const std::string& method, const std::string& arn,
-                                   const Json& request, const std::vector<std::string>& tag_keys) {
+Result<Controller::Reply> Controller::Tags(const std::string& method, const std::string& arn,
+                                           const Json& request,
+                                           const std::vector<std::string>& tag_keys) {
   std::lock_guard<std::mutex> lock(mu_);
   if (broken_) return Refused();
+  return Guarded([&] { return TagsLocked(method, arn, request, tag_keys); });
+}
+
+Controller::Reply Controller::TagsLocked(const std::string& method, const std::string& arn,
+                                         const Json& request,
+                                         const std::vector<std::string>& tag_keys) {
   // A configuration record's tags change in the record, which is then stored whole.
   auto change = [&](auto* record, store::Kind kind, const std::string& key) {
     if (record == nullptr) Refuse("resourceArn " + arn + " does not name an existing resource");

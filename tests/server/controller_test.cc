@@ -79,7 +79,9 @@ class ControllerTest : public ::testing::Test {
 
   // One call, as the HTTP layer makes it: the answer counts once its batch is durable.
   Result<Json> Call(const std::string& action, const Json& request) {
-    Controller::Reply reply = controller_->Call(action, request);
+    Result<Controller::Reply> answer = controller_->Call(action, request);
+    if (!answer.ok()) return answer.status();
+    Controller::Reply reply = std::move(answer).value();
     if (reply.durable.valid()) {
       const Status s = reply.durable.get();
       if (!s.ok()) return s;
@@ -191,7 +193,8 @@ TEST_F(ControllerTest, ARefusedEnvironmentLeavesNothingBehind) {
   const Json bad = {{"serviceEnvironmentName", "env2"},
                     {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
                     {"capacityLimits", {{{"capacityUnit", ""}, {"maxCapacity", 1}}}}};
-  EXPECT_THROW(Call("createserviceenvironment", bad), ClientError);  // the HTTP layer's 400
+  EXPECT_EQ(Call("createserviceenvironment", bad).status().code(),
+            StatusCode::kInvalidArgument);  // the HTTP layer's 400
   Result<Json> listed = Call("describeserviceenvironments", Json::object());
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed.value()["serviceEnvironments"].size(), 1U);
@@ -207,6 +210,37 @@ TEST_F(ControllerTest, ARefusedEnvironmentLeavesNothingBehind) {
 
 namespace allot::server {
 namespace {
+
+// The error convention: every entry point answers a Status, never an exception, and each code is
+// one AWS error at the wire.
+TEST_F(ControllerTest, RefusalsAreInvalidArgumentStatusesThatMapToClientException) {
+  Result<Controller::Reply> missing = controller_->Call("submitservicejob", {{"jobName", "x"}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("jobQueue"), std::string::npos)
+      << missing.status().message();
+  EXPECT_EQ(controller_->Call("nosuchaction", Json::object()).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(controller_->Logs("no-such-job", 0, "algo-1", "stdout", 0).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(controller_
+                ->Tags("GET", "arn:aws:batch:local:000000000000:job-queue/nope", Json::object(), {})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  const ApiError client = ApiErrorFor(missing.status());
+  EXPECT_EQ(client.http_status, 400);
+  EXPECT_EQ(client.type, "ClientException");
+  EXPECT_EQ(client.message, missing.status().message());
+  for (const Status& fault : {Internal("x"), Status(StatusCode::kUnavailable, "x"),
+                              ResourceExhausted("disk full")}) {
+    EXPECT_EQ(ApiErrorFor(fault).http_status, 500) << fault.ToString();
+    EXPECT_EQ(ApiErrorFor(fault).type, "ServerException");
+  }
+  for (const Status& mistake : {NotFound("x"), AlreadyExists("x"), FailedPrecondition("x")}) {
+    EXPECT_EQ(ApiErrorFor(mistake).http_status, 400) << mistake.ToString();
+  }
+}
 
 class ListPagingTest : public ControllerTest {
  protected:
