@@ -6,7 +6,6 @@
 // ApiErrorFor maps each status code to exactly one AWS error at the wire.
 
 #include <nlohmann/json.hpp>
-
 #include <stdexcept>
 #include <string>
 

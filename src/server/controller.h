@@ -81,7 +81,7 @@ class Controller {
     bool complete = false;  // the attempt has ended: nothing more will be written
   };
   Result<LogChunk> Logs(const std::string& job, int attempt, const std::string& host,
-                const std::string& stream, std::uint64_t offset);
+                        const std::string& stream, std::uint64_t offset);
   const Options& options() const { return options_; }
   const std::string& credentials_path() const { return credentials_path_; }
 

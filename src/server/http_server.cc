@@ -329,7 +329,7 @@ class HttpServer::Impl {
   void BeginStop();
   Result<Controller::Reply> Run(const Request& req, const Route& route, CallLog* call);
   Result<Controller::Reply> Logs(const std::string& job_id,
-                         const std::multimap<std::string, std::string>& params);
+                                 const std::multimap<std::string, std::string>& params);
 
   Controller& controller_;
   const Options& options_;
@@ -742,8 +742,8 @@ Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route&
   return controller_.Tags("GET", arn, Json::object(), {});
 }
 
-Result<Controller::Reply> HttpServer::Impl::Logs(const std::string& job_id,
-                                         const std::multimap<std::string, std::string>& params) {
+Result<Controller::Reply> HttpServer::Impl::Logs(
+    const std::string& job_id, const std::multimap<std::string, std::string>& params) {
   auto param = [&params](const char* name, const std::string& fallback) {
     const auto it = params.find(name);
     return it == params.end() ? fallback : Utf8Field(it->second, name);
@@ -759,9 +759,8 @@ Result<Controller::Reply> HttpServer::Impl::Logs(const std::string& job_id,
   Result<Controller::LogChunk> chunk = controller_.Logs(id, attempt, host, stream, offset);
   if (!chunk.ok()) return chunk.status();
   Controller::Reply reply;
-  reply.body = {{"text", chunk->text},
-                {"nextOffset", chunk->next_offset},
-                {"complete", chunk->complete}};
+  reply.body = {
+      {"text", chunk->text}, {"nextOffset", chunk->next_offset}, {"complete", chunk->complete}};
   return reply;
 }
 

@@ -232,8 +232,8 @@ TEST_F(ControllerTest, RefusalsAreInvalidArgumentStatusesThatMapToClientExceptio
   EXPECT_EQ(client.http_status, 400);
   EXPECT_EQ(client.type, "ClientException");
   EXPECT_EQ(client.message, missing.status().message());
-  for (const Status& fault : {Internal("x"), Status(StatusCode::kUnavailable, "x"),
-                              ResourceExhausted("disk full")}) {
+  for (const Status& fault :
+       {Internal("x"), Status(StatusCode::kUnavailable, "x"), ResourceExhausted("disk full")}) {
     EXPECT_EQ(ApiErrorFor(fault).http_status, 500) << fault.ToString();
     EXPECT_EQ(ApiErrorFor(fault).type, "ServerException");
   }
