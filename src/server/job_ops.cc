@@ -309,8 +309,8 @@ bool Matches(const ListFilters& f, const JobRecord& job) {
   if (f.before && job.created_at >= *f.before) return false;
   if (f.after && job.created_at <= *f.after) return false;
   if (f.name) {
-    const std::string_view name =
-        f.name_prefix ? std::string_view(job.name).substr(0, f.name->size()) : job.name;
+    std::string_view name = job.name;
+    if (f.name_prefix) name = name.substr(0, f.name->size());
     if (!EqualsIgnoreCase(name, *f.name)) return false;
   }
   return true;
