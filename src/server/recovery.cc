@@ -5,6 +5,7 @@
 // using a retry.
 
 #include <algorithm>
+#include <thread>
 
 #include "server/api_error.h"
 #include "server/config_wire.h"
@@ -71,14 +72,39 @@ Status Controller::Recover() {
 Result<std::vector<JobRecord>> Controller::LoadJobs() {
   Result<std::vector<store::Record>> records = store_->Scan(store::Kind::kJob);
   if (!records.ok()) return records.status();
+  std::vector<store::Record> raw = std::move(records).value();
+  std::vector<DecodedJob> decoded(raw.size());
+  // Decoding is most of a start with many stored jobs, and each record decodes alone: the
+  // records are split among a few threads (this thread interns and indexes afterwards).
+  const std::size_t threads =
+      raw.size() < 10'000 ? 1 : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
+  std::vector<Status> errors(threads);
+  auto decode = [&raw, &decoded, &errors, threads](std::size_t part) {
+    const std::size_t lo = raw.size() * part / threads;
+    const std::size_t hi = raw.size() * (part + 1) / threads;
+    for (std::size_t i = lo; i < hi; ++i) {
+      Result<DecodedJob> d = DecodeJob(raw[i].key, raw[i].value);
+      if (!d.ok()) {
+        errors[part] = d.status();
+        return;
+      }
+      decoded[i] = std::move(d).value();
+      raw[i] = store::Record();  // the text is no longer needed
+    }
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t part = 1; part < threads; ++part) workers.emplace_back(decode, part);
+  decode(0);
+  for (std::thread& w : workers) w.join();
+  for (const Status& e : errors) {
+    if (!e.ok()) return e;
+  }
+  raw = {};
   std::vector<JobRecord> jobs;
-  jobs.reserve(records->size());
-  jobs_.reserve(records->size());
-  job_ids_.reserve(records->size());
-  for (const store::Record& r : records.value()) {
-    Result<DecodedJob> decoded = DecodeJob(r.key, r.value);
-    if (!decoded.ok()) return decoded.status();
-    DecodedJob d = std::move(decoded).value();
+  jobs.reserve(decoded.size());
+  jobs_.reserve(decoded.size());
+  job_ids_.reserve(decoded.size());
+  for (DecodedJob& d : decoded) {
     JobRecord& job = jobs.emplace_back(std::move(d.record));
     // A job whose queue is gone is kept for Describe, outside every queue.
     job.queue = queues_.count(d.queue) ? Intern(d.queue) : std::string_view();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "server/api_error.h"
+#include "server/job_codec.h"
 #include "store/faulty_store.h"
 
 namespace allot::server {
@@ -187,6 +188,57 @@ TEST_F(ControllerTest, ARestartWritesNoRecordThatDidNotChange) {
     EXPECT_TRUE(Call("terminateservicejob", {{"jobId", id}, {"reason", "done"}}).ok());
   }
   EXPECT_TRUE(WaitFor([&] { return ListedNames("RUNNING").empty(); }));
+}
+
+// A start with many stored jobs decodes them on several threads: every record comes back, and a
+// corrupt one anywhere stops the start with an error naming it.
+TEST_F(ControllerTest, AStartWithManyStoredJobsReadsEveryOneAndRefusesACorruptOne) {
+  controller_.reset();
+  constexpr int kJobs = 20'000;  // above the threshold for decoding on several threads
+  auto write_jobs = [this](const std::string& corrupt_key) {
+    auto st = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    store::Batch batch;
+    for (int i = 0; i < kJobs; ++i) {
+      JobRecord j;
+      j.seq = static_cast<model::JobId>(i + 1);
+      j.id = "stored-" + std::to_string(i);
+      j.name = "bulk-" + std::to_string(i);
+      j.queue = "q";
+      j.status = model::JobStatus::kFailed;
+      j.demand = {{"ml.g5.xlarge", 1}};
+      j.created_at = 1000 + i;
+      j.stopped_at = 2000 + i;
+      batch.Put(store::Kind::kJob, j.id, j.id == corrupt_key ? "{not json" : EncodeJob(j));
+    }
+    ASSERT_TRUE(st.value()->Commit(std::move(batch)).ok());
+    st.value()->Close();
+  };
+  write_jobs("");
+  Start();
+  Result<Json> page = Call("listservicejobs", {{"jobQueue", "q"}, {"jobStatus", "FAILED"}});
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page.value()["jobSummaryList"].size(), 100U);
+  EXPECT_EQ(page.value()["jobSummaryList"][0]["jobName"], "bulk-19999");
+  for (int i : {0, 7'777, 15'000, kJobs - 1}) {
+    Result<Json> d = Call("describeservicejob", {{"jobId", "stored-" + std::to_string(i)}});
+    ASSERT_TRUE(d.ok()) << i;
+    EXPECT_EQ(d.value()["jobName"], "bulk-" + std::to_string(i));
+    EXPECT_EQ(d.value()["createdAt"], 1000 + i);
+  }
+  // The next job submitted takes a sequence after every stored one.
+  EXPECT_FALSE(Submit("after", "exit 0").empty());
+  controller_.reset();
+  write_jobs("stored-15000");
+  Options options;
+  options.data_dir = dir_.string();
+  options.sandbox = false;
+  options.supervisor_exe = SupervisorExe();
+  auto refused = Controller::Start(options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInternal);
+  EXPECT_NE(refused.status().message().find("stored-15000"), std::string::npos)
+      << refused.status().message();
 }
 
 TEST_F(ControllerTest, ARefusedEnvironmentLeavesNothingBehind) {
