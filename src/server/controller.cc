@@ -136,7 +136,12 @@ void Controller::Apply(const model::Event& event, bool must_succeed) {
   model::Decisions decisions;
   Status s = engine_.Apply(event, Now(), &decisions);
   ApplyDecisions(decisions);
-  if (!s.ok() && must_succeed) Refuse(s.message());
+  if (s.ok()) return;
+  if (must_succeed) Refuse(s.message());
+  // A background event (an executor report, a tick, a restore) has no caller to answer: the
+  // engine's refusal is logged, never dropped.
+  log::Warn("engine.event_refused",
+            {{"event", model::EventToString(event)}, {"error", s.message()}});
 }
 
 void Controller::Touch(JobRecord& job) { touched_.insert(job.seq); }
