@@ -20,6 +20,9 @@ struct ServerFlags {
   int grace_seconds = 120;
   std::string host_map_file;
   bool no_sandbox = false;
+  int http_header_timeout_seconds = 10;
+  int http_body_timeout_seconds = 30;
+  int http_idle_timeout_seconds = 30;
 };
 
 CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
@@ -42,6 +45,36 @@ CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
       ->add_option("--log-format", f.server.log_format,
                    "text (key=value) or json (one object a line)")
       ->capture_default_str();
+  // The HTTP server's limits (docs/server.md, "Layout of a request").
+  serve->add_option("--http-threads", f.server.http_threads, "workers that run requests")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  serve
+      ->add_option("--http-max-connections", f.server.http_max_connections,
+                   "open connections in all; beyond, an idle one is closed or the new one is "
+                   "answered 503")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  serve
+      ->add_option("--http-max-connections-per-address", f.server.http_max_connections_per_address,
+                   "open connections per client address")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  serve
+      ->add_option("--http-header-timeout-seconds", f.http_header_timeout_seconds,
+                   "a request's headers must arrive within this of its first byte")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  serve
+      ->add_option("--http-body-timeout-seconds", f.http_body_timeout_seconds,
+                   "a request's body must arrive, and its answer be written, within this")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  serve
+      ->add_option("--http-idle-timeout-seconds", f.http_idle_timeout_seconds,
+                   "an idle keep-alive connection is closed after this")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
   serve->add_flag("--no-sandbox", f.no_sandbox,
                   "run jobs without bubblewrap even where it is installed (the /opt/ml tree then "
                   "lives under the data directory and SM_* variables point there)");
@@ -61,6 +94,9 @@ std::optional<int> ParsePort(std::string_view text) {
 
 int RunServerCommand(ServerFlags& f) {
   allot::server::Options& server = f.server;
+  server.http_header_timeout = allot::Seconds(f.http_header_timeout_seconds);
+  server.http_body_timeout = allot::Seconds(f.http_body_timeout_seconds);
+  server.http_idle_timeout = allot::Seconds(f.http_idle_timeout_seconds);
   const auto colon = f.listen.rfind(':');
   server.host = colon == std::string::npos ? f.listen : f.listen.substr(0, colon);
   if (colon != std::string::npos) {

@@ -375,6 +375,44 @@ class SlowClientsTest(ServerTestCase):
                  timeout=ANSWER_BOUND_S, interval=0.2, what="127.0.0.8 to be served again")
 
 
+class HttpFlagsTest(SlowClientsTest):
+    """The limits are `allot server` flags: a shorter header deadline and a smaller per-address
+    cap than the defaults take effect."""
+
+    server_args = ("--http-header-timeout-seconds", "2", "--http-max-connections-per-address", "3",
+                   "--http-threads", "4")
+
+    # The inherited tests assume the default limits.
+    test_40_slow_clients_from_one_address = None
+    test_200_slow_clients = None
+    test_slow_headers_and_body_are_closed_after_the_deadlines = None
+    test_connections_beyond_the_per_address_cap_are_refused = None
+
+    def test_flags_set_the_header_deadline_and_the_per_address_cap(self):
+        held = self.open_slow(3, "127.0.0.10", max_seconds=30)
+        time.sleep(0.5)
+        extra = self.open_slow(2, "127.0.0.10", max_seconds=30)
+        wait_for(extra.all_closed, timeout=ANSWER_BOUND_S, interval=0.2,
+                 what="connections beyond --http-max-connections-per-address 3 refused")
+        for data in extra.answers.values():
+            self.assertTrue(data.startswith(b"HTTP/1.1 503"), data)
+        # The default deadline is 10 s; with 2 s the held ones are closed well before it.
+        wait_for(held.all_closed, timeout=8, interval=0.2,
+                 what="trickling headers closed after --http-header-timeout-seconds 2")
+        self.assertTrue(all(1 <= t < 8 for t in held.closed_at.values()), held.closed_at)
+        self.assertEqual(healthz(self.server.port), (200, b"ok\n"))
+
+    def test_out_of_range_values_are_refused_at_start(self):
+        for flag, value in (("--http-threads", "0"), ("--http-header-timeout-seconds", "0"),
+                            ("--http-max-connections", "-1")):
+            with tempfile.TemporaryDirectory() as data:
+                r = subprocess.run([allot_bin(), "server", "--data-dir", data,
+                                    "--listen", "127.0.0.1:0", flag, value],
+                                   capture_output=True, text=True, timeout=30)
+            self.assertNotEqual(r.returncode, 0, (flag, value))
+            self.assertIn(flag, r.stderr + r.stdout, (flag, value))
+
+
 class WireShapeTest(ServerTestCase):
     """What the HTTP layer answers by itself stays as it was."""
 
