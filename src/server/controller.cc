@@ -298,11 +298,11 @@ JobRecord* Controller::JobBySeq(model::JobId seq) {
   return it == jobs_.end() ? nullptr : &it->second;
 }
 
-JobRecord& Controller::AddJob(JobRecord record) {
+JobRecord& Controller::AddJob(JobRecord record, bool listed) {
   const model::JobId seq = record.seq;
   JobRecord& job = jobs_.emplace(seq, std::move(record)).first->second;
   job_ids_[job.id] = seq;
-  IndexJob(job);
+  if (listed) IndexJob(job);
   return job;
 }
 

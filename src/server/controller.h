@@ -232,8 +232,9 @@ class Controller {
   // By sequence; nodes never move, so job_ids_ and the list index point into the records.
   std::unordered_map<model::JobId, JobRecord> jobs_;
   std::unordered_map<std::string_view, model::JobId> job_ids_;  // the records' own ids
-  JobRecord& AddJob(JobRecord record);                          // requires mu_; indexes it
-  void DropJob(model::JobId seq);                               // requires mu_
+  // Requires mu_; `listed`: into the list index (not a job whose queue was deleted).
+  JobRecord& AddJob(JobRecord record, bool listed = true);
+  void DropJob(model::JobId seq);  // requires mu_
   // Queue and share names the job records point to; never shrinks (names are few).
   std::set<std::string, std::less<>> names_;
   std::string_view Intern(std::string_view name);

@@ -106,8 +106,7 @@ Result<std::vector<JobRecord>> Controller::LoadJobs() {
   job_ids_.reserve(decoded.size());
   for (DecodedJob& d : decoded) {
     JobRecord& job = jobs.emplace_back(std::move(d.record));
-    // A job whose queue is gone is kept for Describe, outside every queue.
-    job.queue = queues_.count(d.queue) ? Intern(d.queue) : std::string_view();
+    job.queue = Intern(d.queue);
     job.share = d.share.empty() ? std::string_view() : Intern(d.share);
   }
   std::sort(jobs.begin(), jobs.end(),
@@ -162,8 +161,11 @@ Status Controller::RecoverLocked() {
 
 void Controller::RecoverJob(JobRecord record) {
   next_seq_ = std::max(next_seq_, record.seq + 1);
-  const bool live = !model::IsTerminal(record.status) && !record.queue.empty();
-  JobRecord& job = AddJob(std::move(record));
+  // A job whose queue was deleted is kept for Describe (with its queue's ARN), outside every
+  // list and the engine.
+  const bool queue_exists = queues_.count(std::string(record.queue)) > 0;
+  const bool live = !model::IsTerminal(record.status) && queue_exists;
+  JobRecord& job = AddJob(std::move(record), /*listed=*/queue_exists);
   if (!live) return;
   const RestoreSnapshot original(job);
   std::string reason = job.status_reason;

@@ -241,6 +241,34 @@ TEST_F(ControllerTest, AStartWithManyStoredJobsReadsEveryOneAndRefusesACorruptOn
       << refused.status().message();
 }
 
+// A job whose queue was deleted is still described with its queue's ARN after a restart, and is
+// neither listed nor scheduled.
+TEST_F(ControllerTest, AJobOfADeletedQueueKeepsItsQueueArnAfterARestart) {
+  controller_.reset();
+  {
+    auto st = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    JobRecord j;
+    j.seq = 1;
+    j.id = "orphan";
+    j.name = "orphan";
+    j.queue = "gone";
+    j.status = model::JobStatus::kRunnable;
+    j.demand = {{"ml.g5.xlarge", 1}};
+    j.created_at = 1000;
+    store::Batch batch;
+    batch.Put(store::Kind::kJob, j.id, EncodeJob(j));
+    ASSERT_TRUE(st.value()->Commit(std::move(batch)).ok());
+    st.value()->Close();
+  }
+  Start();
+  Result<Json> d = Call("describeservicejob", {{"jobId", "orphan"}});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d.value()["jobQueue"], "arn:aws:batch:local:000000000000:job-queue/gone");
+  EXPECT_TRUE(ListedNames("RUNNABLE").empty());
+  EXPECT_EQ(store_->written_ops(), 0U);  // nothing of it restored, so nothing written back
+}
+
 TEST_F(ControllerTest, ARefusedEnvironmentLeavesNothingBehind) {
   const Json bad = {{"serviceEnvironmentName", "env2"},
                     {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
