@@ -24,6 +24,15 @@ std::string_view ToString(JobStatus s) {
   return "UNKNOWN";
 }
 
+std::optional<JobStatus> ParseJobStatus(std::string_view s) {
+  for (JobStatus status :
+       {JobStatus::kSubmitted, JobStatus::kPending, JobStatus::kRunnable, JobStatus::kScheduled,
+        JobStatus::kStarting, JobStatus::kRunning, JobStatus::kSucceeded, JobStatus::kFailed}) {
+    if (ToString(status) == s) return status;
+  }
+  return std::nullopt;
+}
+
 bool IsTerminal(JobStatus s) { return s == JobStatus::kSucceeded || s == JobStatus::kFailed; }
 
 bool IsDispatched(JobStatus s) {

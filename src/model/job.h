@@ -28,6 +28,8 @@ enum class JobStatus : std::uint8_t {
 };
 
 std::string_view ToString(JobStatus s);
+// The status ToString names, or nullopt for any other text.
+std::optional<JobStatus> ParseJobStatus(std::string_view s);
 bool IsTerminal(JobStatus s);
 // SCHEDULED, STARTING and RUNNING: the job holds capacity.
 bool IsDispatched(JobStatus s);

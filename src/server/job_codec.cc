@@ -21,7 +21,11 @@ E FromName(const Json& value) {
   throw std::runtime_error("unknown value " + name);
 }
 
-model::JobStatus StatusFrom(const Json& v) { return FromName<model::JobStatus, 8>(v); }
+model::JobStatus StatusFrom(const Json& v) {
+  const std::string name = v.get<std::string>();
+  if (std::optional<model::JobStatus> s = model::ParseJobStatus(name)) return *s;
+  throw std::runtime_error("unknown value " + name);
+}
 model::PreemptionRule RuleFrom(const Json& v) { return FromName<model::PreemptionRule, 3>(v); }
 model::StopKind StopKindFrom(const Json& v) { return FromName<model::StopKind, 3>(v); }
 model::DispatchMode ModeFrom(const Json& v) { return FromName<model::DispatchMode, 3>(v); }

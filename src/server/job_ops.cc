@@ -293,12 +293,7 @@ ListFilters ReadFilters(const Json& r) {
                                    {"SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING",
                                     "RUNNING", "SUCCEEDED", "FAILED"});
   if (status_applies) {
-    const std::string name = status.value_or("RUNNING");
-    for (int i = 0; i < 8; ++i) {
-      if (model::ToString(static_cast<model::JobStatus>(i)) == name) {
-        f.status = static_cast<model::JobStatus>(i);
-      }
-    }
+    f.status = model::ParseJobStatus(status.value_or("RUNNING"));  // OptionalEnum checked it
   }
   return f;
 }

@@ -1,5 +1,7 @@
 #include "server/job_wire.h"
 
+#include "server/config_wire.h"
+
 namespace allot::server {
 
 namespace {
@@ -123,10 +125,8 @@ Json DescribeJob(const JobRecord& job, const ArnContext& arns) {
   Json attempts = Json::array();
   for (const AttemptRecord& a : job.attempts()) attempts.push_back(Attempt(a));
   out["attempts"] = attempts;
-  Json tags = Json::object();
   const JobOptions& o = job.options();
-  for (const auto& [k, v] : o.tags) tags[k] = v;
-  out["tags"] = tags;
+  out["tags"] = TagsJson(o.tags);
   if (o.retry) out["retryStrategy"] = RetryStrategy(*o.retry);
   if (o.timeout_config_seconds) {
     out["timeoutConfig"] = {{"attemptDurationSeconds", *o.timeout_config_seconds}};
