@@ -20,6 +20,7 @@ enum class StatusCode : std::uint8_t {
   kAlreadyExists,       // it exists already (or a clientToken was reused with another request)
   kFailedPrecondition,  // the request is valid but the state forbids it now (e.g. delete ENABLED)
   kResourceExhausted,   // a documented limit was reached
+  kPermissionDenied,    // the caller's policy does not allow the action on the resource
   kUnavailable,         // try again later
   kInternal,            // a bug or a real fault
 };
@@ -53,6 +54,9 @@ inline Status FailedPrecondition(std::string m) {
 }
 inline Status ResourceExhausted(std::string m) {
   return {StatusCode::kResourceExhausted, std::move(m)};
+}
+inline Status PermissionDenied(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
 }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 

@@ -21,7 +21,7 @@ struct ApiError {
 };
 
 // The caller's mistakes (invalid argument, not found, already exists, failed precondition) are
-// 400 ClientException; everything else is a fault of the server: 500 ServerException.
+// 400 ClientException; a denial by the caller's policy is 403 AccessDeniedException; everything else is a fault of the server: 500 ServerException.
 inline ApiError ApiErrorFor(const Status& s) {
   switch (s.code()) {
     case StatusCode::kInvalidArgument:
@@ -29,6 +29,8 @@ inline ApiError ApiErrorFor(const Status& s) {
     case StatusCode::kAlreadyExists:
     case StatusCode::kFailedPrecondition:
       return {400, "ClientException", s.message()};
+    case StatusCode::kPermissionDenied:
+      return {403, "AccessDeniedException", s.message()};
     case StatusCode::kOk:
     case StatusCode::kResourceExhausted:
     case StatusCode::kUnavailable:

@@ -56,6 +56,10 @@ void FaultyStore::Resume() {
 Result<std::vector<Record>> FaultyStore::Load(Kind kind) { return inner_->Load(kind); }
 Result<std::vector<Record>> FaultyStore::Scan(Kind kind) { return inner_->Scan(kind); }
 
+Result<std::vector<Record>> FaultyStore::Range(Kind kind, const KeyRange& range) {
+  return inner_->Range(kind, range);
+}
+
 Result<std::optional<std::string>> FaultyStore::Get(Kind kind, std::string_view key) {
   return inner_->Get(kind, key);
 }

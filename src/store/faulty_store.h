@@ -34,6 +34,7 @@ class FaultyStore final : public Store {
   Result<std::vector<Record>> Load(Kind kind) override;
   Result<std::vector<Record>> Scan(Kind kind) override;
   Result<std::optional<std::string>> Get(Kind kind, std::string_view key) override;
+  Result<std::vector<Record>> Range(Kind kind, const KeyRange& range) override;
   void Close() override;
 
  private:

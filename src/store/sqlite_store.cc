@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -39,7 +40,7 @@ struct SqliteStore::Impl {
 
   std::mutex read_mu;
   sqlite::Connection read_db;         // guarded by read_mu
-  sqlite::Statement load, scan, get;  // guarded by read_mu
+  sqlite::Statement load, scan, get, range_asc, range_desc;  // guarded by read_mu
 
   std::mutex mu;
   std::condition_variable wake;
@@ -152,6 +153,15 @@ Status SqliteStore::Impl::OpenReader() {
       read_db.get(), "SELECT value FROM records WHERE kind = ?1 AND key = ?2");
   if (!g.ok()) return g.status();
   get = std::move(g).value();
+  // The key index serves both directions; an empty upper bound is none.
+  for (const bool descending : {false, true}) {
+    Result<sqlite::Statement> r = sqlite::Statement::Prepare(
+        read_db.get(), std::string("SELECT key, value FROM records WHERE kind = ?1 AND key >= ?2 "
+                                   "AND (?3 = '' OR key < ?3) ORDER BY key ") +
+                           (descending ? "DESC" : "ASC") + " LIMIT ?4");
+    if (!r.ok()) return r.status();
+    (descending ? range_desc : range_asc) = std::move(r).value();
+  }
   return Status::Ok();
 }
 
@@ -161,6 +171,8 @@ void SqliteStore::Impl::CloseConnections() {
     load.Finalize();
     scan.Finalize();
     get.Finalize();
+    range_asc.Finalize();
+    range_desc.Finalize();
     read_db.Close();
   }
   // The write connection closes last: as the last connection it checkpoints and removes the WAL.
@@ -313,6 +325,27 @@ Result<std::optional<std::string>> SqliteStore::Get(Kind kind, std::string_view 
   if (rc == SQLITE_DONE) return std::optional<std::string>();
   if (rc != SQLITE_ROW) return sqlite::Error(impl_->read_db.get(), rc, "get");
   return std::optional<std::string>(stmt.ColumnText(0));
+}
+
+Result<std::vector<Record>> SqliteStore::Range(Kind kind, const KeyRange& range) {
+  std::lock_guard<std::mutex> lock(impl_->read_mu);
+  if (!impl_->read_db.valid()) return Unavailable("store: closed");
+  sqlite::Statement& stmt = range.descending ? impl_->range_desc : impl_->range_asc;
+  const sqlite::ResetOnExit reset(stmt);
+  int rc = stmt.BindInt(1, static_cast<std::int64_t>(kind));
+  if (rc == SQLITE_OK) rc = stmt.BindText(2, range.from);
+  if (rc == SQLITE_OK) rc = stmt.BindText(3, range.to);
+  if (rc == SQLITE_OK) {
+    rc = stmt.BindInt(4, static_cast<std::int64_t>(
+                             std::min<std::size_t>(range.limit, std::numeric_limits<int>::max())));
+  }
+  if (rc != SQLITE_OK) return sqlite::Error(impl_->read_db.get(), rc, "bind");
+  std::vector<Record> records;
+  while ((rc = stmt.Step()) == SQLITE_ROW) {
+    records.push_back({stmt.ColumnText(0), stmt.ColumnText(1)});
+  }
+  if (rc != SQLITE_DONE) return sqlite::Error(impl_->read_db.get(), rc, "range");
+  return records;
 }
 
 void SqliteStore::Close() {

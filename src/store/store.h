@@ -29,6 +29,8 @@ enum class Kind : std::uint8_t {
   kJob = 6,          // job id -> JSON document (without payload)
   kJobPayload = 7,   // job id -> serviceRequestPayload
   kClientToken = 8,  // "queue/token" -> job id + request hash
+  kUser = 9,         // user name -> its access keys (secrets sealed) and policy
+  kAudit = 10,       // zero-padded sequence number -> one audit record
 };
 
 struct Op {
@@ -50,6 +52,15 @@ struct Batch {
 struct Record {
   std::string key;
   std::string value;
+};
+
+// Keys in [from, to) (an empty bound is open), at most `limit` of them, in key order or, when
+// `descending`, from the largest down: a page of a kind whose keys sort by time (the audit).
+struct KeyRange {
+  std::string from;
+  std::string to;
+  std::size_t limit = 100;
+  bool descending = false;
 };
 
 class Store {
@@ -77,6 +88,8 @@ class Store {
   // jobs), a store may read it faster than in key order.
   virtual Result<std::vector<Record>> Scan(Kind kind) { return Load(kind); }
   virtual Result<std::optional<std::string>> Get(Kind kind, std::string_view key) = 0;
+  // The records of `kind` within `range` (see KeyRange). This default reads the whole kind.
+  virtual Result<std::vector<Record>> Range(Kind kind, const KeyRange& range);
 
   // Stops the writer after committing what was submitted.
   virtual void Close() = 0;

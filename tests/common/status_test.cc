@@ -31,6 +31,7 @@ TEST(Status, HelpersSetCodeMessageAndText) {
        "FAILED_PRECONDITION: enabled"},
       {ResourceExhausted("21st share"), StatusCode::kResourceExhausted,
        "RESOURCE_EXHAUSTED: 21st share"},
+      {PermissionDenied("policy"), StatusCode::kPermissionDenied, "PERMISSION_DENIED: policy"},
       {Internal("bug"), StatusCode::kInternal, "INTERNAL: bug"},
       {Status(StatusCode::kUnavailable, "later"), StatusCode::kUnavailable, "UNAVAILABLE: later"},
   };
@@ -54,6 +55,7 @@ TEST(StatusCodeName, EveryCode) {
       {StatusCode::kAlreadyExists, "ALREADY_EXISTS"},
       {StatusCode::kFailedPrecondition, "FAILED_PRECONDITION"},
       {StatusCode::kResourceExhausted, "RESOURCE_EXHAUSTED"},
+      {StatusCode::kPermissionDenied, "PERMISSION_DENIED"},
       {StatusCode::kUnavailable, "UNAVAILABLE"},
       {StatusCode::kInternal, "INTERNAL"},
   };

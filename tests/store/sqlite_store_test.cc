@@ -220,6 +220,38 @@ TEST(SqliteStore, ScanReturnsTheRecordsOfOneKindInAnyOrder) {
   EXPECT_EQ(store->Scan(Kind::kJob).status().code(), StatusCode::kUnavailable);
 }
 
+// The SQLite range read and the Store default (over Load) give the same pages.
+TEST(SqliteStore, RangeReadsAPageInEitherDirectionWithinBounds) {
+  ScratchDir dir;
+  auto store = OpenOrDie(dir.File("allot.db"));
+  Batch batch;
+  for (int i = 0; i < 10; ++i) batch.Put(Kind::kAudit, "k" + std::to_string(i), std::to_string(i));
+  batch.Put(Kind::kJob, "k5", "another kind");
+  ASSERT_TRUE(store->Commit(std::move(batch)).ok());
+  struct Case {
+    KeyRange range;
+    std::vector<std::string> keys;
+  };
+  const Case cases[] = {
+      {{.from = "", .to = "", .limit = 3, .descending = false}, {"k0", "k1", "k2"}},
+      {{.from = "", .to = "", .limit = 3, .descending = true}, {"k9", "k8", "k7"}},
+      {{.from = "k3", .to = "k6", .limit = 10, .descending = false}, {"k3", "k4", "k5"}},
+      {{.from = "k3", .to = "k6", .limit = 2, .descending = true}, {"k5", "k4"}},
+      {{.from = "", .to = "k2", .limit = 10, .descending = true}, {"k1", "k0"}},
+      {{.from = "z", .to = "", .limit = 10, .descending = false}, {}},
+  };
+  for (const Case& c : cases) {
+    Result<std::vector<Record>> page = store->Range(Kind::kAudit, c.range);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    std::vector<std::string> keys;
+    for (const Record& r : page.value()) keys.push_back(r.key);
+    EXPECT_EQ(keys, c.keys);
+    Result<std::vector<Record>> fallback = store->Store::Range(Kind::kAudit, c.range);
+    ASSERT_TRUE(fallback.ok());
+    EXPECT_EQ(Pairs(fallback.value()), Pairs(page.value()));
+  }
+}
+
 TEST(SqliteStore, BatchWithDeletesAppliesEveryOpInOrder) {
   ScratchDir dir;
   auto store = OpenOrDie(dir.File("allot.db"));
