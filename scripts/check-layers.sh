@@ -25,5 +25,7 @@ check model 'model|common'
 check engine 'engine|model|common'
 # The simulator is a driver, but a deterministic one: streams in and out, no clock, no threads.
 check sim 'sim|engine|model|common'
-if [ $status -eq 0 ]; then echo "layering: common, model, engine and sim are pure and layered"; fi
+# The IAM policy language is pure too: policies and a request in, a decision out.
+check auth 'auth|common'
+if [ $status -eq 0 ]; then echo "layering: common, model, engine, sim and auth are pure and layered"; fi
 exit $status
