@@ -12,6 +12,10 @@ std::shared_ptr<std::string> AddEndpointOption(CLI::App* sub) {
   sub->add_option(
       "--endpoint", *endpoint,
       "server URL (default: $AWS_ENDPOINT_URL_BATCH, else " + std::string(kDefaultEndpoint) + ")");
+  sub->add_option_function<std::string>(
+      "--profile", SetProfileFlag,
+      "profile of the shared-credentials file to sign with (default: $AWS_PROFILE, else "
+      "default); it wins over AWS_ACCESS_KEY_ID, as in the AWS CLI");
   return endpoint;
 }
 

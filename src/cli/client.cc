@@ -18,18 +18,17 @@ std::string Env(const char* name) {
   return v == nullptr ? "" : v;
 }
 
+std::string& ProfileFlag() {
+  static std::string profile;
+  return profile;
+}
+
 api::Credentials LoadCredentials() {
   const std::string key = Env("AWS_ACCESS_KEY_ID");
   const std::string secret = Env("AWS_SECRET_ACCESS_KEY");
-  if (!key.empty() && !secret.empty()) return {key, secret};
-  std::string path = Env("AWS_SHARED_CREDENTIALS_FILE");
-  if (path.empty()) {
-    const std::string home = Env("HOME");
-    path = (home.empty() ? std::string(".") : home) + "/.aws/credentials";
-  } else if (path.rfind("~/", 0) == 0) {
-    path = Env("HOME") + path.substr(1);
-  }
-  std::string profile = Env("AWS_PROFILE");
+  if (ProfileFlag().empty() && !key.empty() && !secret.empty()) return {key, secret};
+  const std::string path = SharedCredentialsPath();
+  std::string profile = ProfileFlag().empty() ? Env("AWS_PROFILE") : ProfileFlag();
   if (profile.empty()) profile = "default";
   Result<api::Credentials> creds = api::ReadSharedCredentialsFile(path, profile);
   if (!creds.ok()) {
@@ -41,6 +40,34 @@ api::Credentials LoadCredentials() {
 }
 
 }  // namespace
+
+std::string SharedCredentialsPath() {
+  std::string path = Env("AWS_SHARED_CREDENTIALS_FILE");
+  if (path.empty()) {
+    const std::string home = Env("HOME");
+    return (home.empty() ? std::string(".") : home) + "/.aws/credentials";
+  }
+  if (path.rfind("~/", 0) == 0) return Env("HOME") + path.substr(1);
+  return path;
+}
+
+void SetProfileFlag(const std::string& profile) { ProfileFlag() = profile; }
+
+std::string PercentEncode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[u >> 4U];
+      out += kHex[u & 0xFU];
+    }
+  }
+  return out;
+}
 
 Endpoint ParseEndpoint(const std::string& url) {
   Endpoint e;
@@ -164,22 +191,41 @@ Json Client::Call(std::string_view action, const Json& request) {
 }
 
 Json Client::Get(const std::string& path, const std::string& query) {
+  return Send("GET", path, query, "");
+}
+
+Json Client::Send(std::string_view method, const std::string& path, const std::string& query,
+                  const std::string& body) {
   api::HttpRequest req;
-  req.method = "GET";
+  req.method = std::string(method);
   req.path = config_.endpoint.base_path + path;
   req.query = query;
   req.headers = {{"Host", config_.endpoint.host_header}};
+  if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+  req.body = body;
   const Status s = api::Sign(req, config_.credentials, config_.region, "batch",
                              api::FormatAmzDate(WallClockMillis()));
   if (!s.ok()) throw CliError("cannot sign the request: " + s.message());
-  httplib::Headers headers;
-  for (const auto& [name, value] : req.headers) headers.emplace(name, value);
-  httplib::Result res = http_->Get(query.empty() ? req.path : req.path + "?" + query, headers);
+  httplib::Request http_req;
+  http_req.method = req.method;
+  http_req.path = query.empty() ? req.path : req.path + "?" + query;
+  for (const auto& [name, value] : req.headers) http_req.headers.emplace(name, value);
+  http_req.body = req.body;
+  httplib::Result res = http_->send(http_req);
   if (!res) {
     throw CliError("cannot reach the allot server at " + config_.endpoint.url + ": " +
                    httplib::to_string(res.error()));
   }
-  if (res->status != 200) throw ErrorFromAnswer(res->status, res->body);
+  if (res->status != 200) {
+    ApiError e = ErrorFromAnswer(res->status, res->body);
+    // A body without __type: the type from x-amzn-ErrorType ("Type:namespace" in AWS's form).
+    const std::string header = res->get_header_value("x-amzn-ErrorType");
+    if (e.type().rfind("HTTP ", 0) == 0 && !header.empty()) {
+      throw ApiError(res->status, header.substr(0, header.find(':')), e.what());
+    }
+    throw e;
+  }
+  if (res->body.empty()) return Json::object();
   Json j = Json::parse(res->body, nullptr, false);
   if (j.is_discarded()) throw CliError("the server answered " + path + " with no JSON");
   return j;

@@ -9,7 +9,8 @@
 //   region       AWS_DEFAULT_REGION, else AWS_REGION, else "local"
 //   credentials  AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY when both are set, else profile
 //                AWS_PROFILE (default "default") of AWS_SHARED_CREDENTIALS_FILE (default
-//                ~/.aws/credentials)
+//                ~/.aws/credentials); a command's --profile NAME (SetProfileFlag) reads that
+//                profile instead, even when the key variables are set, as the AWS CLI does
 
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -65,6 +66,17 @@ struct ClientConfig {
   api::Credentials credentials;
 };
 
+// The shared-credentials file the CLI reads (and `aws configure` writes):
+// AWS_SHARED_CREDENTIALS_FILE with a leading "~/" expanded, else ~/.aws/credentials.
+std::string SharedCredentialsPath();
+
+// `--profile NAME` of a client command: the profile LoadClientConfig reads from then on. Set while
+// the command line is parsed, before any command runs (not thread-safe).
+void SetProfileFlag(const std::string& profile);
+
+// Every byte of `s` except A-Z a-z 0-9 - _ . ~ as %XX: a path segment or a query value.
+std::string PercentEncode(std::string_view s);
+
 // The settings from the environment (see the top of this file); `endpoint_flag` overrides the
 // endpoint when not empty. Throws CliError when no credentials can be found.
 ClientConfig LoadClientConfig(const std::string& endpoint_flag = "");
@@ -97,6 +109,12 @@ class Client {
   // A signed GET of an Allot extension path such as "/allot/v1/jobs/ID/logs" with an already
   // encoded query ("attempt=1&host=algo-1"); returns the parsed JSON answer, throws as Call().
   Json Get(const std::string& path, const std::string& query);
+
+  // A signed `method` ("GET", "POST", "PUT", "DELETE") of an extension path with an encoded
+  // query and a JSON body (none when empty); returns the parsed answer ({} for an empty one),
+  // throws as Call().
+  Json Send(std::string_view method, const std::string& path, const std::string& query,
+            const std::string& body);
 
   const ClientConfig& config() const { return config_; }
 

@@ -22,7 +22,8 @@ using Runner = std::function<int()>;
 // otherwise hand the arguments after "--" back to the parent command.
 std::vector<char*> PrepareArgv(int argc, char** argv);
 
-// --endpoint URL on `sub`; the string it fills (empty = from the environment).
+// --endpoint URL and --profile NAME on `sub`; the string --endpoint fills (empty = from the
+// environment). --profile calls SetProfileFlag (cli/client.h).
 std::shared_ptr<std::string> AddEndpointOption(CLI::App* sub);
 
 void AddApplyCommand(CLI::App& app, Runner* run);   // apply
@@ -31,6 +32,8 @@ void AddSharesCommand(CLI::App& app, Runner* run);  // shares
 void AddBenchCommand(CLI::App& app, Runner* run);   // bench submit
 void AddLogsCommand(CLI::App& app, Runner* run);    // logs
 void AddSimCommand(CLI::App& app, Runner* run);     // sim
+void AddUsersCommand(CLI::App& app, Runner* run);   // users create|list|delete|keys|policy
+void AddAuditCommand(CLI::App& app, Runner* run);   // audit
 
 // `allot server --host-map FILE`: {instance type: [{gpus: "0", cpus: "0-3"}, ...]}. Throws
 // std::exception (with the reason) for a file it cannot read or that is not shaped so.

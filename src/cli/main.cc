@@ -138,6 +138,8 @@ int Main(int argc, char** argv) {
   allot::cli::AddBenchCommand(app, &run);
   allot::cli::AddLogsCommand(app, &run);
   allot::cli::AddSimCommand(app, &run);
+  allot::cli::AddUsersCommand(app, &run);
+  allot::cli::AddAuditCommand(app, &run);
 
   std::vector<char*> args = allot::cli::PrepareArgv(argc, argv);
   CLI11_PARSE(app, static_cast<int>(args.size() - 1), args.data());
