@@ -1,8 +1,9 @@
 // The actions a policy may name. Every operation of the AWS Batch API, from the botocore model
 // of the batch service (botocore 1.43.11, API version 2016-08-10, 45 operations; list them with
 // `python3 -c "import botocore.session as s; print(s.get_session().get_service_model('batch')
-// .operation_names)"`), not only those Allot serves, so that a policy written for AWS Batch
-// parses here; then Allot's extensions. Refresh from a newer botocore when AWS adds operations.
+// .operation_names)"`; shared/tools/api-model reads the same model), not only those Allot serves,
+// so that a policy written for AWS Batch parses here; then Allot's extensions. Refresh from a newer
+// botocore when AWS adds operations.
 
 #include <array>
 #include <string>

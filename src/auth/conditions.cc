@@ -49,6 +49,7 @@ constexpr std::string_view kIfExists = "IfExists";
 
 enum class Family : std::uint8_t { kString, kNumeric, kArn, kBool, kNull };
 
+// Relies on ConditionOperator's order in policy.h: strings, numbers, ARNs, then Bool and Null.
 Family FamilyOf(Op op) {
   if (op <= Op::kStringNotLike) return Family::kString;
   if (op <= Op::kNumericGreaterThanEquals) return Family::kNumeric;
