@@ -1,14 +1,22 @@
 // `allot`: one binary for the server and the command line.
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <optional>
 #include <string_view>
 
 #include "cli/commands.h"
+#include "cli/host_map.h"
+#include "exec/sagemaker_layout.h"
+#include "exec/sandbox.h"
+#include "exec/job_exec.h"
 #include "exec/supervisor.h"
+#include "server/job_identity.h"
 #include "server/run.h"
 
 namespace {
@@ -23,7 +31,90 @@ struct ServerFlags {
   int http_header_timeout_seconds = 10;
   int http_body_timeout_seconds = 30;
   int http_idle_timeout_seconds = 30;
+  // The sealed sandbox (exec/sandbox.h).
+  std::string job_uid_range = "200000:10000";
+  std::string job_memory_limit = "auto";
+  std::int64_t job_pids_limit = 4096;
+  std::string job_tmp_size = "1G";
+  std::string job_disk_limit = "100G";
 };
+
+// The sandbox's flags: whom jobs run as and what each host may use.
+void AddSandboxFlags(CLI::App* serve, ServerFlags& f) {
+  serve
+      ->add_option("--job-uid-range", f.job_uid_range,
+                   "FIRST:COUNT: each quota share's jobs run as their own uid/gid from this range "
+                   "(allocated on first use, kept in the store); keep it clear of /etc/passwd "
+                   "and /etc/subuid ranges")
+      ->capture_default_str();
+  serve
+      ->add_option("--job-memory-limit", f.job_memory_limit,
+                   "memory per host (cgroup), e.g. 16G; auto = 3/4 of the machine's memory; 0 = "
+                   "none")
+      ->capture_default_str();
+  serve->add_option("--job-pids-limit", f.job_pids_limit, "processes and threads per host; 0 = none")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 22))
+      ->capture_default_str();
+  serve->add_option("--job-tmp-size", f.job_tmp_size, "size of each host's private /tmp; 0 = uncapped")
+      ->capture_default_str();
+  serve
+      ->add_option("--job-disk-limit", f.job_disk_limit,
+                   "disk per host in /opt/ml and the checkpoint directory, checked every 2 s; "
+                   "0 = none")
+      ->capture_default_str();
+  serve->add_option("--job-readonly-path", f.server.job_readonly_paths,
+                    "a host path every sandboxed job may read, at the same place (e.g. a Python "
+                    "installation outside /usr); repeat for more");
+}
+
+// Sizes of the sandbox flags into server::Options; false (said on stderr) for a bad value.
+bool ApplySandboxFlags(ServerFlags& f) {
+  allot::server::Options& server = f.server;
+  const auto range = allot::server::ParseJobUidRange(f.job_uid_range);
+  if (!range.ok()) {
+    std::fprintf(stderr, "allot server: --job-uid-range %s\n", range.status().message().c_str());
+    return false;
+  }
+  server.job_uid_first = range->first;
+  server.job_uid_count = range->count;
+  server.job_limits.pids = f.job_pids_limit;
+  const struct {
+    const char* flag;
+    const std::string& text;
+    std::int64_t& out;
+  } sizes[] = {{"--job-memory-limit", f.job_memory_limit, server.job_limits.memory_bytes},
+               {"--job-tmp-size", f.job_tmp_size, server.job_limits.tmp_bytes},
+               {"--job-disk-limit", f.job_disk_limit, server.job_limits.disk_bytes}};
+  for (const auto& size : sizes) {
+    if (size.text == "auto") {
+      const long pages = ::sysconf(_SC_PHYS_PAGES);
+      const long page = ::sysconf(_SC_PAGESIZE);
+      size.out = pages > 0 && page > 0 ? std::int64_t{pages} * page / 4 * 3 : 0;
+      continue;
+    }
+    const auto bytes = allot::exec::ParseBytes(size.text);
+    if (!bytes.ok()) {
+      std::fprintf(stderr, "allot server: %s %s\n", size.flag, bytes.status().message().c_str());
+      return false;
+    }
+    size.out = *bytes;
+  }
+  return true;
+}
+
+// No sandbox, no jobs: without a working bubblewrap the server does not start unless
+// --no-sandbox says jobs may run unsandboxed (as the server's user).
+bool CheckSandbox(const allot::server::Options& server) {
+  if (!server.sandbox) return true;
+  allot::exec::LayoutOptions layout;
+  if (allot::exec::SandboxAvailable(layout)) return true;
+  std::fprintf(stderr,
+               "allot server: no sandbox: bubblewrap (%s) is missing or does not work here, and "
+               "no job runs outside the sandbox; install bubblewrap or start with --no-sandbox "
+               "to run jobs unsandboxed as the server's user\n",
+               layout.bwrap.c_str());
+  return false;
+}
 
 CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
   CLI::App* serve = app.add_subcommand("server", "run the server");
@@ -75,9 +166,12 @@ CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
                    "an idle keep-alive connection is closed after this")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  AddSandboxFlags(serve, f);
   serve->add_flag("--no-sandbox", f.no_sandbox,
                   "run jobs without bubblewrap even where it is installed (the /opt/ml tree then "
-                  "lives under the data directory and SM_* variables point there)");
+                  "lives under the data directory, SM_* variables point there and jobs run as "
+                  "the server's user); without it, a server without a working bubblewrap does "
+                  "not start");
   return serve;
 }
 
@@ -110,9 +204,11 @@ int RunServerCommand(ServerFlags& f) {
   }
   server.stop_grace = allot::Seconds(f.grace_seconds);
   server.sandbox = !f.no_sandbox;
+  if (!ApplySandboxFlags(f) || !CheckSandbox(server)) return 1;
   if (!f.host_map_file.empty()) {
     try {
       server.host_map = allot::cli::ReadHostMap(f.host_map_file);
+      server.instance_limits = allot::cli::ReadHostMapLimits(f.host_map_file);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "allot server: --host-map %s: %s\n", f.host_map_file.c_str(), e.what());
       return 1;
@@ -125,6 +221,10 @@ int Main(int argc, char** argv) {
   // Each host of an attempt runs under `allot __supervise ...` (hidden: started by the executor).
   if (argc > 1 && std::string_view(argv[1]) == "__supervise") {
     return allot::exec::SuperviseMain(argc - 2, argv + 2);
+  }
+  // A sandboxed job's last step before its command (hidden: started by bwrap in the sandbox).
+  if (argc > 1 && std::string_view(argv[1]) == "__jobexec") {
+    return allot::exec::JobExecMain(argc - 2, argv + 2);
   }
   CLI::App app{"Allot: a self-hosted job queue with quota shares, speaking the AWS Batch API"};
   app.require_subcommand(1);

@@ -4,9 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace allot::env {
@@ -92,6 +96,110 @@ Result<std::string> ReadFile(const std::string& path) {
       return status;
     }
     if (n == 0) break;
+    text.append(buffer.data(), static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+namespace {
+
+std::vector<std::string> Components(const std::string& relative) {
+  std::vector<std::string> parts;
+  std::size_t pos = 0;
+  while (pos <= relative.size()) {
+    std::size_t end = relative.find('/', pos);
+    if (end == std::string::npos) end = relative.size();
+    if (end > pos) parts.push_back(relative.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return parts;
+}
+
+Status BeneathError(const std::string& path, int error) {
+  if (error == ENOENT) return NotFound("'" + path + "' does not exist");
+  if (error == ELOOP || error == ENOTDIR) {
+    return FailedPrecondition("'" + path + "' is a symbolic link or not a directory");
+  }
+  return Error("cannot open", path, error);
+}
+
+// Splits "a/b/c" into "a/b" and "c".
+std::pair<std::string, std::string> SplitLast(const std::string& relative) {
+  const std::size_t slash = relative.rfind('/');
+  if (slash == std::string::npos) return {"", relative};
+  return {relative.substr(0, slash), relative.substr(slash + 1)};
+}
+
+}  // namespace
+
+Result<int> OpenDirectoryBeneath(const std::string& base, const std::string& relative) {
+  int fd = ::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return BeneathError(base, errno);
+  std::string path = base;
+  for (const std::string& name : Components(relative)) {
+    path += "/" + name;
+    if (name == "..") {
+      ::close(fd);
+      return FailedPrecondition("'" + path + "' leaves its directory");
+    }
+    const int next = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int error = errno;
+    ::close(fd);
+    if (next < 0) return BeneathError(path, error);
+    fd = next;
+  }
+  return fd;
+}
+
+Status WriteFileBeneath(const std::string& base, const std::string& relative, std::string_view text,
+                        mode_t mode) {
+  static std::atomic<unsigned> counter{0};
+  const auto [dir, name] = SplitLast(relative);
+  if (name.empty() || name == "." || name == "..") {
+    return InvalidArgument("'" + relative + "' names no file");
+  }
+  Result<int> dir_fd = OpenDirectoryBeneath(base, dir);
+  if (!dir_fd.ok()) return dir_fd.status();
+  const std::string path = base + "/" + relative;
+  const std::string tmp = "." + name + ".tmp." + std::to_string(::getpid()) + "." +
+                          std::to_string(counter.fetch_add(1));
+  const int fd =
+      ::openat(*dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  Status status =
+      fd < 0 ? Error("cannot create", path, errno) : FillTemporary(fd, text, mode, path);
+  if (status.ok() && ::renameat(*dir_fd, tmp.c_str(), *dir_fd, name.c_str()) != 0) {
+    status = Error("cannot rename to", path, errno);
+  }
+  if (!status.ok() && fd >= 0) ::unlinkat(*dir_fd, tmp.c_str(), 0);
+  if (status.ok() && ::fsync(*dir_fd) != 0 && errno != EINVAL)
+    status = Error("cannot sync", path, errno);
+  ::close(*dir_fd);
+  return status;
+}
+
+Result<std::string> ReadFileBeneath(const std::string& base, const std::string& relative,
+                                    std::size_t limit) {
+  const auto [dir, name] = SplitLast(relative);
+  Result<int> dir_fd = OpenDirectoryBeneath(base, dir);
+  if (!dir_fd.ok()) return dir_fd.status();
+  const std::string path = base + "/" + relative;
+  const int fd = ::openat(*dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  const int error = errno;
+  ::close(*dir_fd);
+  if (fd < 0) return BeneathError(path, error);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return FailedPrecondition("'" + path + "' is not a regular file");
+  }
+  std::string text;
+  std::array<char, 4096> buffer{};
+  while (text.size() < limit) {
+    const std::size_t want = std::min(buffer.size(), limit - text.size());
+    const ssize_t n = ::read(fd, buffer.data(), want);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
     text.append(buffer.data(), static_cast<std::size_t>(n));
   }
   ::close(fd);

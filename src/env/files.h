@@ -21,4 +21,22 @@ Status WriteFileAtomically(const std::string& path, std::string_view text, mode_
 // The whole file; kNotFound if it does not exist, kInternal for other failures (a directory, say).
 Result<std::string> ReadFile(const std::string& path);
 
+// --- Files inside a directory tree someone else controls (a job's /opt/ml) ----------------
+// `base` is trusted (the caller's own directory); `relative` is a path of names under it, none
+// of which is followed if it is a symbolic link, so a job that replaced a directory of its tree
+// by a link cannot make a privileged caller read or write elsewhere. kNotFound when a component
+// is missing, kFailedPrecondition when one is a link or not what it should be.
+
+// An O_DIRECTORY descriptor of base/relative ("" = base itself); the caller closes it.
+Result<int> OpenDirectoryBeneath(const std::string& base, const std::string& relative);
+
+// As WriteFileAtomically, for base/relative: a fresh temporary file (O_EXCL) renamed over the
+// last component, which is replaced (never followed) if it is a link.
+Status WriteFileBeneath(const std::string& base, const std::string& relative, std::string_view text,
+                        mode_t mode = 0644);
+
+// At most `limit` bytes of the regular file base/relative (never a link, FIFO or device).
+Result<std::string> ReadFileBeneath(const std::string& base, const std::string& relative,
+                                    std::size_t limit);
+
 }  // namespace allot::env

@@ -12,11 +12,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "common/time.h"
+#include "exec/sandbox.h"
 #include "model/decision.h"
 #include "model/job.h"
 
@@ -53,6 +55,15 @@ struct LaunchSpec {
     std::string cpus;  // "0-3"
   };
   std::vector<HostSlot> host_slots;
+
+  // --- the sealed sandbox (issue 10; sandbox.h) ---
+  // The quota share's unprivileged user the training process runs as (server/job_identity.h).
+  // Unset where the server runs as root: nobody (65534). Ignored unsandboxed (--no-sandbox):
+  // then the job runs as the server's user.
+  std::optional<JobUser> user;
+  JobLimits limits;  // per host; 0 = none
+  // Host paths a job may read, bound read-only at the same place (a Python installation, say).
+  std::vector<std::string> readonly_paths;
 };
 
 // A host's processes and their identities: a pid names a process only together with its start
@@ -75,6 +86,10 @@ struct AttemptExit {
   // (or "... was killed by signal 9").
   std::string reason;
   std::vector<int> exit_codes;  // per host, -signal when killed by a signal
+  // What the sandbox enforced, from the first host's supervisor (sandbox.h DescribeLimits), e.g.
+  // "uid=200001 gid=200001 tmp=1 GiB memory=8 GiB pids=4096 disk=10 GiB"; "unsandboxed" for a
+  // job run without the sandbox; empty where no supervisor recorded it.
+  std::string enforced_limits;
 };
 
 struct Callbacks {
@@ -97,6 +112,8 @@ struct AdoptSpec {
   // The hosts' identities as `started` reported them when the attempt started (empty: unknown).
   // Used only where the attempt's files no longer name its processes.
   std::vector<HostProcess> recorded_hosts;
+  // The job's user, for the checkpoint copy after the attempt (as LaunchSpec::user).
+  std::optional<JobUser> user;
 };
 
 class Executor {
@@ -125,6 +142,9 @@ class Executor {
 
   // Stops reporting and returns; processes keep running (the server is shutting down).
   virtual void Detach() = 0;
+
+  // Whether jobs run in the sealed sandbox (bubblewrap works and --no-sandbox was not given).
+  virtual bool SandboxActive() const { return false; }
 };
 
 struct LocalOptions {

@@ -76,7 +76,8 @@ Status WriteSupervisorRecord(const std::string& host_dir, const SupervisorRecord
                         {"start_time", record.start_time},
                         {"child_pid", record.child_pid},
                         {"child_start_time", record.child_start_time},
-                        {"output_dir", record.output_dir}});
+                        {"output_dir", record.output_dir},
+                        {"limits", record.limits}});
 }
 
 Result<SupervisorRecord> ReadSupervisorRecord(const std::string& host_dir) {
@@ -88,8 +89,12 @@ Result<SupervisorRecord> ReadSupervisorRecord(const std::string& host_dir) {
   const auto child = Number<pid_t>(*fields, "child_pid");
   const auto child_start = Number<std::uint64_t>(*fields, "child_start_time");
   if (!pid || !start || !child || !child_start || *pid <= 0 || *child <= 0) return Malformed(path);
-  return SupervisorRecord{*pid, *start, *child, *child_start,
-                          Text(*fields, "output_dir").value_or("")};
+  return SupervisorRecord{*pid,
+                          *start,
+                          *child,
+                          *child_start,
+                          Text(*fields, "output_dir").value_or(""),
+                          Text(*fields, "limits").value_or("")};
 }
 
 Status WriteHostStatus(const std::string& host_dir, const HostStatus& status) {

@@ -6,7 +6,8 @@
 // does not know; a file that is not such an object, or lacks a field, is an error Status.
 //
 //   supervisor.json  supervisor -> executor, once the job's command runs:
-//                    {"pid":P,"start_time":T,"child_pid":C,"child_start_time":U,"output_dir":"..."}
+//                    {"pid":P,"start_time":T,"child_pid":C,"child_start_time":U,"output_dir":"...",
+//                     "limits":"uid=200001 gid=200001 memory=8 GiB ..."}
 //                    start times as env/process.h reads them, so a recycled pid is never taken
 //                    for the supervisor or the job.
 //   stop.json        executor -> supervisor, written before each SIGTERM to the supervisor:
@@ -37,6 +38,9 @@ struct SupervisorRecord {
   pid_t child_pid = 0;  // also the job's process group id
   std::uint64_t child_start_time = 0;
   std::string output_dir;  // the host-side /opt/ml/output
+  // The limits the supervisor enforces for this host (sandbox.h DescribeLimits), e.g.
+  // "uid=200001 gid=200001 memory=8 GiB pids=4096 tmp=1 GiB disk=10 GiB"; optional in the file.
+  std::string limits;
 };
 
 struct HostStatus {

@@ -106,6 +106,7 @@ AttemptExit MakeExit(const Attempt& attempt) {
   // The host that made the attempt fail is named, not one the executor stopped because of it.
   const Host* named = first_on_its_own != nullptr ? first_on_its_own : first_failed;
   if (named != nullptr) exit.reason = ReasonFor(*named);
+  if (!attempt.hosts.empty()) exit.enforced_limits = attempt.hosts.front().limits;
   return exit;
 }
 
@@ -142,6 +143,7 @@ class LocalExecutorImpl final : public Executor {
   void Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) override;
   Status Adopt(const AdoptSpec& spec) override;
   void Detach() override;
+  bool SandboxActive() const override { return layout_.sandbox && SandboxAvailable(layout_); }
 
  private:
   Status Reserve(const AttemptKey& key, const std::string& name);

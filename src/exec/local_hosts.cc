@@ -18,6 +18,7 @@
 
 #include "env/process.h"
 #include "exec/local_executor.h"
+#include "exec/sandbox.h"
 #include "exec/spawn.h"
 
 namespace allot::exec {
@@ -126,16 +127,41 @@ Status ReadReady(int fd, const Host& host, const std::string& self_exe) {
   return Internal(host.name + ": " + message);
 }
 
+// The supervisor's limits: cgroups for memory and processes, the disk walk (sandbox.h).
+void AddLimitArgs(const LaunchSpec& spec, const Host& host, const HostPlan& plan,
+                  std::vector<std::string>& argv) {
+  argv.insert(argv.end(), {"--host", host.name});
+  if (!plan.enforced.empty()) argv.insert(argv.end(), {"--enforced", plan.enforced});
+  const JobLimits& limits = spec.limits;
+  if (limits.memory_bytes > 0 || limits.pids > 0) {
+    argv.insert(argv.end(), {"--cgroup-name", "j" + std::to_string(spec.job) + "-a" +
+                                                  std::to_string(spec.attempt) + "-" + host.name});
+    if (limits.memory_bytes > 0) {
+      argv.insert(argv.end(), {"--memory-limit", std::to_string(limits.memory_bytes)});
+    }
+    if (limits.pids > 0) argv.insert(argv.end(), {"--pids-limit", std::to_string(limits.pids)});
+  }
+  if (limits.disk_bytes > 0) {
+    argv.insert(argv.end(), {"--disk-limit", std::to_string(limits.disk_bytes)});
+    for (const auto& path : plan.disk_paths) argv.insert(argv.end(), {"--disk-path", path});
+  }
+}
+
+// The supervisor runs with a fixed, clean environment: nothing of the server's or the payload's
+// (an LD_PRELOAD in a job's Environment must not reach root's processes). The job's environment
+// travels in plan.job_env_file.
 SpawnRequest SupervisorRequest(const LaunchSpec& spec, const Host& host, const HostPlan& plan) {
   SpawnRequest request;
   const std::string self_exe = spec.self_exe.empty() ? "/proc/self/exe" : spec.self_exe;
   request.argv = {self_exe,       "__supervise",   "--dir",      host.dir,
                   "--output-dir", plan.output_dir, "--ready-fd", "3"};
   if (plan.sandboxed) request.argv.emplace_back("--sandboxed");
+  if (!plan.job_env_file.empty())
+    request.argv.insert(request.argv.end(), {"--job-env", plan.job_env_file});
+  AddLimitArgs(spec, host, plan, request.argv);
   request.argv.emplace_back("--");
   request.argv.insert(request.argv.end(), plan.argv.begin(), plan.argv.end());
-  request.environment = CurrentEnvironment();
-  for (const auto& [name, value] : plan.environment) request.environment[name] = value;
+  request.environment = CleanEnvironment();
   request.stdout_path = host.dir + "/stdout";
   request.stderr_path = host.dir + "/stderr";
   request.working_dir = plan.working_dir;
@@ -183,6 +209,7 @@ Result<Host> StartHost(const LaunchSpec& spec, int index, const LayoutOptions& l
     host.start_time = record->start_time;
     host.child_pid = record->child_pid;
     host.child_start_time = record->child_start_time;
+    host.limits = record->limits;
   }
   host.pidfd = OpenPidfd(host.pid);
   return host;
@@ -201,6 +228,7 @@ Result<Host> AdoptHost(const std::string& attempt_dir, int index) {
     host.child_pid = record->child_pid;
     host.child_start_time = record->child_start_time;
     host.output_dir = record->output_dir;
+    host.limits = record->limits;
     host.pidfd = OpenPidfd(host.pid);
     // Checked after the pidfd pinned the process: a recycled pid is not taken for it.
     if (env::SameProcessRunning(host.pid, host.start_time)) return host;

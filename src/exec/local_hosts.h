@@ -30,6 +30,7 @@ struct Host {
   bool vanished = false;
   bool failed_on_its_own = false;  // failed before the attempt was being stopped
   int exit_code = 0;               // negative: killed by that signal
+  std::string limits;              // what its supervisor enforces (SupervisorRecord::limits)
 };
 
 // Prepares host `index` and starts its supervisor; returns once the job's command runs.

@@ -13,7 +13,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -24,6 +26,7 @@
 
 #include "common/strings.h"
 #include "env/files.h"
+#include "exec/sandbox.h"
 extern "C" char** environ;  // NOLINT(readability-redundant-declaration)
 
 namespace allot::exec {
@@ -519,11 +522,20 @@ bool RunQuietly(const std::vector<std::string>& argv) {
 
 bool ProbeSandbox(const std::string& bwrap) {
   if (bwrap.empty() || ::access(bwrap.c_str(), X_OK) != 0) return false;
-  // The mounts every sandboxed host gets.
-  return RunQuietly({bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs",
-                     "/tmp", "--tmpfs", "/opt", "--", "/bin/true"}) ||
-         RunQuietly({bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs",
-                     "/tmp", "--tmpfs", "/opt", "--", "true"});
+  // The namespaces and mounts every sandboxed host gets (sandbox.h), around /bin/true.
+  std::vector<std::string> argv = {bwrap,           "--unshare-pid", "--unshare-ipc",
+                                   "--unshare-uts", "--new-session", "--die-with-parent"};
+  for (const RootEntry& entry : SystemRootEntries()) {
+    const std::string seen = "/" + entry.name;
+    if (entry.link_target.empty()) {
+      argv.insert(argv.end(), {"--ro-bind", seen, seen});
+    } else {
+      argv.insert(argv.end(), {"--symlink", entry.link_target, seen});
+    }
+  }
+  argv.insert(argv.end(), {"--dev", "/dev", "--proc", "/proc", "--size", "1048576", "--tmpfs",
+                           "/tmp", "--tmpfs", "/opt", "--", "/bin/true"});
+  return RunQuietly(argv);
 }
 
 // The GPU device nodes a job needs to see inside the sandbox's private /dev.
@@ -541,6 +553,50 @@ std::vector<std::string> GpuDevices() {
   }
   std::sort(devices.begin(), devices.end());
   return devices;
+}
+
+// The job's environment file in the host's directory (sandbox.h EncodeEnvironment).
+constexpr char kJobEnvFile[] = "job-env";
+// nobody/nogroup: the user of a sandboxed job that was given none while the server is root.
+constexpr uid_t kNobody = 65534;
+
+Status NoSandboxError(const LayoutOptions& options) {
+  return FailedPrecondition("no sandbox: bubblewrap ('" + options.bwrap +
+                            "') is missing or does not work here, and jobs run only in the "
+                            "sandbox unless the server is started with --no-sandbox");
+}
+
+// Whom a sandboxed job runs as: its share's user; nobody if it has none while the server is
+// root; the server's own user (in a user namespace bwrap makes) when the server is not root.
+std::optional<JobUser> JobUserOf(const LaunchSpec& spec) {
+  if (::geteuid() != 0) return std::nullopt;
+  return spec.user.value_or(JobUser{kNobody, kNobody});
+}
+
+// The allot binary, which the sandbox runs as its exec step.
+std::string SelfExe(const LaunchSpec& spec) {
+  std::error_code ec;
+  const std::string exe = spec.self_exe.empty() ? "/proc/self/exe" : spec.self_exe;
+  const fs::path resolved = fs::canonical(exe, ec);
+  return ec ? exe : resolved.string();
+}
+
+// Gives `root` and everything under it to the job's user; links are changed, never followed.
+Status GiveTree(const fs::path& root, const JobUser& user) {
+  if (::lchown(root.c_str(), user.uid, user.gid) != 0) {
+    return Internal("cannot give '" + root.string() + "' to uid " + std::to_string(user.uid) +
+                    ": " + std::strerror(errno));
+  }
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (::lchown(it->path().c_str(), user.uid, user.gid) != 0 && errno != ENOENT) {
+      return Internal("cannot give '" + it->path().string() + "' to uid " +
+                      std::to_string(user.uid) + ": " + std::strerror(errno));
+    }
+  }
+  if (ec) return Internal("cannot read '" + root.string() + "': " + ErrorText(ec));
+  return Status::Ok();
 }
 
 // SageMaker's pattern for channel names: [A-Za-z0-9\.\-_]+ (and never "." or "..").
@@ -680,9 +736,11 @@ struct HostLayout {
   std::string host;                // algo-<host_index>
   std::vector<std::string> hosts;  // algo-1 .. algo-N
   Channels channels;
-  std::string checkpoint_dir;  // the job's checkpoint directory on the machine
-  fs::path local_path;         // where the job sees it
-  fs::path ml;                 // <attempt_dir>/<host>/ml, the host's /opt/ml
+  std::string checkpoint_dir;   // the job's checkpoint directory on the machine
+  fs::path local_path;          // where the job sees it
+  fs::path ml;                  // <attempt_dir>/<host>/ml, the host's /opt/ml
+  fs::path host_dir;            // <attempt_dir>/<host>: root's, never seen by the job
+  std::optional<JobUser> user;  // sandboxed only: whom the job runs as
 };
 
 // The host's tree: /opt/ml's directories, a mount point or a symlink per channel, and in the
@@ -869,33 +927,71 @@ std::map<std::string, std::string> HostEnvironment(const LaunchSpec& spec, const
   return env;
 }
 
-// The command: the job's, pinned to the slot's CPUs, and in the sandbox wrapped in bwrap.
+// The command: the job's, pinned to the slot's CPUs, and in the sandbox wrapped in bwrap and
+// the exec step that drops to the job's user (sandbox.h).
 std::vector<std::string> HostCommand(const LaunchSpec& spec, const LayoutOptions& options,
                                      const HostLayout& layout, const SeenPaths& seen,
-                                     const fs::path& hosts_file, const LaunchSpec::HostSlot& slot) {
-  std::vector<std::string> a;
-  if (layout.sandboxed) {
-    a = {options.bwrap, "--ro-bind", "/", "/", "--dev", "/dev"};
-    for (const auto& device : GpuDevices()) a.insert(a.end(), {"--dev-bind", device, device});
-    a.insert(a.end(), {"--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/opt"});
-    if (options.die_with_parent) a.emplace_back("--die-with-parent");
-    if (!hosts_file.empty()) a.insert(a.end(), {"--ro-bind", hosts_file.string(), "/etc/hosts"});
-    a.insert(a.end(), {"--bind", layout.ml.string(), std::string(kSandboxMl)});
-    a.insert(a.end(), {"--bind", layout.checkpoint_dir, layout.local_path.string()});
-    for (const auto& [name, source] : layout.channels) {
-      a.insert(a.end(), {"--ro-bind", source.string(), seen.ChannelDir(name)});
-    }
-    a.insert(a.end(), {"--chdir", std::string(kSandboxMl), "--"});
+                                     const std::vector<std::pair<std::string, std::string>>& etc,
+                                     const LaunchSpec::HostSlot& slot) {
+  std::vector<std::string> command;
+  if (!slot.cpus.empty()) command.insert(command.end(), {"taskset", "--cpu-list", slot.cpus});
+  command.insert(command.end(), spec.argv.begin(), spec.argv.end());
+  if (!layout.sandboxed) return command;
+  BwrapPlan plan;
+  plan.bwrap = options.bwrap;
+  plan.hostname = layout.host;
+  plan.die_with_parent = options.die_with_parent;
+  plan.system = SystemRootEntries();
+  plan.etc_files = EtcFiles();
+  plan.generated = etc;
+  plan.readonly_paths = spec.readonly_paths;
+  plan.devices = GpuDevices();
+  plan.tmp_bytes = spec.limits.tmp_bytes;
+  plan.ml_dir = layout.ml.string();
+  plan.checkpoint_dir = layout.checkpoint_dir;
+  plan.checkpoint_seen = layout.local_path.string();
+  for (const auto& [name, source] : layout.channels) {
+    plan.channels.emplace_back(source.string(), seen.ChannelDir(name));
   }
-  if (!slot.cpus.empty()) a.insert(a.end(), {"taskset", "--cpu-list", slot.cpus});
-  a.insert(a.end(), spec.argv.begin(), spec.argv.end());
-  return a;
+  plan.exec = SelfExe(spec);
+  plan.environment_file = (layout.host_dir / kJobEnvFile).string();
+  plan.user = layout.user;
+  plan.command = std::move(command);
+  return BwrapArgs(plan);
+}
+
+// The job's environment file (root's, mode 0600): the supervisor or the exec step reads it.
+Status WriteJobEnvironment(const HostLayout& layout,
+                           const std::map<std::string, std::string>& environment) {
+  Result<std::string> encoded = EncodeEnvironment(environment);
+  if (!encoded.ok()) return encoded.status();
+  return env::WriteFileAtomically((layout.host_dir / kJobEnvFile).string(), *encoded, 0600);
+}
+
+// /etc/passwd, /etc/group and /etc/hosts for the sandbox, in <host_dir>/etc; returns what to bind
+// where.
+Result<std::vector<std::pair<std::string, std::string>>> WriteSandboxEtc(const HostLayout& layout) {
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!layout.sandboxed) return files;
+  const fs::path etc = layout.host_dir / "etc";
+  ALLOT_RETURN_IF_ERROR(MakeDirs(etc));
+  const JobUser user = layout.user.value_or(JobUser{kNobody, kNobody});
+  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically((etc / "passwd").string(), PasswdFor(user)));
+  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically((etc / "group").string(), GroupFor(user)));
+  files.emplace_back((etc / "passwd").string(), "/etc/passwd");
+  files.emplace_back((etc / "group").string(), "/etc/group");
+  Result<fs::path> hosts_file = WriteEtcHosts(layout);
+  if (!hosts_file.ok()) return hosts_file.status();
+  if (!hosts_file->empty()) files.emplace_back(hosts_file->string(), "/etc/hosts");
+  return files;
 }
 
 // Everything PrepareHost can check before it writes anything but the job's checkpoint directory.
 Result<HostLayout> PlanHost(const LaunchSpec& spec, int host_index, const LayoutOptions& options) {
   HostLayout layout;
-  layout.sandboxed = SandboxAvailable(options);
+  layout.sandboxed = options.sandbox;
+  if (layout.sandboxed && !SandboxAvailable(options)) return NoSandboxError(options);
+  if (layout.sandboxed) layout.user = JobUserOf(spec);
   layout.host_index = host_index;
   layout.host = HostName(host_index);
   for (int i = 1; i <= spec.instance_count; ++i) layout.hosts.push_back(HostName(i));
@@ -914,6 +1010,7 @@ Result<HostLayout> PlanHost(const LaunchSpec& spec, int host_index, const Layout
       fs::absolute(fs::path(spec.attempt_dir) / layout.host, ec).lexically_normal();
   if (ec) return Internal("bad attempt directory '" + spec.attempt_dir + "'");
   layout.ml = host_dir / "ml";
+  layout.host_dir = host_dir;
   return layout;
 }
 
@@ -935,20 +1032,35 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
   const SeenPaths seen = SeenPathsOf(layout);
   const ConfigDocs docs = MakeConfigDocs(spec, layout, seen);
   ALLOT_RETURN_IF_ERROR(WriteConfigFiles(spec, layout, seen, docs));
-  Result<fs::path> hosts_file = WriteEtcHosts(layout);
-  if (!hosts_file.ok()) return hosts_file.status();
+  Result<std::vector<std::pair<std::string, std::string>>> etc = WriteSandboxEtc(layout);
+  if (!etc.ok()) return etc.status();
 
   // The host's slot of the host map, if it has one.
   const auto slot_index = static_cast<std::size_t>(host_index - 1);
   const LaunchSpec::HostSlot slot =
       slot_index < spec.host_slots.size() ? spec.host_slots[slot_index] : LaunchSpec::HostSlot{};
   HostPlan plan;
-  plan.environment = HostEnvironment(spec, layout, seen, docs, slot);
-  plan.argv = HostCommand(spec, options, layout, seen, *hosts_file, slot);
+  plan.environment = BaseJobEnvironment();
+  for (auto& [name, value] : HostEnvironment(spec, layout, seen, docs, slot)) {
+    plan.environment[name] = std::move(value);
+  }
+  ALLOT_RETURN_IF_ERROR(WriteJobEnvironment(layout, plan.environment));
+  if (layout.user) {
+    ALLOT_RETURN_IF_ERROR(GiveTree(layout.ml, *layout.user));
+    ALLOT_RETURN_IF_ERROR(GiveTree(layout.checkpoint_dir, *layout.user));
+  }
+  plan.argv = HostCommand(spec, options, layout, seen, *etc, slot);
   plan.ml_dir = layout.ml.string();
   plan.output_dir = (layout.ml / "output").string();
   plan.working_dir = layout.ml.string();
   plan.sandboxed = layout.sandboxed;
+  plan.job_env_file = (layout.host_dir / kJobEnvFile).string();
+  plan.disk_paths = {layout.ml.string(), layout.checkpoint_dir};
+  if (layout.sandboxed) {
+    JobLimits tmp;
+    tmp.tmp_bytes = spec.limits.tmp_bytes;
+    plan.enforced = DescribeLimits(layout.user, tmp);
+  }
   return plan;
 }
 
@@ -985,11 +1097,15 @@ Timestamp NewestFileTime(const std::string& dir) {
 
 std::string FailureMessage(const std::string& output_dir) {
   if (output_dir.empty()) return "";
-  std::ifstream in(fs::path(output_dir) / "failure", std::ios::binary);
-  if (!in) return "";
-  std::string text(kFailureLimit, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  // <host_dir>/ml/output/failure: the host's directory is root's, ml/ the job's, whose links are
+  // never followed (a link to the data directory's credentials must not end up in statusReason).
+  const fs::path output = fs::path(output_dir).lexically_normal();
+  const fs::path host_dir = output.parent_path().parent_path();
+  const std::string relative =
+      (output.parent_path().filename() / output.filename() / "failure").string();
+  Result<std::string> read = env::ReadFileBeneath(host_dir.string(), relative, kFailureLimit);
+  if (!read.ok()) return "";
+  std::string text = std::move(read).value();
   if (text.size() == kFailureLimit) {
     // Do not end inside a UTF-8 sequence.
     std::size_t end = text.size();

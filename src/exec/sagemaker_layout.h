@@ -3,9 +3,10 @@
 // The SageMaker training container layout for one host of an attempt
 // (/opt/ml/input/config/*.json, /opt/ml/input/data/<channel>, /opt/ml/model, /opt/ml/output,
 // the checkpoint directory) and the SM_* variables the SageMaker training toolkit sets. With
-// bubblewrap the host runs in a sandbox where /opt/ml is its directory, the host's file system is
-// read-only and /tmp is private; without it the same tree lives under the attempt directory and
-// the variables point there.
+// bubblewrap the host runs in the sealed sandbox of sandbox.h, where /opt/ml is its directory
+// (owned by the job's user), only system directories are visible (read-only) and /tmp is private;
+// without it (--no-sandbox) the same tree lives under the attempt directory, the variables point
+// there and the job runs as the server's user.
 
 #include <map>
 #include <string>
@@ -18,7 +19,9 @@
 namespace allot::exec {
 
 struct LayoutOptions {
-  bool sandbox = true;  // use bubblewrap when it is installed
+  // Run every host in the sealed sandbox (sandbox.h). Where bubblewrap is missing or does not
+  // work, PrepareHost then fails (FailedPrecondition): no sandbox, no job.
+  bool sandbox = true;
   std::string bwrap = "/usr/bin/bwrap";
   // Adds --die-with-parent: the job is killed when the process that started bwrap exits (set it
   // only where that process is the supervisor; PR_SET_PDEATHSIG fires when its *thread* exits).
@@ -32,6 +35,11 @@ struct HostPlan {
   std::string output_dir;   // host-side /opt/ml/output (stop-reason, failure)
   std::string working_dir;  // host-side directory to start in (ml_dir; bwrap then uses --chdir)
   bool sandboxed = false;
+  // <host_dir>/job-env (mode 0600): the job's environment, read by the supervisor (unsandboxed)
+  // or by the sandbox's exec step; the supervisor itself runs with a clean one.
+  std::string job_env_file;
+  std::vector<std::string> disk_paths;  // the host's /opt/ml and the checkpoint directory
+  std::string enforced;  // what bwrap enforces: "uid=200001 gid=200001 tmp=1 GiB"; "" unsandboxed
 };
 
 bool SandboxAvailable(const LayoutOptions& options);

@@ -20,7 +20,13 @@ namespace allot::exec {
 namespace {
 
 // What the child reports through the error pipe when it cannot reach exec.
-enum ChildStage : int { kStageSetsid = 1, kStageDup = 2, kStageChdir = 3, kStageExec = 4 };
+enum ChildStage : int {
+  kStageSetsid = 1,
+  kStageDup = 2,
+  kStageChdir = 3,
+  kStageExec = 4,
+  kStageCgroup = 5
+};
 
 struct ChildError {
   int stage = 0;
@@ -81,7 +87,24 @@ struct ChildPlan {
   const char* working_dir = nullptr;
   char* const* argv = nullptr;
   char** envp = nullptr;
+  const char* const* cgroups = nullptr;  // null-terminated cgroup.procs paths
 };
+
+// Moves the calling process into each cgroup; async-signal-safe. Returns 0 or -1 (errno set).
+int JoinCgroups(const char* const* cgroups) {
+  for (const char* const* path = cgroups; path != nullptr && *path != nullptr; ++path) {
+    const int fd = ::open(*path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    const ssize_t n = ::write(fd, "0", 1);
+    const int error = errno;
+    ::close(fd);
+    if (n != 1) {
+      errno = error;
+      return -1;
+    }
+  }
+  return 0;
+}
 
 // dup2, or for a descriptor already in place only clearing its close-on-exec flag.
 int MoveTo(int fd, int target) {
@@ -115,6 +138,8 @@ void ResetSignals() {
     failure = {kStageDup, errno};
   } else if (plan.working_dir != nullptr && ::chdir(plan.working_dir) < 0) {
     failure = {kStageChdir, errno};
+  } else if (JoinCgroups(plan.cgroups) < 0) {
+    failure = {kStageCgroup, errno};
   } else {
     ResetSignals();
     // Descriptors the parent opened without O_CLOEXEC do not leak into the program (Linux >=
@@ -163,6 +188,10 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
   for (std::string& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
 
+  std::vector<const char*> cgroups;
+  for (const std::string& path : request.join_cgroups) cgroups.push_back(path.c_str());
+  cgroups.push_back(nullptr);
+
   Fd stdin_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (stdin_fd.get() < 0) return Internal("cannot open /dev/null: " + ErrnoText(errno));
   Fd stdout_fd;
@@ -188,7 +217,7 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
     ChildMain(ChildPlan{error_write.get(), stdin_fd.get(), stdout_fd.get(), stderr_fd.get(),
                         request.pass_fd, request.isolation == SpawnRequest::Isolation::kSession,
                         request.working_dir.empty() ? nullptr : request.working_dir.c_str(),
-                        argv.data(), envp.data()});
+                        argv.data(), envp.data(), cgroups.data()});
   }
   // The parent sets the group too, so the caller may signal it as soon as this returns.
   if (request.isolation == SpawnRequest::Isolation::kProcessGroup) ::setpgid(pid, pid);
@@ -216,6 +245,9 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
     case kStageDup:
       return Internal("cannot run '" + program +
                       "': redirecting output: " + ErrnoText(failure.error));
+    case kStageCgroup:
+      return Internal("cannot run '" + program +
+                      "': cannot join its cgroup: " + ErrnoText(failure.error));
     case kStageChdir:
       return Internal("cannot run '" + program + "': cannot enter '" + request.working_dir +
                       "': " + ErrnoText(failure.error));

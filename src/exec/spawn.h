@@ -23,6 +23,9 @@ struct SpawnRequest {
   Isolation isolation = Isolation::kSession;
   int pass_fd = -1;         // when >= 0, inherited by the process as descriptor 3
   std::string working_dir;  // empty: the caller's
+  // cgroup.procs files the process joins (writing "0") before it execs; a failure is an error
+  // like a failed exec, so a process never runs outside the limits it was given.
+  std::vector<std::string> join_cgroups;
 };
 
 // Starts the process in a new session or a new process group (either way its pid is its process

@@ -1,6 +1,7 @@
 #include "exec/supervisor.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,7 +14,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -22,6 +25,7 @@
 #include "env/files.h"
 #include "env/process.h"
 #include "exec/host_files.h"
+#include "exec/sandbox.h"
 #include "exec/spawn.h"
 
 namespace allot::exec {
@@ -33,6 +37,8 @@ constexpr Duration kDefaultGraceMs = Seconds(120);
 // Retries of a status.json that could not be written: 50 ms, doubling up to 2 s.
 constexpr std::chrono::milliseconds kFirstRetry{50};
 constexpr std::chrono::milliseconds kLastRetry{2000};
+// How often the disk limit is checked while the job runs.
+constexpr auto kDiskCheckInterval = std::chrono::seconds(2);
 
 struct Args {
   std::string dir;
@@ -40,6 +46,12 @@ struct Args {
   Duration grace_ms = kDefaultGraceMs;
   int ready_fd = -1;
   bool sandboxed = false;  // the command is bwrap, which dies of SIGTERM and takes the job along
+  std::string job_env;     // the job's environment (sandbox.h EncodeEnvironment); unsandboxed only
+  std::string host = "the host";  // algo-K, for the failure messages
+  std::string enforced;           // limits bwrap enforces (uid, gid, tmp), for the record
+  std::string cgroup_name;
+  JobLimits limits;  // memory and pids (cgroups), disk (disk_paths); tmp is bwrap's
+  std::vector<std::string> disk_paths;
   std::vector<std::string> command;
 };
 
@@ -48,6 +60,38 @@ bool ParseNumber(const char* text, T& out) {
   const char* end = text + std::strlen(text);
   const auto [ptr, error] = std::from_chars(text, end, out);
   return error == std::errc() && ptr == end;
+}
+
+// Sets the field `flag` names from `value`; false for an unknown flag or a bad value.
+bool SetFlag(Args& args, const std::string& flag, const char* value) {
+  if (flag == "--dir") {
+    args.dir = value;
+  } else if (flag == "--output-dir") {
+    args.output_dir = value;
+  } else if (flag == "--grace-ms") {
+    return ParseNumber(value, args.grace_ms);
+  } else if (flag == "--ready-fd") {
+    return ParseNumber(value, args.ready_fd);
+  } else if (flag == "--job-env") {
+    args.job_env = value;
+  } else if (flag == "--host") {
+    args.host = value;
+  } else if (flag == "--enforced") {
+    args.enforced = value;
+  } else if (flag == "--cgroup-name") {
+    args.cgroup_name = value;
+  } else if (flag == "--memory-limit") {
+    return ParseNumber(value, args.limits.memory_bytes);
+  } else if (flag == "--pids-limit") {
+    return ParseNumber(value, args.limits.pids);
+  } else if (flag == "--disk-limit") {
+    return ParseNumber(value, args.limits.disk_bytes);
+  } else if (flag == "--disk-path") {
+    args.disk_paths.emplace_back(value);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 std::optional<Args> ParseArgs(int argc, char** argv) {
@@ -59,22 +103,7 @@ std::optional<Args> ParseArgs(int argc, char** argv) {
       --i;
       continue;
     }
-    if (i + 1 >= argc) return std::nullopt;
-    const std::string flag = argv[i];
-    const char* value = argv[i + 1];
-    bool ok = true;
-    if (flag == "--dir") {
-      args.dir = value;
-    } else if (flag == "--output-dir") {
-      args.output_dir = value;
-    } else if (flag == "--grace-ms") {
-      ok = ParseNumber(value, args.grace_ms);
-    } else if (flag == "--ready-fd") {
-      ok = ParseNumber(value, args.ready_fd);
-    } else {
-      ok = false;
-    }
-    if (!ok) return std::nullopt;
+    if (i + 1 >= argc || !SetFlag(args, argv[i], argv[i + 1])) return std::nullopt;
   }
   for (++i; i < argc; ++i) args.command.emplace_back(argv[i]);
   if (args.dir.empty() || args.output_dir.empty() || args.command.empty()) return std::nullopt;
@@ -108,15 +137,44 @@ sigset_t StopSignals() {
   return set;
 }
 
-// SIGTERM to every process of the group but its leader.
-void SignalFollowers(pid_t group, int sig) {
+// `sig` to every descendant of `root` (not `root` itself). In the sandbox the job runs in a
+// session and PID namespace of its own, below bwrap: its process group is not bwrap's.
+void SignalDescendants(pid_t root, int sig) {
+  std::map<pid_t, std::vector<pid_t>> children;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
     pid_t pid = 0;
     const std::string name = entry.path().filename().string();
-    if (!ParseNumber(name.c_str(), pid) || pid == group) continue;
-    if (::getpgid(pid) == group) ::kill(pid, sig);
+    if (!ParseNumber(name.c_str(), pid)) continue;
+    const Result<std::string> stat = env::ReadFile("/proc/" + name + "/stat");
+    if (!stat.ok()) continue;
+    const std::size_t paren = stat->rfind(')');
+    if (paren == std::string::npos) continue;
+    // ") S 123 ...": the state, then the parent's pid.
+    std::istringstream fields(stat->substr(paren + 1));
+    std::string state;
+    pid_t parent = 0;
+    if (fields >> state >> parent) children[parent].push_back(pid);
   }
+  std::vector<pid_t> pending = children[root];
+  while (!pending.empty()) {
+    const pid_t pid = pending.back();
+    pending.pop_back();
+    ::kill(pid, sig);
+    const auto it = children.find(pid);
+    if (it != children.end()) pending.insert(pending.end(), it->second.begin(), it->second.end());
+  }
+}
+
+// <output_dir>/<name> written without following a link the job put in its /opt/ml: the
+// supervisor is root, the tree is the job's.
+Status WriteJobFile(const Args& args, const std::string& name, const std::string& text) {
+  const std::filesystem::path output = std::filesystem::path(args.output_dir).lexically_normal();
+  const std::filesystem::path relative = output.lexically_relative(args.dir);
+  if (relative.empty() || *relative.begin() == "..") {
+    return env::WriteFileAtomically(args.output_dir + "/" + name, text);
+  }
+  return env::WriteFileBeneath(args.dir, (relative / name).string(), text);
 }
 
 int ExitCodeOf(const siginfo_t& info) {
@@ -132,6 +190,7 @@ class Supervision {
   // Returns the command's exit code once it exited and its group is gone.
   int Run() {
     const sigset_t signals = StopSignals();
+    next_disk_check_ = Clock::now() + kDiskCheckInterval;
     while (true) {
       siginfo_t info{};
       // WNOWAIT: the exited leader keeps its pid, so the group id is not recycled while the
@@ -148,18 +207,24 @@ class Supervision {
       siginfo_t got{};
       const int sig = ::sigtimedwait(&signals, &got, &timeout);
       if (sig == SIGTERM || sig == SIGINT) OnStop();
-      if (deadline_ && !kill_sent_ && Clock::now() >= *deadline_) {
-        ::kill(-child_, SIGKILL);
-        kill_sent_ = true;
-      }
+      if (deadline_ && !kill_sent_ && Clock::now() >= *deadline_) KillAll();
+      if (Clock::now() >= next_disk_check_) CheckDisk();
     }
   }
+
+  // Why the supervisor stopped the job (a limit), or empty.
+  const std::string& limit_failure() const { return limit_failure_; }
 
  private:
   timespec Timeout() const {
     Duration ms = Seconds(3600);
     if (deadline_ && !kill_sent_) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - Clock::now());
+      ms = std::clamp<Duration>(left.count(), 0, ms);
+    }
+    if (args_.limits.disk_bytes > 0 && !kill_sent_) {
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(next_disk_check_ - Clock::now());
       ms = std::clamp<Duration>(left.count(), 0, ms);
     }
     return timespec{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1'000'000)};
@@ -169,16 +234,13 @@ class Supervision {
     Result<StopRequest> request = ReadStopRequest(args_.dir);
     const StopRequest stop = request.ok() ? *request : StopRequest{"termination", args_.grace_ms};
     if (!reason_written_) {
-      std::error_code error;
-      std::filesystem::create_directories(args_.output_dir, error);
-      const Status written =
-          env::WriteFileAtomically(args_.output_dir + "/" + kStopReasonFile, stop.reason);
+      const Status written = WriteJobFile(args_, kStopReasonFile, stop.reason);
       if (!written.ok()) std::fprintf(stderr, "allot supervisor: %s\n", written.message().c_str());
       reason_written_ = true;
     }
     if (!term_sent_) {
       if (args_.sandboxed) {
-        SignalFollowers(child_, SIGTERM);
+        SignalDescendants(child_, SIGTERM);
       } else {
         ::kill(-child_, SIGTERM);
       }
@@ -189,8 +251,30 @@ class Supervision {
     if (!deadline_ || deadline < *deadline_) deadline_ = deadline;
   }
 
+  void KillAll() {
+    if (args_.sandboxed) SignalDescendants(child_, SIGKILL);
+    ::kill(-child_, SIGKILL);
+    kill_sent_ = true;
+  }
+
+  // Stops the job for good once its directories hold more than its disk limit.
+  void CheckDisk() {
+    next_disk_check_ = Clock::now() + kDiskCheckInterval;
+    if (args_.limits.disk_bytes <= 0 || kill_sent_) return;
+    const std::int64_t used = DiskUsage(args_.disk_paths);
+    if (used <= args_.limits.disk_bytes) return;
+    limit_failure_ = args_.host + " exceeded its disk limit of " +
+                     FormatBytes(args_.limits.disk_bytes) +
+                     " in /opt/ml and its checkpoint directory";
+    std::fprintf(stderr, "allot supervisor: %s (%lld bytes used); stopping it\n",
+                 limit_failure_.c_str(), static_cast<long long>(used));
+    KillAll();
+  }
+
   const Args& args_;
   const pid_t child_;
+  Clock::time_point next_disk_check_;
+  std::string limit_failure_;
   bool reason_written_ = false;
   bool term_sent_ = false;
   bool kill_sent_ = false;
@@ -220,6 +304,74 @@ int RecordStatus(const std::string& dir, const HostStatus& status) {
   }
 }
 
+// The command's environment: the job's (from --job-env) when it runs unsandboxed; bwrap gets
+// the fixed clean one and the job's reaches the job through /run/allot/environment.
+Result<std::map<std::string, std::string>> CommandEnvironment(const Args& args) {
+  if (args.sandboxed || args.job_env.empty()) return CleanEnvironment();
+  const Result<std::string> text = env::ReadFile(args.job_env);
+  if (!text.ok()) return text.status();
+  return DecodeEnvironment(*text);
+}
+
+// The host's memory and pids groups, created; none (said on stderr) where that failed.
+CgroupPlan SetUpCgroups(const Args& args) {
+  if (args.cgroup_name.empty()) return {};
+  CgroupPlan plan =
+      PlanOwnCgroups(args.cgroup_name + "-" + std::to_string(::getpid()), args.limits);
+  if (plan.kind == CgroupKind::kNone) {
+    std::fprintf(stderr,
+                 "allot supervisor: no cgroup hierarchy for the memory and process "
+                 "limits; they are not enforced\n");
+    return plan;
+  }
+  const Status created = CreateCgroups(plan);
+  if (created.ok()) return plan;
+  std::fprintf(stderr, "allot supervisor: the memory and process limits are not enforced: %s\n",
+               created.message().c_str());
+  return {};
+}
+
+// What holds for this host: bwrap's part (--enforced) and the supervisor's.
+std::string EnforcedLimits(const Args& args, const CgroupPlan& plan) {
+  JobLimits applied;
+  for (const auto& [file, value] : plan.writes) {
+    if (file.ends_with("/memory.limit_in_bytes") || file.ends_with("/memory.max")) {
+      applied.memory_bytes = args.limits.memory_bytes;
+    }
+    if (file.ends_with("/pids.max")) applied.pids = args.limits.pids;
+  }
+  if (!args.disk_paths.empty()) applied.disk_bytes = args.limits.disk_bytes;
+  std::string text = args.sandboxed ? args.enforced : "unsandboxed";
+  const std::string own = DescribeLimits(std::nullopt, applied);
+  if (!own.empty()) text += (text.empty() ? "" : " ") + own;
+  return text;
+}
+
+// A limit that ended the job becomes its failure (/opt/ml/output/failure, SageMaker's file).
+void RecordLimitFailure(const Args& args, const std::string& limit_failure, const CgroupPlan& plan,
+                        int exit_code) {
+  std::string failure = limit_failure;
+  if (failure.empty() && exit_code != 0 && CgroupOomKills(plan) > 0) {
+    failure =
+        args.host + " ran out of memory: its limit is " + FormatBytes(args.limits.memory_bytes);
+  }
+  if (failure.empty()) return;
+  const Status written = WriteJobFile(args, "failure", failure);
+  if (!written.ok()) std::fprintf(stderr, "allot supervisor: %s\n", written.message().c_str());
+}
+
+// Starts the command; 0 and its pid, or the exit code the supervisor ends with.
+Result<pid_t> StartCommand(Args& args, const CgroupPlan& cgroups) {
+  Result<std::map<std::string, std::string>> environment = CommandEnvironment(args);
+  if (!environment.ok()) return environment.status();
+  SpawnRequest request;
+  request.argv = args.command;
+  request.environment = std::move(environment).value();
+  request.isolation = SpawnRequest::Isolation::kProcessGroup;
+  request.join_cgroups = cgroups.procs;
+  return SpawnProcess(request);
+}
+
 }  // namespace
 
 int SuperviseMain(int argc, char** argv) {
@@ -227,7 +379,9 @@ int SuperviseMain(int argc, char** argv) {
   if (!args) {
     std::fprintf(stderr,
                  "usage: allot __supervise --dir DIR --output-dir DIR [--grace-ms N] "
-                 "[--ready-fd N] [--sandboxed] -- COMMAND...\n");
+                 "[--ready-fd N] [--sandboxed] [--job-env FILE] [--host NAME] [--enforced TEXT] "
+                 "[--cgroup-name NAME --memory-limit BYTES --pids-limit N] "
+                 "[--disk-limit BYTES --disk-path DIR...] -- COMMAND...\n");
     return 2;
   }
   // Blocked before the command starts, so a stop is never lost; the command gets the defaults.
@@ -235,16 +389,17 @@ int SuperviseMain(int argc, char** argv) {
   ::sigprocmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGHUP, SIG_IGN);
   ::signal(SIGPIPE, SIG_IGN);
+  // Whatever the server's umask, the sandbox's directories (which bwrap makes) are readable by
+  // the job's user, and the job starts with the usual 022.
+  ::umask(022);
 
-  SpawnRequest request;
-  request.argv = args->command;
-  request.environment = CurrentEnvironment();
-  request.isolation = SpawnRequest::Isolation::kProcessGroup;
+  const CgroupPlan cgroups = SetUpCgroups(*args);
   const Timestamp started_at = EpochMillisNow();
-  const Result<pid_t> child = SpawnProcess(request);
+  const Result<pid_t> child = StartCommand(*args, cgroups);
   if (!child.ok()) {
     std::fprintf(stderr, "allot supervisor: %s\n", child.status().message().c_str());
     Report(args->ready_fd, child.status());
+    RemoveCgroups(cgroups);
     return 127;
   }
   SupervisorRecord record;
@@ -253,6 +408,7 @@ int SuperviseMain(int argc, char** argv) {
   record.child_pid = *child;
   record.child_start_time = env::RunningStartTime(*child).value_or(0);  // 0: it already exited
   record.output_dir = args->output_dir;
+  record.limits = EnforcedLimits(*args, cgroups);
   const Status recorded = WriteSupervisorRecord(args->dir, record);
   if (!recorded.ok()) std::fprintf(stderr, "allot supervisor: %s\n", recorded.message().c_str());
   Report(args->ready_fd, recorded);  // without supervisor.json it could not be adopted
@@ -261,9 +417,13 @@ int SuperviseMain(int argc, char** argv) {
     ::kill(-*child, SIGKILL);
     while (::waitpid(*child, nullptr, 0) < 0 && errno == EINTR) {
     }
+    RemoveCgroups(cgroups);
     return 1;
   }
-  const int exit_code = Supervision(*args, *child).Run();
+  Supervision supervision(*args, *child);
+  const int exit_code = supervision.Run();
+  RecordLimitFailure(*args, supervision.limit_failure(), cgroups, exit_code);
+  RemoveCgroups(cgroups);
   return RecordStatus(args->dir, HostStatus{exit_code, started_at, EpochMillisNow()});
 }
 

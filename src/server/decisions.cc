@@ -5,6 +5,7 @@
 
 #include "server/api_error.h"
 #include "server/controller.h"
+#include "server/job_identity.h"
 #include "server/log.h"
 #include "server/payload.h"
 
@@ -144,10 +145,43 @@ Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::
   }
 }
 
+namespace {
+
+// The limits of a host of `instance_type`: the server's, overridden by the host map's.
+exec::JobLimits LimitsFor(const Options& options, const std::string& instance_type) {
+  exec::JobLimits limits = options.job_limits;
+  const auto it = options.instance_limits.find(instance_type);
+  if (it == options.instance_limits.end()) return limits;
+  const Options::LimitOverrides& o = it->second;
+  if (o.memory_bytes) limits.memory_bytes = *o.memory_bytes;
+  if (o.pids) limits.pids = *o.pids;
+  if (o.tmp_bytes) limits.tmp_bytes = *o.tmp_bytes;
+  if (o.disk_bytes) limits.disk_bytes = *o.disk_bytes;
+  return limits;
+}
+
+// The sealed sandbox's part of the spec: the share's user (allocated on its first launch) and
+// the limits of the instance type.
+Status SealSpec(store::Store& store, const Options& options, exec::LaunchSpec& spec,
+                const std::string& queue, const std::string& share) {
+  spec.limits = LimitsFor(options, spec.instance_type);
+  spec.readonly_paths = options.job_readonly_paths;
+  if (!options.sandbox) return Status::Ok();
+  Result<exec::JobUser> user =
+      ShareUser(store, JobUidRange{options.job_uid_first, options.job_uid_count}, queue, share);
+  if (!user.ok()) return user.status();
+  spec.user = *user;
+  return Status::Ok();
+}
+
+}  // namespace
+
 void Controller::LaunchAttempt(model::JobId seq, int attempt) {
   exec::LaunchSpec spec;
   std::string id;
   std::string name;
+  std::string queue;
+  std::string share;
   {
     std::lock_guard<std::mutex> lock(mu_);
     JobRecord* job = JobBySeq(seq);
@@ -157,6 +191,8 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
     }
     id = job->id;
     name = job->name;
+    queue = std::string(job->queue);
+    share = std::string(job->share);
     spec.job = seq;
     spec.attempt = attempt;
     spec.attempt_dir = AttemptDir(job->id, attempt);
@@ -178,7 +214,8 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
     for (const auto& [channel, dir] : info.channels) spec.channels.push_back({channel, dir});
     spec.checkpoint_local_path = info.checkpoint_local_path;
     spec.checkpoint_sync_dir = info.checkpoint_sync_dir;
-    s = executor_->Launch(spec);
+    s = SealSpec(*store_, options_, spec, queue, share);
+    if (s.ok()) s = executor_->Launch(spec);
   }
   if (s.ok()) return;
   log::Warn("executor.launch_failed", {{"job", static_cast<std::int64_t>(seq)},

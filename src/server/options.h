@@ -1,11 +1,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/time.h"
+#include "exec/sandbox.h"
 
 namespace allot::server {
 
@@ -17,7 +20,30 @@ struct Options {
   std::string account = "000000000000";
   Duration stop_grace = Seconds(120);  // SIGTERM to SIGKILL for stopping jobs
   int http_threads = 32;
-  bool sandbox = true;  // run hosts under bubblewrap when it is installed
+  // Run hosts in the sealed sandbox (exec/sandbox.h); without a working bubblewrap the server
+  // refuses to start unless this is false (--no-sandbox).
+  bool sandbox = true;
+  // The sealed sandbox's settings. Each quota share's jobs run as their own uid/gid from
+  // [job_uid_first, job_uid_first + job_uid_count) (server/job_identity.h).
+  std::uint32_t job_uid_first = 200000;
+  std::uint32_t job_uid_count = 10000;
+  // Per host, 0 = none; the host map may override them per instance type (instance_limits).
+  exec::JobLimits job_limits{.memory_bytes = 0,
+                             .pids = 4096,
+                             .tmp_bytes = std::int64_t{1} << 30,
+                             .disk_bytes = std::int64_t{100} << 30};
+  struct LimitOverrides {
+    std::optional<std::int64_t> memory_bytes;
+    std::optional<std::int64_t> pids;
+    std::optional<std::int64_t> tmp_bytes;
+    std::optional<std::int64_t> disk_bytes;
+  };
+  std::map<std::string, LimitOverrides> instance_limits;
+  // Host paths every sandboxed job may read, bound read-only at the same place (a Python or
+  // conda installation outside /usr, say).
+  std::vector<std::string> job_readonly_paths;
+  // The program each host runs as `<supervisor_exe> __supervise ...`; empty: this binary.
+  std::string supervisor_exe;
   // The program each host runs as `<supervisor_exe> __supervise ...`; empty: this binary.
   std::string supervisor_exe;
   std::string log_level = "info";   // trace, debug, info, warn, error, off (server/log.h)

@@ -10,6 +10,7 @@
 #include "server/api_error.h"
 #include "server/config_wire.h"
 #include "server/controller.h"
+#include "server/job_identity.h"
 #include "server/job_codec.h"
 #include "server/payload.h"
 
@@ -216,6 +217,12 @@ bool Controller::AdoptAttempt(JobRecord& job) {
   // is rare beside the stored ones, so reading it here costs little).
   if (Result<LaunchInfo> launch = ReadLaunchInfo(job.id, job.name); launch.ok()) {
     spec.checkpoint_sync_dir = launch->checkpoint_sync_dir;
+  }
+  // The share's user as stored at its launch: the checkpoint copy after the attempt runs as it.
+  if (options_.sandbox) {
+    Result<std::optional<exec::JobUser>> user =
+        StoredShareUser(*store_, std::string(job.queue), std::string(job.share));
+    if (user.ok()) spec.user = *user;
   }
   // AlreadyExists: the executor still watches it (a rebuild after a failed write, not a restart).
   const Status adopted = executor_->Adopt(spec);

@@ -4,8 +4,11 @@ AllotServer starts `$ALLOT_BIN server --data-dir <tmp> --listen 127.0.0.1:<free 
 `GET /healthz`, and builds boto3 clients that find their keys the way a user's would: through
 AWS_SHARED_CREDENTIALS_FILE=<data-dir>/credentials (written by the server on first start,
 profile `default`), region `local`. stop() sends SIGTERM, kill9() SIGKILL; cleanup() also ends
-every job process the server started (found by a marker variable in their environment, which
-they inherit from the server) and removes the data directory.
+every job process the server started and removes the data directory. Job processes are found
+through their supervisors (`allot __supervise --dir <data-dir>/...`, each leading its own
+session) and everything below them: the supervisors and the jobs run with a clean environment,
+so the marker variable of the server's environment no longer reaches them. Sandboxed jobs may
+read the test interpreter's installation (--job-readonly-path), so `sys.executable` runs there.
 
 Everything here polls with deadlines; nothing waits without a bound.
 """
@@ -18,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -111,22 +115,57 @@ def payload(script="exit 0", instance_type=INSTANCE, count=1, environment=None,
     return json.dumps(p)
 
 
+def _read_proc(pid, name):
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
 def _procs_with_marker(marker):
-    """Pids of processes whose environment holds marker (ours: they inherit it from the server)."""
+    """Pids of processes whose environment holds marker (the server: it has it from us)."""
     needle = marker.encode()
-    found = []
     me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
+    return [int(e) for e in os.listdir("/proc")
+            if e.isdigit() and int(e) != me and needle in _read_proc(e, "environ").split(b"\0")]
+
+
+def _supervisors_and_descendants(data_dir):
+    """The supervisors of jobs under data_dir (`allot __supervise --dir <data_dir>/...`) and every
+    process below them (bwrap, the job's processes in their own PID namespace)."""
+    prefixes = {os.path.join(d, "").encode() for d in (data_dir, os.path.realpath(data_dir))}
+    children = {}
+    roots = []
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
             continue
+        stat = _read_proc(e, "stat")
         try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                env = f.read()
-        except OSError:
+            ppid = int(stat.rsplit(b")", 1)[1].split()[1])
+        except (IndexError, ValueError):
             continue
-        if needle in env.split(b"\0"):
-            found.append(int(entry))
+        children.setdefault(ppid, []).append(int(e))
+        args = _read_proc(e, "cmdline").split(b"\0")
+        if len(args) > 2 and args[1] == b"__supervise" and \
+                any(a.startswith(p) for a in args for p in prefixes):
+            roots.append(int(e))
+    found, pending = [], list(roots)
+    while pending:
+        pid = pending.pop()
+        found.append(pid)
+        pending.extend(children.get(pid, []))
     return found
+
+
+def readonly_runtime_paths():
+    """The test interpreter's installation when it lives outside /usr (pyenv, a venv): sandboxed
+    jobs run sys.executable, so they must see it."""
+    paths = []
+    for prefix in {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}:
+        if not prefix.startswith("/usr/") and prefix != "/usr" and os.path.isdir(prefix):
+            paths.append(prefix)
+    return sorted(paths)
 
 
 class AllotServer:
@@ -168,9 +207,10 @@ class AllotServer:
             key, value = self.marker.split("=", 1)
             env[key] = value
             with open(log, "wb") as out:
+                runtime = [a for p in readonly_runtime_paths() for a in ("--job-readonly-path", p)]
                 self.proc = subprocess.Popen(
                     [self.bin, "server", "--data-dir", self.data_dir,
-                     "--listen", f"127.0.0.1:{self.port}", *self.extra_args],
+                     "--listen", f"127.0.0.1:{self.port}", *runtime, *self.extra_args],
                     stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
             try:
                 self._wait_healthy(timeout)
@@ -234,12 +274,16 @@ class AllotServer:
         return self.start(timeout)
 
     def job_processes(self):
-        return _procs_with_marker(self.marker)
+        """The job processes this server started that still run (supervisors, bwrap, jobs)."""
+        return _supervisors_and_descendants(self.data_dir)
 
     def kill_job_processes(self):
-        """Ends what the server started (our marker in their environment), by pid."""
+        """Ends what the server started: its supervisors and everything below them (and any
+        process with our marker, but the server itself), by pid."""
         for _ in range(3):
-            pids = self.job_processes()
+            server = {self.proc.pid} if self.proc is not None else set()
+            pids = [p for p in self.job_processes() + _procs_with_marker(self.marker)
+                    if p not in server]
             if not pids:
                 return
             for pid in pids:
