@@ -533,8 +533,8 @@ bool ProbeSandbox(const std::string& bwrap) {
       argv.insert(argv.end(), {"--symlink", entry.link_target, seen});
     }
   }
-  argv.insert(argv.end(), {"--dev", "/dev", "--proc", "/proc", "--size", "1048576", "--tmpfs",
-                           "/tmp", "--tmpfs", "/opt", "--", "/bin/true"});
+  argv.insert(argv.end(), {"--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size",
+                           "1048576", "--tmpfs", "/tmp", "--tmpfs", "/opt", "--", "/bin/true"});
   return RunQuietly(argv);
 }
 

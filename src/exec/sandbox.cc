@@ -12,7 +12,9 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
+#include <set>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -220,39 +222,92 @@ std::string GroupFor(const JobUser& user) {
   return "root:x:0:\njob:x:" + std::to_string(user.gid) + ":\nnogroup:x:65534:\n";
 }
 
+namespace {
+
+// bwrap's arguments, with every directory it must create on the way to a mount point made 0755
+// first (bwrap makes them 0700, which the job's user could not enter).
+class BwrapArgList {
+ public:
+  explicit BwrapArgList(std::vector<std::string> start) : args_(std::move(start)) {}
+
+  // A path the sandbox has without creating it (a system entry, a tmpfs, /opt/ml...).
+  void Have(const std::string& path) { have_.insert(path); }
+
+  void Mount(const std::string& op, const std::string& source, const std::string& dest) {
+    Parents(dest);
+    args_.insert(args_.end(), {op, source, dest});
+    Have(dest);
+  }
+
+  void Add(std::initializer_list<std::string> args) { args_.insert(args_.end(), args); }
+
+  std::vector<std::string> Take() { return std::move(args_); }
+
+ private:
+  bool Covered(const std::string& path) const {
+    for (std::string p = path; !p.empty(); p = p.substr(0, p.rfind('/'))) {
+      if (have_.count(p) != 0) return true;
+    }
+    return false;
+  }
+
+  void Parents(const std::string& dest) {
+    std::vector<std::string> missing;
+    for (std::string p = dest.substr(0, dest.rfind('/')); !p.empty();
+         p = p.substr(0, p.rfind('/'))) {
+      if (Covered(p)) break;
+      missing.push_back(p);
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+      args_.insert(args_.end(), {"--perms", "0755", "--dir", *it});
+      Have(*it);
+    }
+  }
+
+  std::vector<std::string> args_;
+  std::set<std::string> have_;
+};
+
+}  // namespace
+
 std::vector<std::string> BwrapArgs(const BwrapPlan& plan) {
-  std::vector<std::string> a = {plan.bwrap,   "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                                "--hostname", plan.hostname,   "--new-session"};
-  if (plan.die_with_parent) a.emplace_back("--die-with-parent");
+  BwrapArgList a({plan.bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname",
+                  plan.hostname, "--new-session"});
+  if (plan.die_with_parent) a.Add({"--die-with-parent"});
   for (const RootEntry& entry : plan.system) {
     const std::string seen = "/" + entry.name;
     if (entry.link_target.empty()) {
-      a.insert(a.end(), {"--ro-bind", seen, seen});
+      a.Mount("--ro-bind", seen, seen);
     } else {
-      a.insert(a.end(), {"--symlink", entry.link_target, seen});
+      a.Add({"--symlink", entry.link_target, seen});
+      a.Have(seen);
     }
   }
-  for (const auto& file : plan.etc_files) a.insert(a.end(), {"--ro-bind-try", file, file});
-  for (const auto& [host, seen] : plan.generated) a.insert(a.end(), {"--ro-bind", host, seen});
-  for (const auto& path : plan.readonly_paths) a.insert(a.end(), {"--ro-bind", path, path});
-  a.insert(a.end(), {"--dev", "/dev"});
-  for (const auto& device : plan.devices) a.insert(a.end(), {"--dev-bind", device, device});
-  a.insert(a.end(), {"--proc", "/proc"});
-  if (plan.tmp_bytes > 0) a.insert(a.end(), {"--size", std::to_string(plan.tmp_bytes)});
-  a.insert(a.end(), {"--tmpfs", "/tmp", "--bind", plan.ml_dir, "/opt/ml"});
-  a.insert(a.end(), {"--bind", plan.checkpoint_dir, plan.checkpoint_seen});
-  for (const auto& [host, seen] : plan.channels) a.insert(a.end(), {"--ro-bind", host, seen});
-  a.insert(a.end(), {"--ro-bind", plan.exec, kSandboxExec});
-  a.insert(a.end(), {"--ro-bind", plan.environment_file, kSandboxEnvironment});
-  a.insert(a.end(), {"--chdir", "/opt/ml", "--", kSandboxExec, "__jobexec", "--env-file",
-                     kSandboxEnvironment});
+  for (const auto& file : plan.etc_files) a.Mount("--ro-bind-try", file, file);
+  for (const auto& [host, seen] : plan.generated) a.Mount("--ro-bind", host, seen);
+  for (const auto& path : plan.readonly_paths) a.Mount("--ro-bind", path, path);
+  a.Add({"--dev", "/dev"});
+  a.Have("/dev");
+  for (const auto& device : plan.devices) a.Mount("--dev-bind", device, device);
+  a.Add({"--proc", "/proc"});
+  a.Have("/proc");
+  a.Add({"--perms", "1777"});  // everyone's, sticky: the job's user writes there
+  if (plan.tmp_bytes > 0) a.Add({"--size", std::to_string(plan.tmp_bytes)});
+  a.Add({"--tmpfs", "/tmp"});
+  a.Have("/tmp");
+  a.Mount("--bind", plan.ml_dir, "/opt/ml");
+  a.Mount("--bind", plan.checkpoint_dir, plan.checkpoint_seen);
+  for (const auto& [host, seen] : plan.channels) a.Mount("--ro-bind", host, seen);
+  a.Mount("--ro-bind", plan.exec, kSandboxExec);
+  a.Mount("--ro-bind", plan.environment_file, kSandboxEnvironment);
+  a.Add({"--chdir", "/opt/ml", "--", kSandboxExec, "__jobexec", "--env-file", kSandboxEnvironment});
   if (plan.user) {
-    a.insert(a.end(),
-             {"--uid", std::to_string(plan.user->uid), "--gid", std::to_string(plan.user->gid)});
+    a.Add({"--uid", std::to_string(plan.user->uid), "--gid", std::to_string(plan.user->gid)});
   }
-  a.emplace_back("--");
-  a.insert(a.end(), plan.command.begin(), plan.command.end());
-  return a;
+  a.Add({"--"});
+  std::vector<std::string> args = a.Take();
+  args.insert(args.end(), plan.command.begin(), plan.command.end());
+  return args;
 }
 
 CgroupPlan PlanCgroups(std::string_view own_cgroups, bool v1_memory, bool v1_pids,
