@@ -81,6 +81,11 @@ class TrainingCase(ServerTestCase):
     def host_file(self, job_id, *parts, attempt=1, host="algo-1"):
         return self.server.host_dir(job_id, attempt, host, *parts)
 
+    def host_pid(self, job_id, host="algo-1"):
+        """The host's job process as the machine sees it (supervisor.json's child_pid): in the
+        sandbox the job's own $$ is a pid of its PID namespace, and the namespace dies with it."""
+        return json.loads(read(self.host_file(job_id, "supervisor.json", host=host)))["child_pid"]
+
     def wait_file(self, path, timeout=15, what=None):
         return wait_for(lambda: os.path.exists(path), timeout, what=what or path)
 
@@ -246,7 +251,7 @@ class GracePeriodTest(TrainingCase):
         job = self.fx.submit(queue, "solo", script=script, name="stubborn")["jobId"]
         self.fx.wait_status(job, "RUNNING")
         self.wait_file(self.host_file(job, "ml", "output", "data", "ready"))
-        pid = int(read(self.host_file(job, "ml", "output", "data", "pid")))
+        pid = self.host_pid(job)
         start = time.monotonic()
         self.batch.terminate_service_job(jobId=job, reason="enough")
         time.sleep(1)
@@ -324,7 +329,7 @@ class SandboxAndMultiHostTest(TrainingCase):
                          "Received status from SageMaker: AlgorithmError: algo-2 exited with code 3")
         self.assertLess(time.monotonic() - start, 8, "algo-1 was not stopped")
         self.assertEqual(len(d["attempts"]), 1)
-        pid = int(read(self.host_file(job, "ml", "output", "data", "pid", host="algo-1")))
+        pid = self.host_pid(job, "algo-1")
         wait_for(lambda: not pid_alive(pid), 5, what=f"algo-1's process {pid} to be gone")
 
 
