@@ -17,6 +17,7 @@
 #include "exec/job_exec.h"
 #include "exec/supervisor.h"
 #include "server/job_identity.h"
+#include "server/payload.h"
 #include "server/run.h"
 
 namespace {
@@ -167,6 +168,11 @@ CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   AddSandboxFlags(serve, f);
+  serve
+      ->add_option("--file-root", f.server.file_roots,
+                   "a directory under which file:// URIs (input channels, checkpoint and output "
+                   "locations) are allowed; repeat for more; none: file:// URIs are refused")
+      ->allow_extra_args(false);
   serve->add_flag("--no-sandbox", f.no_sandbox,
                   "run jobs without bubblewrap even where it is installed (the /opt/ml tree then "
                   "lives under the data directory, SM_* variables point there and jobs run as "
@@ -214,6 +220,12 @@ int RunServerCommand(ServerFlags& f) {
       return 1;
     }
   }
+  auto roots = allot::server::CanonicalFileRoots(server.file_roots, server.data_dir);
+  if (!roots.ok()) {
+    std::fprintf(stderr, "allot server: %s\n", roots.status().message().c_str());
+    return 1;
+  }
+  server.file_roots = std::move(roots).value();
   return allot::server::RunServer(server);
 }
 

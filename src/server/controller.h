@@ -23,6 +23,7 @@
 
 #include "engine/engine.h"
 #include "exec/executor.h"
+#include "server/checkpoint_claims.h"
 #include "server/config_records.h"
 #include "server/fields.h"
 #include "server/job_record.h"
@@ -240,6 +241,7 @@ class Controller {
   std::string_view Intern(std::string_view name);
   ListIndex list_index_;  // ListServiceJobs' orders (list_index.h)
   std::map<std::string, std::pair<std::string, std::string>> client_tokens_;  // -> id, hash
+  CheckpointClaims checkpoint_claims_;  // file:// checkpoint locations of live jobs
   std::map<std::string, std::string> credentials_;  // access key -> secret
   model::JobId next_seq_ = 1;
   store::Batch pending_;

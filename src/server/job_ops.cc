@@ -171,7 +171,7 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
       OptionalInt(r, "schedulingPriority", 0, model::rules::kMaxSchedulingPriority).value_or(0);
   const std::string payload = RequireString(r, "serviceRequestPayload");
   ParsedPayload parsed = ParsePayload(payload, name);
-  CheckChannelSources(parsed.launch);
+  CheckLocalPaths(parsed, options_.file_roots, data_dir_);
   const ServiceEnvironmentRecord& env = environments_.at(queue.environment());
   if (UsesNumInstances(env)) {
     // NUM_INSTANCES counts every instance together, whatever its type.
@@ -194,6 +194,7 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   job.Compact();
   job.seq = next_seq_++;
   job.created_at = Now();
+  checkpoint_claims_.Claim(parsed.launch.checkpoint_sync_dir, job, jobs_, *store_);
   const std::string id = job.id;
   const model::JobSpec spec = job.Spec();
   Touch(AddJob(std::move(job)));

@@ -44,8 +44,10 @@ struct Options {
   std::vector<std::string> job_readonly_paths;
   // The program each host runs as `<supervisor_exe> __supervise ...`; empty: this binary.
   std::string supervisor_exe;
-  // The program each host runs as `<supervisor_exe> __supervise ...`; empty: this binary.
-  std::string supervisor_exe;
+  // The directories under which file:// URIs of a payload (input channels,
+  // CheckpointConfig.S3Uri, OutputDataConfig.S3OutputPath) may lead, canonical; none: every
+  // file:// URI is refused. `allot server` refuses a root that is / or overlaps data_dir.
+  std::vector<std::string> file_roots;
   std::string log_level = "info";   // trace, debug, info, warn, error, off (server/log.h)
   std::string log_format = "text";  // text or json
   // The optional host map: per instance type, one entry per instance slot with its own GPUs

@@ -1,9 +1,11 @@
 #pragma once
 
-// The parts of a SageMaker CreateTrainingJob request (serviceRequestPayload) that Allot reads.
+// The parts of a SageMaker CreateTrainingJob request (serviceRequestPayload) that Allot reads,
+// and the submission-time checks of the local paths it names (file:// URIs).
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/capacity.h"
 #include "server/controller.h"
@@ -14,13 +16,32 @@ struct ParsedPayload {
   LaunchInfo launch;
   model::Demand demand;
   std::optional<std::int64_t> max_runtime_seconds;  // StoppingCondition.MaxRuntimeInSeconds
+  // OutputDataConfig.S3OutputPath when it is file://, as a local directory (nothing writes there
+  // yet; it is checked like the other local paths). Another scheme is ignored, as before.
+  std::string output_dir;
 };
 
-// Throws ClientError naming the field. `job_name` is the default TrainingJobName.
+// Throws ClientError naming the field. `job_name` is the default TrainingJobName. Checks the
+// form of each file:// URI only; CheckLocalPaths checks where they lead.
 ParsedPayload ParsePayload(const std::string& payload, const std::string& job_name);
 
-// Refuses (ClientError) a file:// input channel whose source does not exist on this machine, so
-// that the job is refused at submission instead of failing at launch.
-void CheckChannelSources(const LaunchInfo& launch);
+// `path` (absolute, without '.' or '..' segments) with every symbolic link in the part of it
+// that exists resolved; the part that does not exist yet is kept as written. nullopt when that
+// cannot be decided: a dangling or looping link, a directory the server may not search.
+std::optional<std::string> CanonicalPath(const std::string& path);
+
+// The --file-root directories, canonical (CanonicalPath). An error (kInvalidArgument, naming the
+// flag) for a root that is not an absolute path to an existing directory, that is /, or that
+// overlaps `data_dir`: equal to it, inside it or containing it.
+Result<std::vector<std::string>> CanonicalFileRoots(const std::vector<std::string>& roots,
+                                                    const std::string& data_dir);
+
+// The submission-time checks of the local paths a payload names: each input channel source,
+// CheckpointConfig.S3Uri and OutputDataConfig.S3OutputPath must lie, once symbolic links are
+// resolved, in one of `file_roots` (Options::file_roots; none: every file:// URI is refused) and
+// outside `data_dir`; an input channel's source must exist. Throws ClientError naming the field
+// and the --file-root setting. The roots are resolved again at each check.
+void CheckLocalPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
+                     const std::string& data_dir);
 
 }  // namespace allot::server

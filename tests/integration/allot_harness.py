@@ -102,7 +102,9 @@ def payload(script="exit 0", instance_type=INSTANCE, count=1, environment=None,
                                    "ContainerEntrypoint": list(entrypoint),
                                    "ContainerArguments": [script]},
         "RoleArn": "arn:aws:iam::000000000000:role/allot-test",
-        "OutputDataConfig": {"S3OutputPath": "file:///tmp/allot-test-output"},
+        # An s3:// output path, as the SageMaker SDK sends: Allot ignores it (a file:// one is
+        # allowed only under the server's --file-root directories).
+        "OutputDataConfig": {"S3OutputPath": "s3://allot-test/output"},
         "ResourceConfig": {"InstanceType": instance_type, "InstanceCount": count,
                            "VolumeSizeInGB": 1},
         "StoppingCondition": {"MaxRuntimeInSeconds": 3600},

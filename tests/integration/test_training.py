@@ -67,6 +67,9 @@ def train_payload(**extra):
 class TrainingCase(ServerTestCase):
     """Helpers shared by the classes below (each has its own server)."""
 
+    # The training code comes in as a file:// channel from the checkout (train_payload).
+    server_args = ("--file-root", REPO)
+
     def terminate_all(self, queue):
         for status in ("SUBMITTED", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING"):
             for j in self.batch.list_service_jobs(jobQueue=queue,

@@ -2,7 +2,10 @@
 // readers refuse bad input with a message naming the field, and accept what SageMaker accepts.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -120,6 +123,193 @@ TEST(FieldReaders, IntegersAreReadOnlyWithinTheirBounds) {
 TEST(FieldReaders, QuotedValuesStayShort) {
   EXPECT_EQ(Quoted(Json(std::string(1000, 'a'))).size(), 64U + 3U);
   EXPECT_EQ(Quoted(Json::array({1, 2, 3})), "a list of 3 items");
+}
+
+// --- file:// URIs and the --file-root directories (issue 10, section 1) ---
+
+namespace fs = std::filesystem;
+
+// A scratch tree per test: <tmp>/root (the file root, with data/ and a link out to /etc),
+// <tmp>/data-dir (the server's data directory) and <tmp>/outside.
+class FileRootsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = fs::temp_directory_path() /
+            ("allot-roots-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(base_);
+    fs::create_directories(root() / "data");
+    fs::create_directories(base_ / "data-dir");
+    fs::create_directories(base_ / "outside");
+    std::ofstream(root() / "data" / "train.csv") << "1,2\n";
+    fs::create_directory_symlink("/etc", root() / "to-etc");
+    fs::create_directory_symlink(root() / "data", root() / "to-data");
+    fs::create_directory_symlink(base_ / "data-dir", root() / "to-data-dir");
+    fs::create_directory_symlink(base_ / "nowhere", root() / "dangling");
+  }
+  void TearDown() override { fs::remove_all(base_); }
+
+  fs::path root() const { return base_ / "root"; }
+  std::string data_dir() const { return (base_ / "data-dir").string(); }
+
+  // A payload with one file:// URI at `pointer` (a channel's, the checkpoint's or the output's).
+  static ParsedPayload WithUri(const std::string& kind, const std::string& path) {
+    Json p = GoodPayload();
+    const std::string uri = "file://" + path;
+    if (kind == "channel") {
+      p["InputDataConfig"] = Json::array(
+          {{{"ChannelName", "train"}, {"DataSource", {{"S3DataSource", {{"S3Uri", uri}}}}}}});
+    } else if (kind == "checkpoint") {
+      p["CheckpointConfig"]["S3Uri"] = uri;
+    } else {
+      p["OutputDataConfig"] = {{"S3OutputPath", uri}};
+    }
+    return ParsePayload(p.dump(), "job");
+  }
+
+  std::string Check(const std::string& kind, const std::string& path,
+                    const std::vector<std::string>& roots) {
+    return Refusal([&] { CheckLocalPaths(WithUri(kind, path), roots, data_dir()); });
+  }
+
+  fs::path base_;
+};
+
+const char* const kFields[][2] = {
+    {"channel", "serviceRequestPayload.InputDataConfig.train.DataSource.S3DataSource.S3Uri"},
+    {"checkpoint", "serviceRequestPayload.CheckpointConfig.S3Uri"},
+    {"output", "serviceRequestPayload.OutputDataConfig.S3OutputPath"}};
+
+TEST_F(FileRootsTest, WithoutRootsEveryFileUriIsRefusedNamingTheFieldAndTheSetting) {
+  for (const auto& [kind, field] : kFields) {
+    SCOPED_TRACE(kind);
+    const std::string path = (root() / "data").string();
+    EXPECT_EQ(Check(kind, path, {}),
+              std::string(field) + ": file://" + path +
+                  " is not under an allowed file root; the server allows file:// URIs only "
+                  "under the directories given with --file-root (none are set)");
+  }
+}
+
+TEST_F(FileRootsTest, APathInARootOrTheRootItselfIsAllowed) {
+  const std::vector<std::string> roots = {root().string()};
+  for (const auto& [kind, field] : kFields) {
+    SCOPED_TRACE(kind);
+    EXPECT_EQ(Check(kind, root().string(), roots), "");
+    EXPECT_EQ(Check(kind, (root() / "data").string(), roots), "");
+    EXPECT_EQ(Check(kind, (root() / "to-data").string(), roots), "") << "a link within the root";
+  }
+  // A checkpoint or output location may be created later; a channel's source must exist.
+  EXPECT_EQ(Check("checkpoint", (root() / "new" / "ck").string(), roots), "");
+  EXPECT_EQ(Check("output", (root() / "new" / "out").string(), roots), "");
+  EXPECT_NE(Check("channel", (root() / "new").string(), roots).find("does not exist"),
+            std::string::npos);
+}
+
+TEST_F(FileRootsTest, PathsOutsideTheRootsAreRefusedWithoutLookingAtThem) {
+  const std::vector<std::string> roots = {root().string(), (base_ / "outside").string()};
+  for (const auto& [kind, field] : kFields) {
+    SCOPED_TRACE(kind);
+    for (const std::string& path : {std::string("/etc"), data_dir(), data_dir() + "/credentials",
+                                    root().string() + "2", base_.string()}) {
+      SCOPED_TRACE(path);
+      const std::string message = Check(kind, path, roots);
+      EXPECT_EQ(message.find(std::string(field) + ": file://" + path +
+                             " is not under an allowed file root; "),
+                0U)
+          << message;
+      EXPECT_NE(message.find("--file-root (set: " + root().string() + ", "), std::string::npos)
+          << message;
+    }
+  }
+  // A source outside the roots that does not exist reads like one that does.
+  EXPECT_EQ(Check("channel", "/nonexistent/allot", roots).find("does not exist"),
+            std::string::npos);
+}
+
+TEST_F(FileRootsTest, ALinkOutOfTheRootIsRefusedOnceResolved) {
+  const std::vector<std::string> roots = {root().string()};
+  for (const auto& [kind, field] : kFields) {
+    SCOPED_TRACE(kind);
+    for (const char* link : {"to-etc", "to-etc/shadow", "to-data-dir", "dangling", "dangling/x"}) {
+      SCOPED_TRACE(link);
+      const std::string message = Check(kind, (root() / link).string(), roots);
+      EXPECT_NE(message.find("is not under an allowed file root once symbolic links are resolved"),
+                std::string::npos)
+          << message;
+    }
+  }
+}
+
+TEST_F(FileRootsTest, NoPathMayOverlapTheDataDirectoryWhateverTheRoots) {
+  // `allot server` refuses such a root at start; the check refuses such paths anyway.
+  const std::vector<std::string> roots = {base_.string()};
+  EXPECT_EQ(Check("channel", (base_ / "outside").string(), roots), "");
+  EXPECT_NE(Check("channel", data_dir(), roots), "");
+  EXPECT_NE(Check("checkpoint", data_dir() + "/jobs", roots), "");
+  EXPECT_NE(Check("output", base_.string(), roots), "") << "it contains the data directory";
+}
+
+TEST_F(FileRootsTest, CanonicalPathResolvesWhatExistsAndKeepsTheRest) {
+  EXPECT_EQ(CanonicalPath((root() / "to-data" / "train.csv").string()),
+            (root() / "data" / "train.csv").string());
+  EXPECT_EQ(CanonicalPath((root() / "to-data" / "a" / "b").string()),
+            (root() / "data" / "a" / "b").string());
+  EXPECT_EQ(CanonicalPath((root() / "data" / "train.csv" / "x").string()),
+            (root() / "data" / "train.csv" / "x").string());
+  EXPECT_EQ(CanonicalPath("/"), "/");
+  EXPECT_EQ(CanonicalPath((root() / "dangling" / "x").string()), std::nullopt);
+  EXPECT_EQ(CanonicalPath("relative/path"), std::nullopt);
+}
+
+TEST_F(FileRootsTest, RootsAreCanonicalAndNeverSlashOrOverlappingTheDataDirectory) {
+  Result<std::vector<std::string>> ok =
+      CanonicalFileRoots({(root() / "to-data").string(), (base_ / "outside").string()}, data_dir());
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok.value(),
+            (std::vector<std::string>{(root() / "data").string(), (base_ / "outside").string()}));
+  struct Case {
+    std::string name;
+    std::string root;
+    std::string data_dir;
+    std::string want;
+  };
+  const Case kCases[] = {
+      {"slash", "/", data_dir(), "the root directory"},
+      {"missing", (base_ / "missing").string(), data_dir(), "must be an existing directory"},
+      {"a file", (root() / "data" / "train.csv").string(), data_dir(),
+       "must be an existing directory"},
+      {"the data dir", data_dir(), data_dir(), "overlaps the data directory"},
+      {"inside it", data_dir() + "/jobs", data_dir(), "overlaps the data directory"},
+      {"containing it", base_.string(), data_dir(), "overlaps the data directory"},
+      {"a link to it", (root() / "to-data-dir").string(), data_dir(),
+       "overlaps the data directory"},
+      {"containing a data dir not created yet", base_.string(), (base_ / "new" / "data").string(),
+       "overlaps the data directory"},
+  };
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.name);
+    if (c.name == "inside it") fs::create_directories(c.root);
+    Result<std::vector<std::string>> r = CanonicalFileRoots({root().string(), c.root}, c.data_dir);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message().find("--file-root " + c.root + ": "), 0U)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find(c.want), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(PayloadValidation, OnlyAFileOutputPathIsALocalPath) {
+  Json p = GoodPayload();
+  p["OutputDataConfig"] = {{"S3OutputPath", "s3://bucket/prefix"}};
+  EXPECT_EQ(ParsePayload(p.dump(), "job").output_dir, "");
+  p["OutputDataConfig"] = {{"S3OutputPath", "file:///srv/out"}};
+  EXPECT_EQ(ParsePayload(p.dump(), "job").output_dir, "/srv/out");
+  p["OutputDataConfig"] = {{"S3OutputPath", "FILE:///srv/../etc"}};
+  EXPECT_NE(Refusal([&] { ParsePayload(p.dump(), "job"); })
+                .find("serviceRequestPayload.OutputDataConfig.S3OutputPath must be a "
+                      "file:///absolute/path"),
+            std::string::npos);
 }
 
 }  // namespace

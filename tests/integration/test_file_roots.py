@@ -1,0 +1,301 @@
+"""file:// URIs are allowed only under the directories the admin gives with `allot server
+--file-root DIR` (issue 10, section 1):
+
+- without a root, a file:// input channel, CheckpointConfig.S3Uri and
+  OutputDataConfig.S3OutputPath are each refused at submission, naming the field and the setting;
+- with roots, a channel under one works (the job reads the data); /etc, a link out of the root and
+  the data directory are refused;
+- a root that is /, overlaps the data directory or does not exist stops the server at start with
+  a clear message;
+- a checkpoint location that a live job uses, or one inside it or holding it, is refused naming
+  that job (after a restart too), and is accepted again once that job has finished;
+- nothing refused is stored: ListServiceJobs does not show it.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import botocore.exceptions
+
+from allot_harness import (SLEEPER, AllotServer, Fixture, ServerTestCase, allot_bin, error_code,
+                           error_message, http_status, payload)
+
+SETTING = "the server allows file:// URIs only under the directories given with --file-root"
+CHANNEL_FIELD = "serviceRequestPayload.InputDataConfig.train.DataSource.S3DataSource.S3Uri"
+CHECKPOINT_FIELD = "serviceRequestPayload.CheckpointConfig.S3Uri"
+OUTPUT_FIELD = "serviceRequestPayload.OutputDataConfig.S3OutputPath"
+
+
+def with_channel(path, script="exit 0"):
+    return payload(script, InputDataConfig=[
+        {"ChannelName": "train",
+         "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": "file://" + path}}}])
+
+
+def with_checkpoint(path, script="exit 0"):
+    return payload(script, CheckpointConfig={"S3Uri": "file://" + path,
+                                             "LocalPath": "/opt/ml/checkpoints"})
+
+
+def with_output(path, script="exit 0"):
+    return payload(script, OutputDataConfig={"S3OutputPath": "file://" + path})
+
+
+def make_root(prefix):
+    """A directory every job may read (its uid is not the test's), removed after the tests."""
+    root = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(root, 0o755)
+    return root
+
+
+class FileUriCase(ServerTestCase):
+    """A queue whose jobs run one at a time, and helpers that submit and check refusals."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.queue, _ = cls.fx.qm_queue(2, shares=(("qs", 2),))
+
+    def tearDown(self):
+        for status in ("SUBMITTED", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING"):
+            for j in self.batch.list_service_jobs(jobQueue=self.queue,
+                                                  jobStatus=status)["jobSummaryList"]:
+                self.batch.terminate_service_job(jobId=j["jobId"], reason="test over")
+
+    def submit(self, body, name=None):
+        return self.fx.submit(self.queue, "qs", name=name or self.fx.unique("job"),
+                              serviceRequestPayload=body)["jobId"]
+
+    def assert_not_stored(self, name):
+        listed = self.batch.list_service_jobs(
+            jobQueue=self.queue, filters=[{"name": "JOB_NAME", "values": [name]}])
+        self.assertEqual(listed["jobSummaryList"], [], f"refused job {name} was stored")
+
+    def refused(self, body, *words):
+        """Submitting `body` is refused (400 ClientException) with every word in the message,
+        and the job is not stored; returns the message."""
+        name = self.fx.unique("refused")
+        with self.assertRaises(botocore.exceptions.ClientError) as cm:
+            self.submit(body, name)
+        e = cm.exception
+        self.assertEqual((error_code(e), http_status(e)), ("ClientException", 400), e.response)
+        message = error_message(e)
+        for w in words:
+            self.assertIn(w, message)
+        self.assert_not_stored(name)
+        return message
+
+
+class NoRootsTest(FileUriCase):
+    """The default: no --file-root, so no file:// URI at all."""
+
+    def test_each_kind_of_file_uri_is_refused_naming_the_field_and_the_setting(self):
+        scratch = make_root("allot-noroot-")
+        self.addCleanup(shutil.rmtree, scratch, True)
+        for field, body in ((CHANNEL_FIELD, with_channel(scratch)),
+                            (CHECKPOINT_FIELD, with_checkpoint(scratch + "/ck")),
+                            (OUTPUT_FIELD, with_output(scratch + "/out"))):
+            with self.subTest(field=field):
+                message = self.refused(body)
+                self.assertTrue(message.startswith(f"{field}: file://{scratch}"), message)
+                self.assertIn(f"is not under an allowed file root; {SETTING} (none are set)",
+                              message)
+
+    def test_an_s3_output_path_is_still_accepted_and_ignored(self):
+        job = self.submit(payload("exit 0"))  # OutputDataConfig.S3OutputPath s3://...
+        self.assertEqual(self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))["status"], "SUCCEEDED")
+
+
+class WithRootsTest(FileUriCase):
+    """Two roots (the flag repeats): one with data, a link out to /etc and a link into the data
+    directory; the other empty."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.root = make_root("allot-root-")
+        cls.other_root = make_root("allot-root2-")
+        os.makedirs(os.path.join(cls.root, "data", "train"))
+        with open(os.path.join(cls.root, "data", "train", "hello.txt"), "w") as f:
+            f.write("hello from the root\n")
+        os.chmod(os.path.join(cls.root, "data"), 0o755)
+        os.chmod(os.path.join(cls.root, "data", "train"), 0o755)
+        os.symlink("/etc", os.path.join(cls.root, "escape"))
+        # Checkpoints are written back here after each attempt.
+        os.makedirs(os.path.join(cls.root, "ck"))
+        os.chmod(os.path.join(cls.root, "ck"), 0o777)
+        cls.server_args = ("--file-root", cls.root, "--file-root", cls.other_root)
+        try:
+            super().setUpClass()
+        except Exception:
+            shutil.rmtree(cls.root, True)
+            shutil.rmtree(cls.other_root, True)
+            raise
+        os.symlink(cls.server.data_dir, os.path.join(cls.root, "to-data-dir"))
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.root, True)
+        shutil.rmtree(cls.other_root, True)
+
+    def path(self, *parts):
+        return os.path.join(self.root, *parts)
+
+    def test_a_channel_under_a_root_is_read_by_the_job(self):
+        job = self.submit(with_channel(self.path("data", "train"),
+                                       'cat "$SM_CHANNEL_TRAIN/hello.txt"'))
+        d = self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
+        self.assertEqual(d["status"], "SUCCEEDED", d.get("statusReason"))
+        with open(self.server.host_dir(job, 1, "algo-1", "stdout")) as f:
+            self.assertEqual(f.read(), "hello from the root\n")
+
+    def test_the_roots_themselves_and_local_output_and_checkpoint_paths_are_accepted(self):
+        for body in (with_channel(self.root), with_channel(self.other_root),
+                     with_output(self.path("out")), with_checkpoint(self.path("ck", "accepted"))):
+            job = self.submit(body)
+            self.assertTrue(job)
+            self.batch.terminate_service_job(jobId=job, reason="only the submission counts")
+            self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
+
+    def test_paths_outside_the_roots_are_refused(self):
+        data_dir = self.server.data_dir
+        cases = [
+            (CHANNEL_FIELD, "/etc", with_channel("/etc")),
+            (CHANNEL_FIELD, data_dir, with_channel(data_dir)),
+            (CHANNEL_FIELD, data_dir + "/credentials", with_channel(data_dir + "/credentials")),
+            (CHANNEL_FIELD, self.root + "-sibling", with_channel(self.root + "-sibling")),
+            (CHECKPOINT_FIELD, "/etc/allot-ck", with_checkpoint("/etc/allot-ck")),
+            (CHECKPOINT_FIELD, data_dir + "/jobs", with_checkpoint(data_dir + "/jobs")),
+            (OUTPUT_FIELD, data_dir, with_output(data_dir)),
+        ]
+        for field, path, body in cases:
+            with self.subTest(field=field, path=path):
+                message = self.refused(body, f"{field}: file://{path} is not under an allowed "
+                                             f"file root; {SETTING} (set: {self.root}, "
+                                             f"{self.other_root})")
+                self.assertNotIn("does not exist", message)
+
+    def test_a_link_out_of_the_root_is_refused(self):
+        for field, body in (
+                (CHANNEL_FIELD, with_channel(self.path("escape"))),
+                (CHANNEL_FIELD, with_channel(self.path("escape", "shadow"))),
+                (CHANNEL_FIELD, with_channel(self.path("to-data-dir"))),
+                (CHECKPOINT_FIELD, with_checkpoint(self.path("escape", "ck"))),
+                (CHECKPOINT_FIELD, with_checkpoint(self.path("to-data-dir", "ck"))),
+                (OUTPUT_FIELD, with_output(self.path("to-data-dir")))):
+            with self.subTest(field=field, body=body):
+                self.refused(body, field, "is not under an allowed file root once symbolic links "
+                                          "are resolved", "--file-root")
+
+    def test_a_missing_channel_under_a_root_is_refused_as_missing(self):
+        self.refused(with_channel(self.path("nothing-here")), CHANNEL_FIELD,
+                     "does not exist on this machine")
+
+    def test_a_live_jobs_checkpoint_location_is_refused_until_it_finished(self):
+        location = self.path("ck", "shared")
+        os.makedirs(location)  # so that a link to it resolves (a dangling link is refused)
+        os.chmod(location, 0o777)
+        first = self.submit(with_checkpoint(location, SLEEPER))
+        self.fx.wait_status(first, "RUNNING")
+        pending = f"of job {first}, which has not finished"
+        self.refused(with_checkpoint(location),
+                     f"{CHECKPOINT_FIELD}: file://{location} is the checkpoint location {pending}")
+        self.refused(with_checkpoint(location + "/inner"), "is inside the checkpoint location",
+                     pending)
+        self.refused(with_checkpoint(self.path("ck")), "contains the checkpoint location", pending)
+        os.symlink(location, self.path("ck", "alias"))
+        self.refused(with_checkpoint(self.path("ck", "alias")), "is the checkpoint location",
+                     pending)
+        # A location beside it is free.
+        beside = self.submit(with_checkpoint(self.path("ck", "shared-2")))
+        self.batch.terminate_service_job(jobId=beside, reason="done")
+        self.batch.terminate_service_job(jobId=first, reason="done")
+        self.assertEqual(self.fx.wait_status(first, ("SUCCEEDED", "FAILED"))["status"], "FAILED")
+        again = self.submit(with_checkpoint(location))
+        self.assertEqual(self.fx.describe(again)["jobId"], again)
+
+
+class CheckpointClaimsAfterRestartTest(unittest.TestCase):
+    """The live jobs' checkpoint locations are known again after a restart."""
+
+    def setUp(self):
+        self.root = make_root("allot-root-restart-")
+        self.addCleanup(shutil.rmtree, self.root, True)
+        self.server = AllotServer("--file-root", self.root, stop_grace_seconds=2)
+        self.addCleanup(self.server.cleanup)
+        self.server.start()
+        self.fx = Fixture(self.server.client())
+
+    def test_a_restored_jobs_location_is_still_refused(self):
+        env = self.fx.environment(0)  # capacity 0: the job waits, live, across the restart
+        queue = self.fx.queue(env, self.fx.policy())
+        self.fx.share(queue, name="qs", capacity=1)
+        location = os.path.join(self.root, "ck")
+        job = self.fx.submit(queue, "qs", serviceRequestPayload=with_checkpoint(location))["jobId"]
+        self.server.restart()
+        self.fx.batch = self.server.client()
+        self.assertEqual(self.fx.describe(job)["status"], "RUNNABLE")
+        with self.assertRaises(botocore.exceptions.ClientError) as cm:
+            self.fx.submit(queue, "qs", name="second", serviceRequestPayload=with_checkpoint(
+                location))
+        self.assertIn(f"is the checkpoint location of job {job}, which has not finished",
+                      error_message(cm.exception))
+        self.fx.batch.terminate_service_job(jobId=job, reason="done")
+        self.fx.wait_status(job, "FAILED")
+        again = self.fx.submit(queue, "qs", name="third",
+                               serviceRequestPayload=with_checkpoint(location))["jobId"]
+        self.fx.batch.terminate_service_job(jobId=again, reason="done")
+        names = [j["jobName"] for j in self.fx.batch.list_service_jobs(
+            jobQueue=queue, filters=[{"name": "JOB_NAME", "values": ["*"]}])["jobSummaryList"]]
+        self.assertNotIn("second", names)
+
+
+class BadRootsStopTheStartTest(unittest.TestCase):
+    """A root that is /, overlaps the data directory or is no directory: the server does not
+    start, and says which root and why."""
+
+    def setUp(self):
+        self.base = tempfile.mkdtemp(prefix="allot-badroot-")
+        self.addCleanup(shutil.rmtree, self.base, True)
+        self.data = os.path.join(self.base, "data")
+        os.makedirs(os.path.join(self.data, "jobs"))
+        os.symlink(self.data, os.path.join(self.base, "link-to-data"))
+
+    def start(self, data_dir, *roots):
+        # --no-sandbox: so that only the roots can stop this start, bubblewrap or not.
+        args = [allot_bin(), "server", "--data-dir", data_dir, "--listen", "127.0.0.1:0",
+                "--no-sandbox"]
+        for r in roots:
+            args += ["--file-root", r]
+        return subprocess.run(args, capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+
+    def test_each_bad_root_stops_the_start_with_a_clear_message(self):
+        overlap = "overlaps the data directory"
+        fresh = os.path.join(self.base, "fresh", "data")  # a data directory not created yet
+        cases = [
+            ("the data directory", self.data, self.data, overlap),
+            ("inside it", self.data, os.path.join(self.data, "jobs"), overlap),
+            ("containing it", self.data, self.base, overlap),
+            ("a link to it", self.data, os.path.join(self.base, "link-to-data"), overlap),
+            ("containing a data directory to be created", fresh, self.base, overlap),
+            ("/", self.data, "/", "the root directory would let jobs read every file"),
+            ("missing", self.data, os.path.join(self.base, "missing"),
+             "must be an existing directory"),
+        ]
+        for what, data_dir, root, reason in cases:
+            with self.subTest(what=what):
+                r = self.start(data_dir, root)
+                self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+                self.assertIn(f"allot server: --file-root {root}: ", r.stderr)
+                self.assertIn(reason, r.stderr)
+                self.assertNotIn("listening", r.stdout)
+        self.assertFalse(os.path.exists(fresh), "a refused start created the data directory")
+        self.assertFalse(os.path.exists(os.path.join(self.data, "credentials")))
+
+
+if __name__ == "__main__":
+    unittest.main()
