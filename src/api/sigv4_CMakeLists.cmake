@@ -4,7 +4,7 @@ find_package(OpenSSL REQUIRED GLOBAL)  # GLOBAL: targets in other folders link a
 find_package(nlohmann_json REQUIRED GLOBAL)
 allot_library(allot_sigv4
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/sigv4.cc ${CMAKE_CURRENT_LIST_DIR}/credentials.cc
-          ${CMAKE_CURRENT_LIST_DIR}/wire_json.cc
+          ${CMAKE_CURRENT_LIST_DIR}/wire_json.cc ${CMAKE_CURRENT_LIST_DIR}/secret_box.cc
   DEPS allot_common OpenSSL::Crypto nlohmann_json::nlohmann_json)
 
 # The tests. GoogleTest is found and tests/ is added only after src/, so the test targets are
@@ -13,7 +13,7 @@ allot_library(allot_sigv4
 # allot_api); otherwise they are made here, linked with allot_sigv4 alone.
 if(ALLOT_BUILD_TESTS)
   function(allot_sigv4_tests)
-    foreach(name sigv4_test credentials_test wire_json_test)
+    foreach(name sigv4_test credentials_test wire_json_test secret_box_test)
       if(NOT TARGET api_${name})
         allot_test(api_${name} SOURCES ${PROJECT_SOURCE_DIR}/tests/api/${name}.cc
                    DEPS allot_sigv4)

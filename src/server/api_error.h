@@ -21,7 +21,8 @@ struct ApiError {
 };
 
 // The caller's mistakes (invalid argument, not found, already exists, failed precondition) are
-// 400 ClientException; a denial by the caller's policy is 403 AccessDeniedException; everything else is a fault of the server: 500 ServerException.
+// 400 ClientException; a denial by the caller's policy is 403 AccessDeniedException; everything
+// else is a fault of the server: 500 ServerException.
 inline ApiError ApiErrorFor(const Status& s) {
   switch (s.code()) {
     case StatusCode::kInvalidArgument:
@@ -47,12 +48,20 @@ class ClientError : public std::runtime_error {
 
 [[noreturn]] inline void Refuse(const std::string& message) { throw ClientError(message); }
 
+// The caller's policy does not allow the call; the message is AWS's (auth::DeniedMessage).
+class AccessDenied : public std::runtime_error {
+ public:
+  explicit AccessDenied(const std::string& message) : std::runtime_error(message) {}
+};
+
 // Runs `body` (a handler that may Refuse) and returns its value, or its refusal as
 // kInvalidArgument. Any other exception is a fault: logged, and kInternal without its text.
 template <typename F>
 auto Guarded(F&& body) -> Result<decltype(body())> {
   try {
     return body();
+  } catch (const AccessDenied& e) {
+    return PermissionDenied(e.what());
   } catch (const ClientError& e) {
     return InvalidArgument(e.what());
   } catch (const nlohmann::json::exception& e) {

@@ -89,32 +89,13 @@ Status Controller::Open() {
   layout.sandbox = options_.sandbox;
   executor_ = exec::NewLocalExecutor({}, layout, std::move(callbacks));
 
-  Result<std::vector<store::Record>> creds = store_->Load(store::Kind::kCredential);
-  if (!creds.ok()) return creds.status();
-  for (const store::Record& r : creds.value()) credentials_[r.key] = r.value;
   credentials_path_ = options_.data_dir + "/credentials";
-  if (credentials_.empty()) {
-    Result<api::Credentials> generated = api::GenerateCredentials();
-    if (!generated.ok()) return generated.status();
-    const api::Credentials admin = generated.value();
-    store::Batch b;
-    b.Put(store::Kind::kCredential, admin.access_key_id, admin.secret_access_key);
-    ALLOT_RETURN_IF_ERROR(store_->Commit(std::move(b)));
-    credentials_[admin.access_key_id] = admin.secret_access_key;
-    ALLOT_RETURN_IF_ERROR(api::WriteSharedCredentialsFile(credentials_path_, admin, "default"));
-  } else if (!std::filesystem::exists(credentials_path_)) {
-    const auto& [key, secret] = *credentials_.begin();
-    ALLOT_RETURN_IF_ERROR(api::WriteSharedCredentialsFile(
-        credentials_path_, {.access_key_id = key, .secret_access_key = secret}, "default"));
-  }
-  return Status::Ok();
-}
-
-std::optional<std::string> Controller::SecretFor(const std::string& access_key_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = credentials_.find(access_key_id);
-  if (it == credentials_.end()) return std::nullopt;
-  return it->second;
+  Result<api::SecretBox> box = api::SecretBox::OpenOrCreate(options_.master_key_file.empty()
+                                                                ? options_.data_dir + "/master.key"
+                                                                : options_.master_key_file);
+  if (!box.ok()) return box.status();
+  box_.emplace(*box);
+  return EnsureAdmin();
 }
 
 Timestamp Controller::Now() const {
@@ -313,52 +294,6 @@ void Controller::DropJob(model::JobId seq) {
   job_ids_.erase(it->second.id);
   touched_.erase(seq);
   jobs_.erase(it);
-}
-
-Result<Controller::Reply> Controller::Call(const std::string& action, const Json& r) {
-  using Handler = Reply (Controller::*)(const Json&);
-  static const std::map<std::string, Handler> kHandlers = {
-      {"createserviceenvironment", &Controller::CreateServiceEnvironment},
-      {"updateserviceenvironment", &Controller::UpdateServiceEnvironment},
-      {"describeserviceenvironments", &Controller::DescribeServiceEnvironments},
-      {"deleteserviceenvironment", &Controller::DeleteServiceEnvironment},
-      {"createschedulingpolicy", &Controller::CreateSchedulingPolicy},
-      {"updateschedulingpolicy", &Controller::UpdateSchedulingPolicy},
-      {"describeschedulingpolicies", &Controller::DescribeSchedulingPolicies},
-      {"listschedulingpolicies", &Controller::ListSchedulingPolicies},
-      {"deleteschedulingpolicy", &Controller::DeleteSchedulingPolicy},
-      {"createjobqueue", &Controller::CreateJobQueue},
-      {"updatejobqueue", &Controller::UpdateJobQueue},
-      {"describejobqueues", &Controller::DescribeJobQueues},
-      {"deletejobqueue", &Controller::DeleteJobQueue},
-      {"createquotashare", &Controller::CreateQuotaShare},
-      {"updatequotashare", &Controller::UpdateQuotaShare},
-      {"describequotashare", &Controller::DescribeQuotaShare},
-      {"listquotashares", &Controller::ListQuotaShares},
-      {"deletequotashare", &Controller::DeleteQuotaShare},
-      {"submitservicejob", &Controller::SubmitServiceJob},
-      {"updateservicejob", &Controller::UpdateServiceJob},
-      {"describeservicejob", &Controller::DescribeServiceJob},
-      {"listservicejobs", &Controller::ListServiceJobs},
-      {"terminateservicejob", &Controller::TerminateServiceJob},
-      {"getjobqueuesnapshot", &Controller::GetJobQueueSnapshot},
-  };
-  auto it = kHandlers.find(action);
-  if (it == kHandlers.end()) return InvalidArgument("unknown action " + action);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (broken_) return Refused();
-  return Guarded([&] {
-    try {
-      Reply reply = (this->*(it->second))(r);
-      Reply durable = Finish();
-      reply.durable = durable.durable;
-      return reply;
-    } catch (...) {
-      // A refused request leaves nothing pending; what the engine already did is kept.
-      Finish();
-      throw;
-    }
-  });
 }
 
 }  // namespace allot::server

@@ -21,8 +21,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/secret_box.h"
 #include "engine/engine.h"
 #include "exec/executor.h"
+#include "server/audit.h"
+#include "server/caller.h"
 #include "server/checkpoint_claims.h"
 #include "server/config_records.h"
 #include "server/fields.h"
@@ -30,6 +33,7 @@
 #include "server/job_wire.h"
 #include "server/list_index.h"
 #include "server/options.h"
+#include "server/users.h"
 #include "store/store.h"
 
 namespace allot::server {
@@ -64,15 +68,30 @@ class Controller {
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
 
-  // One AWS Batch action ("submitservicejob", ...). A bad request is kInvalidArgument with the
-  // message for the caller (api_error.h maps codes to AWS errors); a fault of the server is
-  // kInternal. An accepted change answers once `durable` holds the store's outcome.
-  Result<Reply> Call(const std::string& action, const Json& request);
+  // One AWS Batch action ("submitservicejob", ...) by `caller`. A bad request is
+  // kInvalidArgument with the message for the caller (api_error.h maps codes to AWS errors), a
+  // call the caller's policy does not allow kPermissionDenied, a fault of the server kInternal.
+  // An accepted change answers once `durable` holds the store's outcome. Every mutating call,
+  // allowed or not, leaves an audit record (audit.h), in the same batch as its change.
+  Result<Reply> Call(const std::string& action, const Json& request,
+                     const Caller& caller = Caller::System());
   // TagResource / UntagResource / ListTagsForResource.
   Result<Reply> Tags(const std::string& method, const std::string& arn, const Json& request,
-                     const std::vector<std::string>& tag_keys);
+                     const std::vector<std::string>& tag_keys,
+                     const Caller& caller = Caller::System());
 
+  // Signature checks: the secret of an access key, and who holds it.
   std::optional<std::string> SecretFor(const std::string& access_key_id);
+  std::optional<Caller> CallerFor(const std::string& access_key_id);
+
+  // /allot/v1/users[/NAME[/policy|/keys/rotate]] (users_ops.cc): `method` is GET, POST, PUT or
+  // DELETE, `path` what follows /allot/v1/users ("", "/alice", "/alice/policy", ...).
+  Result<Reply> UserCall(const Caller& caller, const std::string& method, const std::string& path,
+                         const Json& body);
+  // GET /allot/v1/audit: the newest records first that match `filter`, at most `max`, older
+  // than `token` (the nextToken of the page before).
+  Result<Reply> Audit(const Caller& caller, const AuditFilter& filter, std::size_t max,
+                      const std::string& token);
 
   // GET /allot/v1/jobs/{id}/logs: `stream` ("stdout" or "stderr") of `host` in `attempt`
   // (0 = the latest) from byte `offset`; kInvalidArgument for an unknown job, attempt or host.
@@ -82,7 +101,8 @@ class Controller {
     bool complete = false;  // the attempt has ended: nothing more will be written
   };
   Result<LogChunk> Logs(const std::string& job, int attempt, const std::string& host,
-                        const std::string& stream, std::uint64_t offset);
+                        const std::string& stream, std::uint64_t offset,
+                        const Caller& caller = Caller::System());
   const Options& options() const { return options_; }
   const std::string& credentials_path() const { return credentials_path_; }
 
@@ -121,7 +141,8 @@ class Controller {
   Reply TagsLocked(const std::string& method, const std::string& arn, const Json& request,
                    const std::vector<std::string>& tag_keys);  // requires mu_; may Refuse
   LogChunk ReadLogs(const std::string& job, int attempt, const std::string& host,
-                    const std::string& stream, std::uint64_t offset);  // may Refuse
+                    const std::string& stream, std::uint64_t offset,
+                    const Caller& caller);  // may Refuse
   Reply ChangeTags(const std::string& method, const Json& request,
                    const std::vector<std::string>& tag_keys, Json* tags,
                    const std::function<void(const Json&)>& save);  // tags.cc
@@ -175,6 +196,41 @@ class Controller {
   void ExecutorCheckpoint(model::JobId seq, int attempt, Timestamp newest);
   std::string JobDir(const std::string& id) const;
   std::string AttemptDir(const std::string& id, int attempt) const;
+
+  // --- tenancy (authorize.cc, users_ops.cc) ---
+  // Runs one call under mu_ as `caller`: `authorize` (which throws AccessDenied), then `body`;
+  // records the audit record of a mutating call (`audited_action` not empty) whatever the
+  // outcome, and finishes the batch.
+  Result<Reply> RunAs(const Caller& caller, const std::string& audited_action,
+                      const std::function<void()>& authorize, const std::function<Reply()>& body);
+  void AuthorizeCall(const std::string& action, const Json& r);  // requires mu_, caller_
+  void AuthorizeTags(const std::string& method, const std::string& arn);
+  // Throws AccessDenied unless caller_'s policy allows `action` (e.g. "batch:DescribeJobQueues")
+  // on `resource`; `job`, when given, adds its share to the request's condition keys.
+  void Require(const std::string& action, const std::string& resource, const JobRecord* job,
+               std::optional<std::int64_t> priority = std::nullopt);
+  auth::Decision Decide(const Caller& caller, const std::string& action,
+                        const std::string& resource, const JobRecord* job,
+                        std::optional<std::int64_t> priority) const;
+  void NoteChanges(const Json& old_doc, const Json& r, std::initializer_list<const char*> fields);
+  void NoteConfigChanges(const std::string& action, const Json& r);
+  bool CanDescribe(const JobRecord& job) const;  // requires mu_, caller_
+  std::string ResourceArn(const std::string& prefix, const Json& r, const char* field) const;
+  void AddAudit(const std::string& outcome);  // requires mu_: audit_ into pending_
+  Status LoadUsers();                         // requires mu_
+  Status EnsureAdmin();                       // at first start; migrates bare access keys
+  void PutUser(const UserRecord& user);       // requires mu_: into users_ and pending_
+  void PruneAudit();                          // requires mu_: drops records past retention
+  Reply CreateUser(const Json& body);
+  Reply DeleteUser(const std::string& name);
+  Reply RotateKeys(const std::string& name);
+  Reply PutUserPolicy(const std::string& name, const Json& body);
+  std::optional<api::SecretBox> box_;
+  std::map<std::string, UserRecord> users_;                 // guarded by mu_
+  std::unordered_map<std::string, std::string> key_owner_;  // guarded by mu_: key id -> user
+  const Caller* caller_ = nullptr;                          // guarded by mu_: the running call
+  std::optional<AuditRecord> audit_;                        // guarded by mu_: its record
+  std::uint64_t next_audit_seq_ = 1;                        // guarded by mu_
 
   // --- durability (durability.cc) ---
   // A batch the store failed (a full disk, an I/O error) is never half-applied: the store fails
@@ -242,7 +298,6 @@ class Controller {
   ListIndex list_index_;  // ListServiceJobs' orders (list_index.h)
   std::map<std::string, std::pair<std::string, std::string>> client_tokens_;  // -> id, hash
   CheckpointClaims checkpoint_claims_;  // file:// checkpoint locations of live jobs
-  std::map<std::string, std::string> credentials_;  // access key -> secret
   model::JobId next_seq_ = 1;
   store::Batch pending_;
   std::vector<Effect> pending_effects_;

@@ -44,10 +44,14 @@ void Controller::ResetState() {
   job_ids_.clear();
   jobs_.clear();
   client_tokens_.clear();
+  users_.clear();
+  key_owner_.clear();
+  audit_.reset();
   slots_in_use_.clear();
   next_seq_ = 1;
   pending_ = store::Batch();
   pending_effects_.clear();
+  last_batch_ = std::shared_future<Status>();  // a read after the rollback answers what it reads
   touched_.clear();
   armed_deadline_ = kNoDeadline;
 }

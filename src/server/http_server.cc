@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -151,6 +152,7 @@ struct Answer {
   std::string content_type;
   std::string error_type;  // x-amzn-ErrorType, for errors
   std::string body;
+  std::string request_id;  // x-amzn-RequestId, for API calls
 };
 
 Answer ErrorAnswer(http::status status, const std::string& type, const std::string& message) {
@@ -231,6 +233,21 @@ api::HttpRequestView ViewOf(const Request& req) {
   return v;
 }
 
+// A request id in the UUID shape AWS uses; random per thread, never reused in practice.
+std::string NewRequestId() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  const std::uint64_t hi = rng();
+  const std::uint64_t lo = rng();
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08llx-%04llx-4%03llx-%04llx-%012llx",
+                static_cast<unsigned long long>(hi >> 32),
+                static_cast<unsigned long long>((hi >> 16) & 0xffff),
+                static_cast<unsigned long long>(hi & 0xfff),
+                static_cast<unsigned long long>(((lo >> 48) & 0x3fff) | 0x8000),
+                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  return buf;
+}
+
 Timestamp WallClock() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -239,8 +256,8 @@ Timestamp WallClock() {
 
 // Which handler a request goes to, matched on its percent-decoded path.
 struct Route {
-  enum Kind { kNone, kHealth, kTags, kLogs, kAction } kind = kNone;
-  std::string capture;  // the resource ARN, the job id or the action
+  enum Kind { kNone, kHealth, kTags, kLogs, kAction, kUsers, kAudit } kind = kNone;
+  std::string capture;  // the resource ARN, the job id, the action or the users path
 };
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
@@ -260,6 +277,11 @@ Route MatchRoute(http::verb verb, const std::string& path) {
     std::string id = path.substr(kJobs.size(), path.size() - kJobs.size() - kLogs.size());
     if (id.find('/') == std::string::npos) return {Route::kLogs, std::move(id)};
   }
+  constexpr std::string_view kUsers = "/allot/v1/users";
+  if (path == kUsers || StartsWith(path, std::string(kUsers) + "/")) {
+    return {Route::kUsers, path.substr(kUsers.size())};
+  }
+  if (get && path == "/allot/v1/audit") return {Route::kAudit, ""};
   constexpr std::string_view kV1 = "/v1/";
   if (verb == http::verb::post && StartsWith(path, kV1) && path.size() > kV1.size()) {
     std::string action = path.substr(kV1.size());
@@ -278,9 +300,11 @@ class Connection;
 
 // What the log line of one API call says (server/log.h): who, what, on which resource.
 struct CallLog {
-  std::string principal;  // the access key id, once verified
-  std::string action;     // "submitservicejob", "tags", "logs"
-  std::string resource;   // the job, queue, share, environment, policy or ARN it names
+  std::string principal;   // the user, once the signature is verified
+  std::string source;      // the client's address
+  std::string request_id;  // x-amzn-RequestId
+  std::string action;      // "submitservicejob", "tags", "logs"
+  std::string resource;    // the job, queue, share, environment, policy or ARN it names
 };
 
 // The resource a request body names, for the log: the first of the fields AWS uses for it.
@@ -299,6 +323,10 @@ const char* KindName(const Route& route) {
       return "tags";
     case Route::kLogs:
       return "logs";
+    case Route::kUsers:
+      return "users";
+    case Route::kAudit:
+      return "audit";
     default:
       return "";
   }
@@ -327,9 +355,13 @@ class HttpServer::Impl {
   void Admit(tcp::socket socket);
   bool MakeRoom(const asio::ip::address& peer);
   void BeginStop();
-  Result<Controller::Reply> Run(const Request& req, const Route& route, CallLog* call);
+  Result<Controller::Reply> Run(const Request& req, const Route& route, const Caller& caller,
+                                CallLog* call);
   Result<Controller::Reply> Logs(const std::string& job_id,
-                                 const std::multimap<std::string, std::string>& params);
+                                 const std::multimap<std::string, std::string>& params,
+                                 const Caller& caller);
+  Result<Controller::Reply> Audit(const std::multimap<std::string, std::string>& params,
+                                  const Caller& caller);
 
   Controller& controller_;
   const Options& options_;
@@ -458,6 +490,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     res_.result(answer.status);
     if (!answer.content_type.empty()) res_.set(http::field::content_type, answer.content_type);
     if (!answer.error_type.empty()) res_.set("x-amzn-ErrorType", answer.error_type);
+    if (!answer.request_id.empty()) res_.set("x-amzn-RequestId", answer.request_id);
     res_.body() = std::move(answer.body);
     res_.keep_alive(keep_alive);
     res_.prepare_payload();
@@ -666,10 +699,15 @@ void HttpServer::Impl::Dispatch(std::shared_ptr<Connection> conn, Request req, R
                         route = std::move(route), work = asio::make_work_guard(ioc_)]() mutable {
     const auto started = std::chrono::steady_clock::now();
     CallLog call;
+    call.source = conn->peer().to_string();
+    call.request_id = NewRequestId();
     Answer answer = Handle(req, route, &call);
+    answer.request_id = call.request_id;
     const std::chrono::duration<double, std::milli> took =
         std::chrono::steady_clock::now() - started;
     log::Info("api.call", {{"principal", call.principal},
+                           {"source", call.source},
+                           {"request_id", call.request_id},
                            {"action", call.action},
                            {"resource", call.resource},
                            {"outcome", answer.error_type.empty() ? "ok" : answer.error_type},
@@ -695,8 +733,15 @@ Answer HttpServer::Impl::Handle(const Request& req, const Route& route, CallLog*
       return ErrorAnswer(static_cast<http::status>(who.error().http_status), who.error().error_code,
                          who.error().message);
     }
-    call->principal = who->access_key_id;
-    Result<Controller::Reply> reply = Run(req, route, call);
+    std::optional<Caller> caller = controller_.CallerFor(who->access_key_id);
+    if (!caller) {  // the key was deleted or rotated since the signature was checked
+      return ErrorAnswer(http::status::forbidden, "UnrecognizedClientException",
+                         "The security token included in the request is invalid.");
+    }
+    caller->source = call->source;
+    caller->request_id = call->request_id;
+    call->principal = caller->user;
+    Result<Controller::Reply> reply = Run(req, route, *caller, call);
     if (!reply.ok()) {
       const ApiError e = ApiErrorFor(reply.status());
       return ErrorAnswer(static_cast<http::status>(e.http_status), e.type, e.message);
@@ -715,7 +760,7 @@ Answer HttpServer::Impl::Handle(const Request& req, const Route& route, CallLog*
 }
 
 Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route& route,
-                                                CallLog* call) {
+                                                const Caller& caller, CallLog* call) {
   call->resource = route.capture;
   if (route.kind == Route::kAction) {
     Json body = ParseBody(req.body());  // first: a deep body is refused for its depth
@@ -724,26 +769,33 @@ Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route&
              std::to_string(req.body().size()) + " bytes");
     }
     call->resource = ResourceOf(body);
-    return controller_.Call(route.capture, body);
+    return controller_.Call(route.capture, body, caller);
   }
   const auto params = ParseQuery(api::SplitRequestTarget(req.target()).second);
-  if (route.kind == Route::kLogs) return Logs(route.capture, params);
+  if (route.kind == Route::kLogs) return Logs(route.capture, params, caller);
+  if (route.kind == Route::kAudit) return Audit(params, caller);
+  if (route.kind == Route::kUsers) {
+    const Json body = req.body().empty() ? Json::object() : ParseBody(req.body());
+    return controller_.UserCall(caller, std::string(req.method_string()),
+                                Utf8Field(route.capture, "path"), body);
+  }
   const std::string arn = Utf8Field(route.capture, "resourceArn");
   if (req.method() == http::verb::post) {
-    return controller_.Tags("POST", arn, ParseBody(req.body()), {});
+    return controller_.Tags("POST", arn, ParseBody(req.body()), {}, caller);
   }
   if (req.method() == http::verb::delete_) {
     std::vector<std::string> keys;
     for (auto [it, end] = params.equal_range("tagKeys"); it != end; ++it) {
       keys.push_back(Utf8Field(it->second, "tagKeys"));
     }
-    return controller_.Tags("DELETE", arn, Json::object(), keys);
+    return controller_.Tags("DELETE", arn, Json::object(), keys, caller);
   }
-  return controller_.Tags("GET", arn, Json::object(), {});
+  return controller_.Tags("GET", arn, Json::object(), {}, caller);
 }
 
 Result<Controller::Reply> HttpServer::Impl::Logs(
-    const std::string& job_id, const std::multimap<std::string, std::string>& params) {
+    const std::string& job_id, const std::multimap<std::string, std::string>& params,
+    const Caller& caller) {
   auto param = [&params](const char* name, const std::string& fallback) {
     const auto it = params.find(name);
     return it == params.end() ? fallback : Utf8Field(it->second, name);
@@ -756,12 +808,36 @@ Result<Controller::Reply> HttpServer::Impl::Logs(
   const std::uint64_t offset =
       WholeNumber(param("offset", "0"), "offset",
                   static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
-  Result<Controller::LogChunk> chunk = controller_.Logs(id, attempt, host, stream, offset);
+  Result<Controller::LogChunk> chunk = controller_.Logs(id, attempt, host, stream, offset, caller);
   if (!chunk.ok()) return chunk.status();
   Controller::Reply reply;
   reply.body = {
       {"text", chunk->text}, {"nextOffset", chunk->next_offset}, {"complete", chunk->complete}};
   return reply;
+}
+
+// GET /allot/v1/audit?principal=&resource=&action=&since=&until=&maxResults=&nextToken=
+Result<Controller::Reply> HttpServer::Impl::Audit(
+    const std::multimap<std::string, std::string>& params, const Caller& caller) {
+  auto param = [&params](const char* name) {
+    const auto it = params.find(name);
+    return it == params.end() ? std::string() : Utf8Field(it->second, name);
+  };
+  constexpr auto kMaxTime = static_cast<std::uint64_t>(std::numeric_limits<Timestamp>::max());
+  AuditFilter filter;
+  filter.principal = param("principal");
+  filter.resource = param("resource");
+  filter.action = param("action");
+  if (const std::string since = param("since"); !since.empty()) {
+    filter.since = static_cast<Timestamp>(WholeNumber(since, "since", kMaxTime));
+  }
+  if (const std::string until = param("until"); !until.empty()) {
+    filter.until = static_cast<Timestamp>(WholeNumber(until, "until", kMaxTime));
+  }
+  const std::string max = param("maxResults");
+  const auto n = max.empty() ? 100 : WholeNumber(max, "maxResults", 1000);
+  if (n == 0) Refuse("maxResults must be from 1 to 1000, got 0");
+  return controller_.Audit(caller, filter, static_cast<std::size_t>(n), param("nextToken"));
 }
 
 HttpServer::HttpServer(Controller& controller) : impl_(std::make_unique<Impl>(controller)) {}

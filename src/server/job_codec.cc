@@ -131,6 +131,7 @@ DecodedJob DecodeCurrent(std::string_view key, const Json& in) {
   j.name = in.at("name").get<std::string>();
   out.queue = in.at("queue").get<std::string>();
   ReadIf(in, "share", &out.share);
+  ReadIf(in, "by", &out.submitted_by);
   ReadIf(in, "tjn", &j.MutableOptions().training_name);
   j.status = StatusFrom(in.at("status"));
   ReadIf(in, "term", &j.is_terminated);
@@ -288,6 +289,7 @@ std::string EncodeJob(const JobRecord& j) {
               {"status", model::ToString(j.status)},
               {"created", j.created_at}};
   if (!j.share.empty()) out["share"] = std::string(j.share);
+  if (!j.submitted_by.empty()) out["by"] = std::string(j.submitted_by);
   const JobOptions& o = j.options();
   PutIf(out, "tjn", o.training_name, std::string());
   PutIf(out, "term", j.is_terminated, false);

@@ -17,6 +17,7 @@ struct DecodedJob {
   JobRecord record;
   std::string queue;  // the job queue's name (an older record holds its ARN: the name is taken)
   std::string share;
+  std::string submitted_by;
 };
 
 std::string EncodeJob(const JobRecord& job);

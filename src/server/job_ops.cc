@@ -186,6 +186,7 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   }
   job.queue = Intern(qname);
   if (share) job.share = Intern(*share);
+  if (caller_ != nullptr) job.submitted_by = Intern(caller_->user);
   job.priority = static_cast<std::int32_t>(priority);
   job.demand = parsed.demand;
   job.MutableOptions().retry = ReadRetry(r);
@@ -382,7 +383,7 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
       std::sort(keys.rbegin(), keys.rend());
       for (const ListIndex::Key& key : keys) {
         const JobRecord& job = jobs_.at(key.second);
-        if (Matches(f, job) && !page.Add(key, job)) break;
+        if (Matches(f, job) && CanDescribe(job) && !page.Add(key, job)) break;
       }
       return {page.Finish()};
     }
@@ -402,7 +403,7 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
       break;
     }
     const JobRecord& job = jobs_.at(it->second);
-    if (Matches(f, job) && !page.Add(*it, job)) break;
+    if (Matches(f, job) && CanDescribe(job) && !page.Add(*it, job)) break;
   }
   return {page.Finish()};
 }

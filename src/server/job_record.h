@@ -104,8 +104,9 @@ struct JobRecord {
   model::JobId seq = 0;
   std::string id;
   std::string name;
-  std::string_view queue;  // interned by the controller; empty if the queue is gone
-  std::string_view share;  // interned; empty on a queue without quota shares
+  std::string_view queue;         // interned by the controller; empty if the queue is gone
+  std::string_view share;         // interned; empty on a queue without quota shares
+  std::string_view submitted_by;  // interned user name; empty for jobs stored before users
   model::JobStatus status = model::JobStatus::kSubmitted;
   bool is_terminated = false;
   std::int32_t priority = 0;

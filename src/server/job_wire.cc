@@ -70,6 +70,7 @@ Json Extensions(const JobRecord& job) {
               {"lastCheckpoint", job.last_checkpoint},
               {"preemptionRecords", job.history ? PreemptionRecords(*job.history) : Json::array()}};
   if (job.runnable_since != 0) out["runnableSince"] = job.runnable_since;
+  if (!job.submitted_by.empty()) out["submittedBy"] = std::string(job.submitted_by);
   if (job.attempt_timeout_seconds) out["attemptTimeoutSeconds"] = *job.attempt_timeout_seconds;
   if (!job.history) return out;
   const JobHistory& h = *job.history;

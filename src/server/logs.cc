@@ -18,13 +18,14 @@ constexpr auto kMaxOffset = static_cast<std::uint64_t>(std::numeric_limits<std::
 
 Result<Controller::LogChunk> Controller::Logs(const std::string& job_id, int attempt,
                                               const std::string& host, const std::string& stream,
-                                              std::uint64_t offset) {
-  return Guarded([&] { return ReadLogs(job_id, attempt, host, stream, offset); });
+                                              std::uint64_t offset, const Caller& caller) {
+  return Guarded([&] { return ReadLogs(job_id, attempt, host, stream, offset, caller); });
 }
 
+// Reading a job's logs needs allot:GetJobLogs and batch:DescribeServiceJob on the job.
 Controller::LogChunk Controller::ReadLogs(const std::string& job_id, int attempt,
                                           const std::string& host, const std::string& stream,
-                                          std::uint64_t offset) {
+                                          std::uint64_t offset, const Caller& caller) {
   if (offset > kMaxOffset) {
     Refuse("offset must be a whole number from 0 to " + std::to_string(kMaxOffset) + ", got " +
            std::to_string(offset));
@@ -33,6 +34,14 @@ Controller::LogChunk Controller::ReadLogs(const std::string& job_id, int attempt
   bool complete = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    const JobRecord* named = FindJob(job_id);
+    const std::string arn = named ? arns_.Job(named->id) : arns_.Job(job_id);
+    for (const char* action : {"allot:GetJobLogs", "batch:DescribeServiceJob"}) {
+      const auth::Decision d = Decide(caller, action, arn, named, std::nullopt);
+      if (d != auth::Decision::kAllow) {
+        throw AccessDenied(auth::DeniedMessage(caller.arn, action, arn, d));
+      }
+    }
     JobRecord& job = MustFindJob(job_id);
     const int attempts = static_cast<int>(job.attempts().size());
     if (attempts == 0) Refuse("job " + job.id + " has not started an attempt yet");

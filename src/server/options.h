@@ -48,6 +48,11 @@ struct Options {
   // CheckpointConfig.S3Uri, OutputDataConfig.S3OutputPath) may lead, canonical; none: every
   // file:// URI is refused. `allot server` refuses a root that is / or overlaps data_dir.
   std::vector<std::string> file_roots;
+  // The master key that seals the users' secrets in the store (api/secret_box.h); empty:
+  // <data_dir>/master.key. Created at first start when absent.
+  std::string master_key_file;
+  // Audit records older than this are dropped (checked at start and every 1,024 records).
+  Duration audit_retention = Seconds(90LL * 24 * 3600);
   std::string log_level = "info";   // trace, debug, info, warn, error, off (server/log.h)
   std::string log_format = "text";  // text or json
   // The optional host map: per instance type, one entry per instance slot with its own GPUs

@@ -10,8 +10,8 @@
 #include "server/api_error.h"
 #include "server/config_wire.h"
 #include "server/controller.h"
-#include "server/job_identity.h"
 #include "server/job_codec.h"
+#include "server/job_identity.h"
 #include "server/payload.h"
 
 namespace allot::server {
@@ -66,7 +66,10 @@ struct RestoreSnapshot {
 
 Status Controller::Recover() {
   std::lock_guard<std::mutex> lock(mu_);
-  return RecoverLocked();
+  ALLOT_RETURN_IF_ERROR(RecoverLocked());
+  PruneAudit();
+  Finish();
+  return Status::Ok();
 }
 
 // The job records in submission order.
@@ -109,6 +112,7 @@ Result<std::vector<JobRecord>> Controller::LoadJobs() {
     JobRecord& job = jobs.emplace_back(std::move(d.record));
     job.queue = Intern(d.queue);
     job.share = d.share.empty() ? std::string_view() : Intern(d.share);
+    if (!d.submitted_by.empty()) job.submitted_by = Intern(d.submitted_by);
   }
   std::sort(jobs.begin(), jobs.end(),
             [](const JobRecord& a, const JobRecord& b) { return a.seq < b.seq; });
@@ -116,6 +120,7 @@ Result<std::vector<JobRecord>> Controller::LoadJobs() {
 }
 
 Status Controller::RecoverLocked() {
+  ALLOT_RETURN_IF_ERROR(LoadUsers());
   try {
     auto envs = LoadRecords(*store_, store::Kind::kServiceEnvironment, DecodeEnvironment);
     auto policies = LoadRecords(*store_, store::Kind::kSchedulingPolicy, DecodePolicy);

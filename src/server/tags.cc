@@ -6,14 +6,6 @@
 
 namespace allot::server {
 
-Result<Controller::Reply> Controller::Tags(const std::string& method, const std::string& arn,
-                                           const Json& request,
-                                           const std::vector<std::string>& tag_keys) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (broken_) return Refused();
-  return Guarded([&] { return TagsLocked(method, arn, request, tag_keys); });
-}
-
 Controller::Reply Controller::TagsLocked(const std::string& method, const std::string& arn,
                                          const Json& request,
                                          const std::vector<std::string>& tag_keys) {

@@ -1,0 +1,109 @@
+#include "server/audit.h"
+
+#include <cstdio>
+
+#include "common/strings.h"
+
+namespace allot::server {
+
+namespace {
+
+constexpr int kAuditRecordVersion = 1;
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
+  }
+  return true;
+}
+
+// "batch:SubmitServiceJob" matches "SubmitServiceJob" and "batch:submitservicejob".
+bool ActionMatches(std::string_view wanted, std::string_view action) {
+  if (EqualsIgnoringCase(wanted, action)) return true;
+  const std::size_t colon = action.find(':');
+  return wanted.find(':') == std::string_view::npos && colon != std::string_view::npos &&
+         EqualsIgnoringCase(wanted, action.substr(colon + 1));
+}
+
+Json ParseOrNull(const std::string& text) {
+  if (text.empty()) return nullptr;
+  return Json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+}  // namespace
+
+std::string AuditKey(std::uint64_t seq) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(seq));
+  return buf;
+}
+
+std::string EncodeAudit(const AuditRecord& r) {
+  Json out = {{"v", kAuditRecordVersion}, {"t", r.time},     {"u", r.user},
+              {"p", r.principal},         {"src", r.source}, {"a", r.action},
+              {"r", r.resource},          {"o", r.outcome},  {"id", r.request_id}};
+  if (!r.changes.empty()) {
+    Json changes = Json::array();
+    for (const AuditChange& c : r.changes) changes.push_back({c.field, c.old_value, c.new_value});
+    out["c"] = changes;
+  }
+  return out.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Result<AuditRecord> DecodeAudit(const std::string& key, const std::string& stored) {
+  try {
+    const Json doc = Json::parse(stored);
+    if (doc.value("v", 0) != kAuditRecordVersion) {
+      return Internal("audit record " + key + " has a version this server does not know");
+    }
+    AuditRecord r;
+    r.seq = std::stoull(key);
+    r.time = doc.at("t").get<Timestamp>();
+    r.user = doc.at("u").get<std::string>();
+    r.principal = doc.at("p").get<std::string>();
+    r.source = doc.at("src").get<std::string>();
+    r.action = doc.at("a").get<std::string>();
+    r.resource = doc.at("r").get<std::string>();
+    r.outcome = doc.at("o").get<std::string>();
+    r.request_id = doc.at("id").get<std::string>();
+    if (auto it = doc.find("c"); it != doc.end()) {
+      for (const Json& c : *it) {
+        r.changes.push_back(
+            {c.at(0).get<std::string>(), c.at(1).get<std::string>(), c.at(2).get<std::string>()});
+      }
+    }
+    return r;
+  } catch (const std::exception& e) {
+    return Internal("audit record " + key + " is not readable: " + e.what());
+  }
+}
+
+Json DescribeAudit(const AuditRecord& r) {
+  Json out = {{"time", r.time},           {"userName", r.user},
+              {"principal", r.principal}, {"sourceAddress", r.source},
+              {"action", r.action},       {"resource", r.resource},
+              {"outcome", r.outcome},     {"requestId", r.request_id}};
+  if (!r.changes.empty()) {
+    Json changes = Json::object();
+    for (const AuditChange& c : r.changes) {
+      changes[c.field] = {{"old", ParseOrNull(c.old_value)}, {"new", ParseOrNull(c.new_value)}};
+    }
+    out["changes"] = changes;
+  }
+  return out;
+}
+
+bool AuditFilter::Matches(const AuditRecord& r) const {
+  if (r.time < since || r.time >= until) return false;
+  if (!principal.empty() && principal != r.user && principal != r.principal) return false;
+  if (!action.empty() && !ActionMatches(action, r.action)) return false;
+  if (!resource.empty() && resource != r.resource &&
+      !(r.resource.size() > resource.size() && r.resource.ends_with(resource) &&
+        r.resource[r.resource.size() - resource.size() - 1] == '/')) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace allot::server

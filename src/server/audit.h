@@ -1,0 +1,57 @@
+#pragma once
+
+// The audit trail: one record per mutating call, allowed or denied, written in the same store
+// batch as the change it made (store::Kind::kAudit). Keys are the record's sequence number,
+// zero-padded, so the store's key order is the order of the calls and a page of the newest is a
+// range read backwards. The stored value is compact JSON, JSON being only the stored and wire
+// form; a record is typed everywhere else.
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "server/fields.h"
+
+namespace allot::server {
+
+// One changed value, old and new as JSON text ("1", "[{...}]"); empty when there was none.
+struct AuditChange {
+  std::string field;
+  std::string old_value;
+  std::string new_value;
+};
+
+struct AuditRecord {
+  std::uint64_t seq = 0;
+  Timestamp time = 0;
+  std::string user;        // "alice"
+  std::string principal;   // arn:aws:iam::<account>:user/alice
+  std::string source;      // the client's address
+  std::string action;      // "batch:UpdateServiceJob", "allot:CreateUser"
+  std::string resource;    // the ARN the call named (the new job's, for a submission)
+  std::string outcome;     // "Allowed", "AccessDenied", or "<error type>: <message>"
+  std::string request_id;  // x-amzn-RequestId of the answer
+  std::vector<AuditChange> changes;
+};
+
+std::string AuditKey(std::uint64_t seq);
+std::string EncodeAudit(const AuditRecord& record);
+Result<AuditRecord> DecodeAudit(const std::string& key, const std::string& stored);
+// GET /allot/v1/audit's entry: changes as {"field": {"old": ..., "new": ...}}.
+Json DescribeAudit(const AuditRecord& record);
+
+struct AuditFilter {
+  std::string principal;  // the user's name or ARN; empty: any
+  std::string resource;   // the ARN, or its last path part (a job id); empty: any
+  std::string action;     // "batch:SubmitServiceJob" or "SubmitServiceJob", any case; empty: any
+  Timestamp since = 0;
+  Timestamp until = std::numeric_limits<Timestamp>::max();
+
+  bool Matches(const AuditRecord& record) const;
+};
+
+}  // namespace allot::server

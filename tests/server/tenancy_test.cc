@@ -1,0 +1,239 @@
+// Policies and the audit trail in the controller (issue 10, sections 2 and 3): a denied call
+// changes nothing and is audited; an audit record commits in the batch of its change, so a
+// failed write loses both; users are rolled back like everything else; keys from before users
+// become the admin's.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "auth/policy.h"
+#include "server/controller.h"
+#include "store/faulty_store.h"
+
+namespace allot::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Payload() {
+  return Json{{"AlgorithmSpecification",
+               {{"ContainerEntrypoint", {"/bin/sh", "-c"}}, {"ContainerArguments", {"exit 0"}}}},
+              {"ResourceConfig", {{"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 1}}}}
+      .dump();
+}
+
+Caller UserWith(const std::string& name, const std::string& policy_json) {
+  Caller c;
+  c.user = name;
+  c.arn = "arn:aws:iam::000000000000:user/" + name;
+  c.source = "192.0.2.7";
+  c.request_id = "req-" + name;
+  Result<auth::Policy> p = auth::ParsePolicy(policy_json);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  if (p.ok()) c.policies = std::make_shared<const std::vector<auth::Policy>>(1, p.value());
+  return c;
+}
+
+// May submit to and update jobs of queue q (no quota shares) at priority 10 at most.
+constexpr const char* kCapped = R"({"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
+  "Action": ["batch:SubmitServiceJob", "batch:UpdateServiceJob"], "Resource": "*",
+  "Condition": {"NumericLessThanEquals": {"batch:SchedulingPriority": 10}}}]})";
+
+class TenancyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("allot-tenancy-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    controller_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void Start() {
+    Options options;
+    options.data_dir = dir_.string();
+    options.sandbox = false;
+    auto inner = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
+    ASSERT_TRUE(inner.ok()) << inner.status().ToString();
+    auto faulty = std::make_unique<store::FaultyStore>(std::move(inner).value());
+    store_ = faulty.get();
+    auto c = Controller::Start(options, std::move(faulty));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    controller_ = std::move(c).value();
+  }
+
+  void MakeQueue() {
+    ASSERT_TRUE(Call("createserviceenvironment",
+                     {{"serviceEnvironmentName", "env"},
+                      {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+                      {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 0}}}}})
+                    .ok());
+    ASSERT_TRUE(Call("createjobqueue",
+                     {{"jobQueueName", "q"},
+                      {"priority", 1},
+                      {"serviceEnvironmentOrder", {{{"order", 1}, {"serviceEnvironment", "env"}}}}})
+                    .ok());
+  }
+
+  Result<Json> Call(const std::string& action, const Json& request,
+                    const Caller& caller = Caller::System()) {
+    Result<Controller::Reply> answer = controller_->Call(action, request, caller);
+    if (!answer.ok()) return answer.status();
+    if (answer->durable.valid()) {
+      if (Status s = answer->durable.get(); !s.ok()) return s;
+    }
+    return answer->body;
+  }
+
+  Json SubmitRequest(int priority) {
+    return {{"jobName", "j"},
+            {"jobQueue", "q"},
+            {"serviceJobType", "SAGEMAKER_TRAINING"},
+            {"schedulingPriority", priority},
+            {"serviceRequestPayload", Payload()}};
+  }
+
+  std::vector<AuditRecord> Audit() {
+    auto records = store_->Range(store::Kind::kAudit, {.limit = 1000});
+    EXPECT_TRUE(records.ok());
+    std::vector<AuditRecord> out;
+    for (const store::Record& r : records.value())
+      out.push_back(DecodeAudit(r.key, r.value).value());
+    return out;
+  }
+
+  fs::path dir_;
+  store::FaultyStore* store_ = nullptr;
+  std::unique_ptr<Controller> controller_;
+};
+
+TEST_F(TenancyTest, ADeniedCallChangesNothingAndIsAuditedWithWhatItAsked) {
+  Start();
+  MakeQueue();
+  const Caller alice = UserWith("alice", kCapped);
+  Result<Json> job = Call("submitservicejob", SubmitRequest(10), alice);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const std::string id = job.value()["jobId"];
+  Result<Json> raise = Call("updateservicejob", {{"jobId", id}, {"schedulingPriority", 11}}, alice);
+  ASSERT_FALSE(raise.ok());
+  EXPECT_EQ(raise.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(raise.status().message(),
+            "User: arn:aws:iam::000000000000:user/alice is not authorized to perform: "
+            "batch:UpdateServiceJob on resource: arn:aws:batch:local:000000000000:service-job/" +
+                id + " because no identity-based policy allows the batch:UpdateServiceJob action");
+  EXPECT_EQ(Call("describeservicejob", {{"jobId", id}}).value()["schedulingPriority"], 10);
+  EXPECT_EQ(Call("describeservicejob", {{"jobId", id}}).value()["allot"]["submittedBy"], "alice");
+  const std::vector<AuditRecord> audit = Audit();
+  ASSERT_GE(audit.size(), 4u);  // the environment, the queue, the submission, the raise
+  const AuditRecord& denied = audit.back();
+  EXPECT_EQ(denied.action, "batch:UpdateServiceJob");
+  EXPECT_EQ(denied.outcome, "AccessDenied");
+  EXPECT_EQ(denied.user, "alice");
+  EXPECT_EQ(denied.source, "192.0.2.7");
+  EXPECT_EQ(denied.request_id, "req-alice");
+  ASSERT_EQ(denied.changes.size(), 1u);
+  EXPECT_EQ(denied.changes[0].field, "schedulingPriority");
+  EXPECT_EQ(denied.changes[0].old_value, "10");
+  EXPECT_EQ(denied.changes[0].new_value, "11");
+  const AuditRecord& submitted = audit[audit.size() - 2];
+  EXPECT_EQ(submitted.outcome, "Allowed");
+  EXPECT_EQ(submitted.resource, "arn:aws:batch:local:000000000000:service-job/" + id);
+  // A refused (invalid) call is audited with its error; a read is not audited.
+  Json no_queue = SubmitRequest(5);
+  no_queue["jobQueue"] = "nope";
+  ASSERT_FALSE(Call("submitservicejob", no_queue, alice).ok());
+  ASSERT_FALSE(Call("describeservicejob", {{"jobId", id}}, alice).ok());
+  EXPECT_EQ(Audit().size(), audit.size() + 1);
+  EXPECT_EQ(Audit().back().outcome.rfind("ClientException: ", 0), 0u);
+}
+
+TEST_F(TenancyTest, AnAuditRecordIsLostOnlyWithTheChangeItsBatchHeld) {
+  Start();
+  MakeQueue();
+  const std::size_t before = Audit().size();
+  store_->Fail(ResourceExhausted("disk full"));
+  Result<Json> r = Call("submitservicejob", SubmitRequest(1), UserWith("alice", kCapped));
+  ASSERT_FALSE(r.ok());
+  store_->Heal();
+  // The controller rolls back to what the store holds, then answers again.
+  Result<Json> listed = Status(StatusCode::kUnavailable, "");
+  for (int i = 0; i < 200 && !listed.ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    listed = Call("listservicejobs", {{"jobQueue", "q"}, {"jobStatus", "RUNNABLE"}});
+  }
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_TRUE(listed.value()["jobSummaryList"].empty());
+  EXPECT_EQ(Audit().size(), before);
+  // The sequence goes on after the rollback without reusing a number that was never stored.
+  ASSERT_TRUE(Call("submitservicejob", SubmitRequest(1), UserWith("alice", kCapped)).ok());
+  EXPECT_EQ(Audit().size(), before + 1);
+}
+
+TEST_F(TenancyTest, UsersAreManagedOnlyWithManageUsersAndSurviveARestart) {
+  Start();
+  const Caller alice = UserWith("alice", kCapped);
+  Result<Controller::Reply> denied =
+      controller_->UserCall(alice, "POST", "", Json{{"userName", "mallory"}});
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.status().code(), StatusCode::kPermissionDenied);
+  Result<Controller::Reply> made = controller_->UserCall(
+      Caller::System(), "POST", "", Json{{"userName", "bob"}, {"policy", Json::parse(kCapped)}});
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  ASSERT_TRUE(made->durable.get().ok());
+  const std::string key = made->body["accessKey"]["accessKeyId"];
+  const std::string secret = made->body["accessKey"]["secretAccessKey"];
+  EXPECT_EQ(controller_->SecretFor(key), secret);
+  controller_.reset();
+  Start();
+  EXPECT_EQ(controller_->SecretFor(key), secret);
+  std::optional<Caller> bob = controller_->CallerFor(key);
+  ASSERT_TRUE(bob.has_value());
+  EXPECT_EQ(bob->user, "bob");
+  EXPECT_EQ(bob->arn, "arn:aws:iam::000000000000:user/bob");
+  ASSERT_TRUE(bob->policies && bob->policies->size() == 1);
+  // A user made while the store fails a write is not there once it rolled back.
+  store_->Fail(ResourceExhausted("disk full"));
+  Result<Controller::Reply> lost =
+      controller_->UserCall(Caller::System(), "POST", "", Json{{"userName", "carol"}});
+  ASSERT_TRUE(lost.ok());
+  EXPECT_FALSE(lost->durable.get().ok());
+  const std::string lost_key = lost->body["accessKey"]["accessKeyId"];
+  store_->Heal();
+  for (int i = 0; i < 200 && controller_->rolling_back(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_FALSE(controller_->SecretFor(lost_key).has_value());
+  EXPECT_EQ(controller_->SecretFor(key), secret);
+}
+
+TEST_F(TenancyTest, KeysFromBeforeUsersBecomeTheAdminsSealed) {
+  {
+    auto st = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
+    ASSERT_TRUE(st.ok());
+    store::Batch b;
+    b.Put(store::Kind::kCredential, "AKIAOLDKEY0000000000", "old-secret");
+    ASSERT_TRUE(st.value()->Commit(std::move(b)).ok());
+  }
+  Start();
+  EXPECT_EQ(controller_->SecretFor("AKIAOLDKEY0000000000"), "old-secret");
+  std::optional<Caller> admin = controller_->CallerFor("AKIAOLDKEY0000000000");
+  ASSERT_TRUE(admin.has_value());
+  EXPECT_EQ(admin->user, "admin");
+  auto bare = store_->Load(store::Kind::kCredential);
+  ASSERT_TRUE(bare.ok());
+  EXPECT_TRUE(bare->empty());
+  auto users = store_->Load(store::Kind::kUser);
+  ASSERT_TRUE(users.ok());
+  ASSERT_EQ(users->size(), 1u);
+  EXPECT_EQ(users->front().value.find("old-secret"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace allot::server
