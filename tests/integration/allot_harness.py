@@ -380,6 +380,25 @@ class AllotServer:
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read() or b"{}")
 
+    def request(self, method, path, body=None, query=None, keys=None):
+        """A SigV4-signed request to any path (the /allot/v1 extensions), with the admin's keys
+        unless `keys` = (access key id, secret) is given: (status, parsed JSON body, headers)."""
+        key, secret = keys or self.credentials()
+        url = self.endpoint + path + ("?" + urllib.parse.urlencode(query) if query else "")
+        data = None if body is None else json.dumps(body).encode()
+        req = botocore.awsrequest.AWSRequest(method=method, url=url, data=data,
+                                             headers={"Content-Type": "application/json"})
+        botocore.auth.SigV4Auth(botocore.credentials.Credentials(key, secret), "batch",
+                                REGION).add_auth(req)
+        prepared = req.prepare()
+        http = urllib.request.Request(url, data=data, method=method,
+                                      headers=dict(prepared.headers.items()))
+        try:
+            with urllib.request.urlopen(http, timeout=30) as r:
+                return r.status, json.loads(r.read() or b"{}"), dict(r.headers)
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}"), dict(e.headers)
+
     def raw(self, action, body):
         """POST /v1/<action> signed with SigV4, returning (status, parsed JSON body).
 

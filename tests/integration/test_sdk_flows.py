@@ -3,6 +3,7 @@ the API (issue 9, section 2). The SDK is not installed here; these tests send th
 with boto3, the way the SDK's helpers build them (see shared/reference, section 6)."""
 
 import json
+import os
 import time
 import unittest
 
@@ -154,6 +155,61 @@ class SdkFlowsTest(ServerTestCase):
         d = self.fx.wait_status(submitted["jobId"], "FAILED", timeout=30)
         self.assertTrue(d["isTerminated"])
         self.assertIn("Default terminate reason", d["statusReason"])
+
+
+class SdkFlowsAsTeamMemberTest(ServerTestCase):
+    """The SDK's job flows (submit to a share, list, list by name and by share, describe, update,
+    wait, terminate by ARN) with the keys of a team member whose policy is
+    docs/policies/team-member.json (issue 10): what a team does day to day needs no admin key."""
+
+    server_args = ("--no-sandbox",)
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        b = cls.batch
+        env = cls.fx.environment(2)
+        policy = cls.fx.policy()
+        b.create_job_queue(jobQueueName="q", priority=1, jobQueueType="SAGEMAKER_TRAINING",
+                           schedulingPolicyArn=policy,
+                           serviceEnvironmentOrder=[{"order": 1, "serviceEnvironment": env}])
+        for share in ("team-a", "team-b"):
+            cls.fx.share("q", name=share, capacity=1)
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "..", "..", "docs", "policies", "team-member.json")) as f:
+            member_policy = json.load(f)
+        status, out, _ = cls.server.request("POST", "/allot/v1/users",
+                                            {"userName": "member", "policy": member_policy})
+        assert status == 200, out
+        cls.member = cls.server.client_with_keys(out["accessKey"]["accessKeyId"],
+                                                 out["accessKey"]["secretAccessKey"])
+
+    def test_a_member_runs_the_job_flows_of_its_share(self):
+        m = self.member
+        name = self.fx.unique("sdk-job")
+        submitted = m.submit_service_job(
+            jobName=name, jobQueue="q", serviceJobType="SAGEMAKER_TRAINING",
+            quotaShareName="team-a", schedulingPriority=3,
+            serviceRequestPayload=payload("trap 'exit 143' TERM; sleep 30 & wait"))
+        arn = submitted["jobArn"]
+        by_name = m.list_service_jobs(jobQueue="q",
+                                      filters=[{"name": "JOB_NAME", "values": [name]}])
+        self.assertEqual([j["jobArn"] for j in by_name["jobSummaryList"]], [arn])
+        wait_for(lambda: m.describe_service_job(jobId=arn)["status"] == "RUNNING", 20)
+        by_share = m.list_service_jobs(jobQueue="q",
+                                       filters=[{"name": "QUOTA_SHARE_NAME",
+                                                 "values": ["team-a"]}])
+        self.assertIn(arn, [j["jobArn"] for j in by_share["jobSummaryList"]])
+        self.assertEqual(m.update_service_job(jobId=arn, schedulingPriority=5)["jobArn"], arn)
+        self.assertEqual(m.describe_service_job(jobId=arn)["schedulingPriority"], 5)
+        m.terminate_service_job(jobId=arn, reason="Default terminate reason")
+        wait_for(lambda: m.describe_service_job(jobId=arn)["status"] == "FAILED", 30)
+        self.assertTrue(m.describe_service_job(jobId=arn)["isTerminated"])
+        # Another team's share stays out of reach.
+        with self.assertRaises(botocore.exceptions.ClientError) as cm:
+            m.submit_service_job(jobName=name, jobQueue="q", serviceJobType="SAGEMAKER_TRAINING",
+                                 quotaShareName="team-b", serviceRequestPayload=payload("exit 0"))
+        self.assertEqual(error_code(cm.exception), "AccessDeniedException")
 
 
 if __name__ == "__main__":

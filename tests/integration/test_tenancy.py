@@ -14,15 +14,7 @@ import sqlite3
 import subprocess
 import tempfile
 import unittest
-import urllib.error
-import urllib.parse
-import urllib.request
 
-import boto3
-import botocore.auth
-import botocore.awsrequest
-import botocore.config
-import botocore.credentials
 import botocore.exceptions
 
 from allot_harness import (ACCOUNT, REGION, AllotServer, Fixture, error_code, error_message,
@@ -42,22 +34,7 @@ def example_policy(name, **replace):
 
 
 def signed(server, method, path, body=None, query=None, keys=None):
-    """A SigV4-signed request to an /allot/v1 path: (status, parsed body, headers)."""
-    key, secret = keys or server.credentials()
-    url = server.endpoint + path + ("?" + urllib.parse.urlencode(query) if query else "")
-    data = None if body is None else json.dumps(body).encode()
-    req = botocore.awsrequest.AWSRequest(method=method, url=url, data=data,
-                                         headers={"Content-Type": "application/json"})
-    botocore.auth.SigV4Auth(botocore.credentials.Credentials(key, secret), "batch",
-                            REGION).add_auth(req)
-    prepared = req.prepare()
-    http = urllib.request.Request(url, data=data, method=method,
-                                  headers=dict(prepared.headers.items()))
-    try:
-        with urllib.request.urlopen(http, timeout=30) as r:
-            return r.status, json.loads(r.read() or b"{}"), dict(r.headers)
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"{}"), dict(e.headers)
+    return server.request(method, path, body, query, keys)
 
 
 class TenancyTest(unittest.TestCase):
