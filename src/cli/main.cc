@@ -16,8 +16,8 @@
 #include "exec/sandbox.h"
 #include "exec/job_exec.h"
 #include "exec/supervisor.h"
-#include "server/job_identity.h"
 #include "server/payload.h"
+#include "server/job_identity.h"
 #include "server/run.h"
 
 namespace {
@@ -32,6 +32,7 @@ struct ServerFlags {
   int http_header_timeout_seconds = 10;
   int http_body_timeout_seconds = 30;
   int http_idle_timeout_seconds = 30;
+  int audit_retention_days = 90;
   // The sealed sandbox (exec/sandbox.h).
   std::string job_uid_range = "200000:10000";
   std::string job_memory_limit = "auto";
@@ -167,12 +168,21 @@ CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
                    "an idle keep-alive connection is closed after this")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
-  AddSandboxFlags(serve, f);
   serve
       ->add_option("--file-root", f.server.file_roots,
                    "a directory under which file:// URIs (input channels, checkpoint and output "
                    "locations) are allowed; repeat for more; none: file:// URIs are refused")
       ->allow_extra_args(false);
+  // Tenancy (docs/security.md).
+  serve->add_option("--master-key-file", f.server.master_key_file,
+                    "the key that seals users' secrets in the store; default <data-dir>/master.key "
+                    "(made at first start); keep it outside the data dir's backups");
+  serve
+      ->add_option("--audit-retention-days", f.audit_retention_days,
+                   "audit records older than this are dropped")
+      ->check(CLI::Range(1, 36500))
+      ->capture_default_str();
+  AddSandboxFlags(serve, f);
   serve->add_flag("--no-sandbox", f.no_sandbox,
                   "run jobs without bubblewrap even where it is installed (the /opt/ml tree then "
                   "lives under the data directory, SM_* variables point there and jobs run as "
@@ -197,6 +207,7 @@ int RunServerCommand(ServerFlags& f) {
   server.http_header_timeout = allot::Seconds(f.http_header_timeout_seconds);
   server.http_body_timeout = allot::Seconds(f.http_body_timeout_seconds);
   server.http_idle_timeout = allot::Seconds(f.http_idle_timeout_seconds);
+  server.audit_retention = allot::Seconds(std::int64_t{f.audit_retention_days} * 24 * 3600);
   const auto colon = f.listen.rfind(':');
   server.host = colon == std::string::npos ? f.listen : f.listen.substr(0, colon);
   if (colon != std::string::npos) {
