@@ -122,7 +122,9 @@ class Controller {
   bool AdoptAttempt(JobRecord& job);
   void UntouchIfUnchanged(JobRecord& job, const RestoreSnapshot& original);  // requires mu_
   // The launch details of a job, read from its stored payload (the loop thread, without mu_).
-  Result<LaunchInfo> ReadLaunchInfo(const std::string& id, const std::string& name);
+  // With `check_paths`, its file:// URIs must still lead under the file roots (LaunchAttempt).
+  Result<LaunchInfo> ReadLaunchInfo(const std::string& id, const std::string& name,
+                                    bool check_paths = false);
 
   // --- under mu_ ---
   Timestamp Now() const;

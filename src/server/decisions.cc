@@ -133,16 +133,28 @@ void Controller::OnPreemption(const model::Preemption& p) {
   }
 }
 
-Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::string& name) {
+Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::string& name,
+                                              bool check_paths) {
   Result<std::optional<std::string>> payload = store_->Get(store::Kind::kJobPayload, id);
   if (!payload.ok()) return payload.status();
   if (!payload.value()) return Internal("the store holds no serviceRequestPayload for job " + id);
+  ParsedPayload parsed;
   try {
-    return ParsePayload(*payload.value(), name).launch;
+    parsed = ParsePayload(*payload.value(), name);
   } catch (const ClientError& e) {
     // It was accepted at submission: only a change of the rules since can refuse it now.
     return Internal(std::string("the stored serviceRequestPayload no longer parses: ") + e.what());
   }
+  if (check_paths) {
+    // Where its file:// URIs lead is checked again at each launch: a root may have been taken
+    // away, or a link under one swapped, since the job was submitted.
+    try {
+      CheckLocalPaths(parsed, options_.file_roots, data_dir_);
+    } catch (const ClientError& e) {
+      return FailedPrecondition(std::string("no longer allowed at launch: ") + e.what());
+    }
+  }
+  return std::move(parsed.launch);
 }
 
 namespace {
@@ -201,7 +213,7 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
     spec.host_slots = SlotsOf(*job);
   }
   // The payload is read outside the lock: a store read must not stall every API call.
-  Result<LaunchInfo> launch = ReadLaunchInfo(id, name);
+  Result<LaunchInfo> launch = ReadLaunchInfo(id, name, /*check_paths=*/true);
   Status s = launch.status();
   if (launch.ok()) {
     const LaunchInfo& info = launch.value();

@@ -152,6 +152,22 @@ class WithRootsTest(FileUriCase):
         with open(self.server.host_dir(job, 1, "algo-1", "stdout")) as f:
             self.assertEqual(f.read(), "hello from the root\n")
 
+    def test_a_link_swapped_in_while_the_job_waited_fails_it_at_launch(self):
+        os.makedirs(self.path("swap", "train"))
+        sleepers = [self.submit(payload(SLEEPER)) for _ in range(2)]
+        for j in sleepers:
+            self.fx.wait_status(j, ("RUNNING",))
+        job = self.submit(with_channel(self.path("swap", "train"), "ls $SM_CHANNEL_TRAIN"))
+        self.assertEqual(self.fx.describe(job)["status"], "RUNNABLE")
+        shutil.rmtree(self.path("swap", "train"))
+        os.symlink("/etc", self.path("swap", "train"))
+        for j in sleepers:
+            self.batch.terminate_service_job(jobId=j, reason="make room")
+        d = self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
+        self.assertEqual(d["status"], "FAILED")
+        self.assertIn("no longer allowed at launch", d["statusReason"])
+        self.assertIn("once symbolic links are resolved", d["statusReason"])
+
     def test_the_roots_themselves_and_local_output_and_checkpoint_paths_are_accepted(self):
         for body in (with_channel(self.root), with_channel(self.other_root),
                      with_output(self.path("out")), with_checkpoint(self.path("ck", "accepted"))):
