@@ -56,6 +56,25 @@ echo
 echo "Applying examples/cluster.yaml:"
 "$bin" apply -f examples/cluster.yaml | sed 's/^/  /'
 
+# Two example team members (docs/policies/team-member.json for the queue `training`): alice
+# may submit to and manage team-a's jobs, bob team-b's. Their keys become profiles [alice] and
+# [bob] of the same credentials file. Made once; a later run finds them.
+echo
+echo "Example users (docs/security.md):"
+for pair in alice:team-a bob:team-b; do
+  user=${pair%%:*}
+  share=${pair##*:}
+  if "$bin" users list 2>/dev/null | grep -qw "^$user"; then
+    echo "  $user exists (profile [$user] of $creds)"
+    continue
+  fi
+  sed -e 's|job-queue/q"|job-queue/training"|g' -e 's|job-queue/q/|job-queue/training/|g' \
+    -e "s|team-a|$share|g" docs/policies/team-member.json >"$data/$user-policy.json"
+  "$bin" users create "$user" --policy "$data/$user-policy.json" --credentials-file "$creds" \
+    >/dev/null
+  echo "  $user: member of $share (policy $data/$user-policy.json, profile [$user] of $creds)"
+done
+
 if [ -n "$started" ] || { [ -f "$data/server.pid" ] && kill -0 "$(cat "$data/server.pid")" 2>/dev/null; }; then
   stop="kill \$(cat $data/server.pid)"
 else
@@ -94,6 +113,14 @@ The same with the AWS CLI and boto3 (they read the same three variables):
       serviceRequestPayload=json.dumps({"AlgorithmSpecification": {"ContainerEntrypoint": ["/bin/sh"],
           "ContainerArguments": ["-c", "echo hi"]}, "ResourceConfig": {"InstanceType": "ml.g5.xlarge"}}))["jobId"])'
   python3 -c 'import boto3; print(boto3.client("batch").list_service_jobs(jobQueue="training", jobStatus="SUCCEEDED")["jobSummaryList"])'
+
+Act as a team member: the admin key (profile default) may do anything; alice only team-a's work.
+
+  AWS_PROFILE=alice allot submit --queue training --share team-a --name mine -- /bin/sh -c 'echo hi'
+  AWS_PROFILE=alice allot submit --queue training --share team-b --name theirs -- /bin/true
+                                  # 403 AccessDeniedException: alice's policy allows team-a only
+  allot audit --user alice        # every change and every denied attempt, newest first
+  allot users list                # users, their keys and policies (admins only)
 
 Edit examples/cluster.yaml and run "allot apply -f examples/cluster.yaml" to change the cluster;
 "allot bench submit --clients 16 --jobs 20000" measures submission throughput.
