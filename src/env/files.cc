@@ -152,6 +152,32 @@ Result<int> OpenDirectoryBeneath(const std::string& base, const std::string& rel
   return fd;
 }
 
+Status MakeDirectoriesBeneath(const std::string& base, const std::string& relative) {
+  Result<int> fd = OpenDirectoryBeneath(base, "");
+  if (!fd.ok()) return fd.status();
+  int dir = *fd;
+  std::string path = base;
+  for (const std::string& name : Components(relative)) {
+    path += "/" + name;
+    if (name == "..") {
+      ::close(dir);
+      return FailedPrecondition("'" + path + "' leaves its directory");
+    }
+    if (::mkdirat(dir, name.c_str(), 0755) != 0 && errno != EEXIST) {
+      const Status status = Error("cannot create", path, errno);
+      ::close(dir);
+      return status;
+    }
+    const int next = ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int error = errno;
+    ::close(dir);
+    if (next < 0) return BeneathError(path, error);
+    dir = next;
+  }
+  ::close(dir);
+  return Status::Ok();
+}
+
 Status WriteFileBeneath(const std::string& base, const std::string& relative, std::string_view text,
                         mode_t mode) {
   static std::atomic<unsigned> counter{0};

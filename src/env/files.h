@@ -30,6 +30,9 @@ Result<std::string> ReadFile(const std::string& path);
 // An O_DIRECTORY descriptor of base/relative ("" = base itself); the caller closes it.
 Result<int> OpenDirectoryBeneath(const std::string& base, const std::string& relative);
 
+// Creates the missing directories of base/relative (mode 0755), never through a link.
+Status MakeDirectoriesBeneath(const std::string& base, const std::string& relative);
+
 // As WriteFileAtomically, for base/relative: a fresh temporary file (O_EXCL) renamed over the
 // last component, which is replaced (never followed) if it is a link.
 Status WriteFileBeneath(const std::string& base, const std::string& relative, std::string_view text,

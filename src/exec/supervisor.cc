@@ -174,6 +174,7 @@ Status WriteJobFile(const Args& args, const std::string& name, const std::string
   if (relative.empty() || *relative.begin() == "..") {
     return env::WriteFileAtomically(args.output_dir + "/" + name, text);
   }
+  ALLOT_RETURN_IF_ERROR(env::MakeDirectoriesBeneath(args.dir, relative.string()));
   return env::WriteFileBeneath(args.dir, (relative / name).string(), text);
 }
 

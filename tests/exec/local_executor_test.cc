@@ -108,7 +108,9 @@ TEST_F(LocalExecutorTest, EachHostIsItsOwnSessionAndTheJobItsOwnProcessGroup) {
   }
 }
 
-TEST_F(LocalExecutorTest, PayloadAndServerEnvironmentReachTheProcess) {
+// The payload's Environment reaches the job; the server's does not (the supervisor runs with a
+// clean environment and the job starts from BaseJobEnvironment).
+TEST_F(LocalExecutorTest, PayloadEnvironmentReachesTheProcessButNotTheServers) {
   ASSERT_EQ(::setenv("ALLOT_EXEC_TEST_INHERITED", "from-server", 1), 0);
   ASSERT_EQ(::setenv("ALLOT_EXEC_TEST_OVERRIDDEN", "server-value", 1), 0);
   auto& executor = Start();
@@ -124,7 +126,7 @@ TEST_F(LocalExecutorTest, PayloadAndServerEnvironmentReachTheProcess) {
   const auto exit = recorder_.WaitEnded(2, 1);
   ASSERT_TRUE(exit.has_value());
   EXPECT_TRUE(exit->succeeded);
-  EXPECT_EQ(ReadFile(Log("a", "algo-1")), "[hello world] [from-server] [payload-value] [algo-1]\n");
+  EXPECT_EQ(ReadFile(Log("a", "algo-1")), "[hello world] [] [payload-value] [algo-1]\n");
   ::unsetenv("ALLOT_EXEC_TEST_INHERITED");
   ::unsetenv("ALLOT_EXEC_TEST_OVERRIDDEN");
 }
