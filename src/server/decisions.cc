@@ -277,6 +277,14 @@ void Controller::ExecutorEnded(const exec::AttemptExit& exit) {
                                {"reason", exit.reason}});
   std::lock_guard<std::mutex> lock(mu_);
   RecordReport([this, exit] {
+    // The record says which limits held the attempt (issue 10), before its end closes it.
+    JobRecord* job = JobBySeq(exit.job);
+    if (job != nullptr && !exit.enforced_limits.empty() && job->history && exit.attempt >= 1 &&
+        static_cast<std::size_t>(exit.attempt) <= job->attempts().size()) {
+      job->history->attempts[static_cast<std::size_t>(exit.attempt) - 1].enforced_limits =
+          exit.enforced_limits;
+      Touch(*job);
+    }
     Apply(model::AttemptEnded{exit.job, exit.attempt,
                               exit.succeeded ? model::AttemptOutcome::kSucceeded
                                              : model::AttemptOutcome::kFailed,

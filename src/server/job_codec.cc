@@ -49,7 +49,9 @@ Json EncodeHistory(const JobHistory& h) {
   if (!h.attempts.empty()) {
     Json& list = out["att"] = Json::array();
     for (const AttemptRecord& a : h.attempts) {
-      list.push_back({a.resource_arn, a.started_at, a.stopped_at, a.status_reason, a.preempted});
+      Json entry = {a.resource_arn, a.started_at, a.stopped_at, a.status_reason, a.preempted};
+      if (!a.enforced_limits.empty()) entry.push_back(a.enforced_limits);
+      list.push_back(std::move(entry));
     }
   }
   if (!h.preemptions.empty()) {
@@ -88,7 +90,8 @@ void DecodeHistory(const Json& in, JobHistory* h) {
     for (const Json& a : *it) {
       h->attempts.push_back({a.at(0).get<std::string>(), a.at(1).get<Timestamp>(),
                              a.at(2).get<Timestamp>(), a.at(3).get<std::string>(),
-                             a.at(4).get<bool>()});
+                             a.at(4).get<bool>(),
+                             a.size() > 5 ? a.at(5).get<std::string>() : std::string()});
     }
   }
   if (auto it = in.find("pre"); it != in.end()) {

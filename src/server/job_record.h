@@ -34,6 +34,8 @@ struct AttemptRecord {
   Timestamp stopped_at = 0;  // 0 while the attempt runs
   std::string status_reason;
   bool preempted = false;  // ended by a preemption (preemptionSummary lists it)
+  // What the sandbox enforced on its hosts (exec::AttemptExit::enforced_limits), once it ended.
+  std::string enforced_limits;
 
   bool operator==(const AttemptRecord&) const = default;
 };

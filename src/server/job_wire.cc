@@ -71,6 +71,13 @@ Json Extensions(const JobRecord& job) {
               {"preemptionRecords", job.history ? PreemptionRecords(*job.history) : Json::array()}};
   if (job.runnable_since != 0) out["runnableSince"] = job.runnable_since;
   if (!job.submitted_by.empty()) out["submittedBy"] = std::string(job.submitted_by);
+  // Per attempt, what the sandbox enforced ("uid=200001 gid=200001 memory=8 GiB pids=4096 ...").
+  Json limits = Json::array();
+  for (std::size_t i = 0; i < job.attempts().size(); ++i) {
+    const std::string& enforced = job.attempts()[i].enforced_limits;
+    if (!enforced.empty()) limits.push_back({{"attempt", i + 1}, {"enforcedLimits", enforced}});
+  }
+  if (!limits.empty()) out["attemptLimits"] = limits;
   if (job.attempt_timeout_seconds) out["attemptTimeoutSeconds"] = *job.attempt_timeout_seconds;
   if (!job.history) return out;
   const JobHistory& h = *job.history;

@@ -188,6 +188,10 @@ class TenancyTest(unittest.TestCase):
         for job in (mine, theirs):
             wait_for(lambda job=job: self.admin.describe_service_job(jobId=job)["status"]
                      == "SUCCEEDED", what=f"{job} SUCCEEDED")
+        # The record says which limits held each attempt (here: none, --no-sandbox).
+        doc = signed(self.server, "POST", "/v1/describeservicejob", {"jobId": mine})[1]
+        self.assertEqual(doc["allot"]["attemptLimits"][0]["attempt"], 1)
+        self.assertIn("unsandboxed", doc["allot"]["attemptLimits"][0]["enforcedLimits"])
         alice = self.client("alice")
         seen = {s["jobId"] for s in alice.list_service_jobs(
             jobQueue="q", jobStatus="SUCCEEDED")["jobSummaryList"]}
