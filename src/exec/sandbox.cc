@@ -230,13 +230,16 @@ class BwrapArgList {
  public:
   explicit BwrapArgList(std::vector<std::string> start) : args_(std::move(start)) {}
 
-  // A path the sandbox has without creating it (a system entry, a tmpfs, /opt/ml...).
-  void Have(const std::string& path) { have_.insert(path); }
+  // A directory the sandbox has (made, or a fresh tmpfs): what is below it must still be made.
+  void Have(const std::string& path) { made_.insert(path); }
+
+  // A tree mounted from the machine (or a system link): everything below it exists already.
+  void HaveTree(const std::string& path) { trees_.insert(path); }
 
   void Mount(const std::string& op, const std::string& source, const std::string& dest) {
     Parents(dest);
     args_.insert(args_.end(), {op, source, dest});
-    Have(dest);
+    HaveTree(dest);
   }
 
   void Add(std::initializer_list<std::string> args) { args_.insert(args_.end(), args); }
@@ -244,9 +247,10 @@ class BwrapArgList {
   std::vector<std::string> Take() { return std::move(args_); }
 
  private:
-  bool Covered(const std::string& path) const {
+  bool Exists(const std::string& path) const {
+    if (made_.count(path) != 0) return true;
     for (std::string p = path; !p.empty(); p = p.substr(0, p.rfind('/'))) {
-      if (have_.count(p) != 0) return true;
+      if (trees_.count(p) != 0) return true;
     }
     return false;
   }
@@ -255,7 +259,7 @@ class BwrapArgList {
     std::vector<std::string> missing;
     for (std::string p = dest.substr(0, dest.rfind('/')); !p.empty();
          p = p.substr(0, p.rfind('/'))) {
-      if (Covered(p)) break;
+      if (Exists(p)) break;
       missing.push_back(p);
     }
     for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
@@ -265,7 +269,8 @@ class BwrapArgList {
   }
 
   std::vector<std::string> args_;
-  std::set<std::string> have_;
+  std::set<std::string> made_;
+  std::set<std::string> trees_;
 };
 
 }  // namespace
@@ -280,7 +285,7 @@ std::vector<std::string> BwrapArgs(const BwrapPlan& plan) {
       a.Mount("--ro-bind", seen, seen);
     } else {
       a.Add({"--symlink", entry.link_target, seen});
-      a.Have(seen);
+      a.HaveTree(seen);
     }
   }
   for (const auto& file : plan.etc_files) a.Mount("--ro-bind-try", file, file);
