@@ -180,6 +180,61 @@ class TenancyTest(unittest.TestCase):
             signed(self.server, "PUT", "/allot/v1/users/nobody/policy",
                    {"Statement": [{"Effect": "Deny", "Action": "*", "Resource": "*"}]})
 
+    def test_configuration_changes_are_denied_to_members_and_change_nothing(self):
+        alice = self.client("alice")
+        share = f"{QUEUE_ARN}/quota-share/team-a"
+        env_arn = f"arn:aws:batch:{REGION}:{ACCOUNT}:service-environment/se"
+        limits = [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 4}]
+        calls = {
+            "batch:CreateServiceEnvironment": lambda: alice.create_service_environment(
+                serviceEnvironmentName="mine", serviceEnvironmentType="SAGEMAKER_TRAINING",
+                capacityLimits=limits),
+            "batch:UpdateServiceEnvironment": lambda: alice.update_service_environment(
+                serviceEnvironment="se", capacityLimits=limits),
+            "batch:DeleteServiceEnvironment": lambda: alice.delete_service_environment(
+                serviceEnvironment="se"),
+            "batch:CreateSchedulingPolicy": lambda: alice.create_scheduling_policy(
+                name="mine", quotaSharePolicy={"idleResourceAssignmentStrategy": "FIFO"}),
+            "batch:DeleteSchedulingPolicy": lambda: alice.delete_scheduling_policy(
+                arn=f"arn:aws:batch:{REGION}:{ACCOUNT}:scheduling-policy/pol"),
+            "batch:CreateJobQueue": lambda: alice.create_job_queue(
+                jobQueueName="mine", priority=1,
+                serviceEnvironmentOrder=[{"order": 1, "serviceEnvironment": "se"}]),
+            "batch:UpdateJobQueue": lambda: alice.update_job_queue(jobQueue="q", priority=9),
+            "batch:DeleteJobQueue": lambda: alice.delete_job_queue(jobQueue="q"),
+            "batch:CreateQuotaShare": lambda: alice.create_quota_share(
+                quotaShareName="mine", jobQueue="q", capacityLimits=limits,
+                resourceSharingConfiguration={"strategy": "RESERVE"},
+                preemptionConfiguration={"inSharePreemption": "DISABLED"}, state="ENABLED"),
+            "batch:UpdateQuotaShare": lambda: alice.update_quota_share(
+                quotaShareArn=share, capacityLimits=limits),
+            "batch:DeleteQuotaShare": lambda: alice.delete_quota_share(quotaShareArn=share),
+            "batch:TagResource": lambda: alice.tag_resource(resourceArn=env_arn,
+                                                            tags={"owner": "alice"}),
+            "batch:UntagResource": lambda: alice.untag_resource(resourceArn=env_arn,
+                                                                tagKeys=["owner"]),
+        }
+        for action, call in calls.items():
+            with self.subTest(action=action):
+                self.assert_denied(call, action, "arn:aws:batch:")
+        # Nothing changed; the admin sees the configuration as it was.
+        d = self.admin.describe_quota_share(quotaShareArn=share)
+        self.assertEqual(d["capacityLimits"][0]["maxCapacity"], 2)
+        self.assertEqual(self.admin.describe_job_queues(jobQueues=["q"])["jobQueues"][0]
+                         ["priority"], 1)
+        self.assertEqual(self.admin.list_tags_for_resource(resourceArn=env_arn)["tags"], {})
+        denied = {r["action"] for r in self.audit(principal="alice")
+                  if r["outcome"] == "AccessDenied"}
+        self.assertTrue(set(calls) <= denied, set(calls) - denied)
+        # The viewer reads the configuration and changes none of it.
+        viewer = self.client("viewer")
+        self.assertEqual(viewer.describe_quota_share(quotaShareArn=share)["quotaShareName"],
+                         "team-a")
+        viewer.describe_service_environments()
+        viewer.list_scheduling_policies()
+        self.assert_denied(lambda: viewer.update_job_queue(jobQueue="q", priority=9),
+                           "batch:UpdateJobQueue", "job-queue/q")
+
     # --- reading follows policy ---
 
     def test_lists_describes_and_logs_show_only_what_the_caller_may_describe(self):
