@@ -426,7 +426,10 @@ Status CopyFileKeepingTime(const fs::path& from, const struct stat& from_st, con
   }
   const fs::path tmp = to.parent_path() / (std::string(kPartialPrefix) + to.filename().string());
   std::error_code ec;
-  fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
+  // Whatever is at the temporary name goes first: a link a job left there is never written
+  // through (copies run when no process of the job runs, so nothing can put one back).
+  fs::remove(tmp, ec);
+  fs::copy_file(from, tmp, fs::copy_options::none, ec);
   if (ec) {
     return Internal("cannot copy '" + from.string() + "' to '" + to.string() +
                     "': " + ErrorText(ec));
