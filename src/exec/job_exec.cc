@@ -133,14 +133,17 @@ int JobExecMain(int argc, char** argv) {
     std::fprintf(stderr, "allot: cannot start the job: %s\n", sealed.message().c_str());
     return 127;
   }
+  const std::map<std::string, std::string> environment = DecodeEnvironment(*text);
   std::vector<std::string> env_storage;
-  for (const auto& [name, value] : DecodeEnvironment(*text))
-    env_storage.push_back(name + "=" + value);
+  env_storage.reserve(environment.size());
+  for (const auto& [name, value] : environment) env_storage.push_back(name + "=" + value);
   std::vector<char*> envp;
+  envp.reserve(env_storage.size() + 1);
   for (std::string& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
   std::vector<std::string> argv_storage = args->command;
   std::vector<char*> command;
+  command.reserve(argv_storage.size() + 1);
   for (std::string& a : argv_storage) command.push_back(a.data());
   command.push_back(nullptr);
   environ = envp.data();  // execvp searches the job's PATH

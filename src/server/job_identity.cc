@@ -59,11 +59,13 @@ std::string JobUidKey(const std::string& queue, const std::string& share) {
 
 Result<JobUidRange> ParseJobUidRange(const std::string& text) {
   const std::size_t colon = text.find(':');
-  const std::optional<std::uint32_t> first =
-      colon == std::string::npos ? std::nullopt : ParseUid(std::string_view(text).substr(0, colon));
-  const std::optional<std::uint32_t> count =
-      colon == std::string::npos ? std::nullopt
-                                 : ParseUid(std::string_view(text).substr(colon + 1));
+  std::optional<std::uint32_t> first;
+  std::optional<std::uint32_t> count;
+  const std::string_view view = text;
+  if (colon != std::string::npos) {
+    first = ParseUid(view.substr(0, colon));
+    count = ParseUid(view.substr(colon + 1));
+  }
   if (!first || !count) {
     return InvalidArgument("'" + text + "' is not FIRST:COUNT (e.g. 200000:10000)");
   }
