@@ -12,12 +12,12 @@
 
 #include "cli/commands.h"
 #include "cli/host_map.h"
+#include "exec/job_exec.h"
 #include "exec/sagemaker_layout.h"
 #include "exec/sandbox.h"
-#include "exec/job_exec.h"
 #include "exec/supervisor.h"
-#include "server/payload.h"
 #include "server/job_identity.h"
+#include "server/payload.h"
 #include "server/run.h"
 
 namespace {
@@ -54,10 +54,13 @@ void AddSandboxFlags(CLI::App* serve, ServerFlags& f) {
                    "memory per host (cgroup), e.g. 16G; auto = 3/4 of the machine's memory; 0 = "
                    "none")
       ->capture_default_str();
-  serve->add_option("--job-pids-limit", f.job_pids_limit, "processes and threads per host; 0 = none")
+  serve
+      ->add_option("--job-pids-limit", f.job_pids_limit, "processes and threads per host; 0 = none")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 22))
       ->capture_default_str();
-  serve->add_option("--job-tmp-size", f.job_tmp_size, "size of each host's private /tmp; 0 = uncapped")
+  serve
+      ->add_option("--job-tmp-size", f.job_tmp_size,
+                   "size of each host's private /tmp; 0 = uncapped")
       ->capture_default_str();
   serve
       ->add_option("--job-disk-limit", f.job_disk_limit,
@@ -244,6 +247,10 @@ int Main(int argc, char** argv) {
   // Each host of an attempt runs under `allot __supervise ...` (hidden: started by the executor).
   if (argc > 1 && std::string_view(argv[1]) == "__supervise") {
     return allot::exec::SuperviseMain(argc - 2, argv + 2);
+  }
+  // A checkpoint copy as a job's user (hidden: started by the executor, sagemaker_layout.h).
+  if (argc > 1 && std::string_view(argv[1]) == "__copyas") {
+    return allot::exec::CopyAsMain(argc - 2, argv + 2);
   }
   // A sandboxed job's last step before its command (hidden: started by bwrap in the sandbox).
   if (argc > 1 && std::string_view(argv[1]) == "__jobexec") {

@@ -115,6 +115,12 @@ Status Seal(const JobExecArgs& args) {
 
 }  // namespace
 
+Status BecomeJobUser(const JobUser& user) {
+  ALLOT_RETURN_IF_ERROR(DropTo(user));
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return Errno("no_new_privs");
+  return CheckNoCapabilities();
+}
+
 int JobExecMain(int argc, char** argv) {
   const std::optional<JobExecArgs> args = ParseJobExecArgs(argc, argv);
   if (!args) {

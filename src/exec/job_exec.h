@@ -12,9 +12,16 @@
 // environment. Exits 127 with a message on stderr when any step fails, 2 for bad arguments: a
 // job never starts with more privilege than asked for.
 
+#include "common/status.h"
+#include "exec/sandbox.h"
+
 namespace allot::exec {
 
 // argv holds the arguments after "__jobexec".
 int JobExecMain(int argc, char** argv);
+
+// What JobExecMain does before its exec, for other steps that must run as the job's user (the
+// checkpoint copies): no groups, no capabilities, the job's uid and gid, no_new_privs.
+Status BecomeJobUser(const JobUser& user);
 
 }  // namespace allot::exec

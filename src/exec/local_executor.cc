@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <map>
@@ -65,6 +66,7 @@ struct Attempt {
   std::optional<Clock::time_point> kill_deadline;  // the earliest any Stop asked for
   std::string job_dir;                             // empty: no checkpoint reports
   std::string sync_dir;
+  CopyIdentity copy_as;      // whom the checkpoint copy after the attempt runs as
   Timestamp checkpoint = 0;  // the newest checkpoint file time reported (or known at launch)
 };
 
@@ -207,12 +209,14 @@ Status LocalExecutorImpl::Launch(const LaunchSpec& spec) {
     ~Unreserver() { self->Unreserve(key); }
   } unreserve{this, key};
 
-  ALLOT_RETURN_IF_ERROR(RestoreCheckpoints(spec.job_dir, spec.checkpoint_sync_dir));
+  const CopyIdentity copy_as = CopyIdentityOf(spec, layout_);
+  ALLOT_RETURN_IF_ERROR(RestoreCheckpoints(spec.job_dir, spec.checkpoint_sync_dir, copy_as));
   Attempt attempt;
   attempt.job = spec.job;
   attempt.attempt = spec.attempt;
   attempt.job_dir = spec.job_dir;
   attempt.sync_dir = spec.checkpoint_sync_dir;
+  attempt.copy_as = copy_as;
   if (!spec.job_dir.empty()) attempt.checkpoint = NewestCheckpoint(spec.job_dir);
   for (int k = 1; k <= spec.instance_count; ++k) {
     Result<Host> host = StartHost(spec, k, layout_);
@@ -245,6 +249,12 @@ Status LocalExecutorImpl::Adopt(const AdoptSpec& spec) {
   attempt.attempt = spec.attempt;
   attempt.job_dir = spec.job_dir;
   attempt.sync_dir = spec.checkpoint_sync_dir;
+  if (layout_.sandbox) {
+    // As at launch (CopyIdentityOf): the share's user; this binary runs the copy.
+    LaunchSpec as_launched;
+    as_launched.user = spec.user;
+    attempt.copy_as = CopyIdentityOf(as_launched, layout_);
+  }
   bool any_dir = false;
   std::set<std::string> identified;  // hosts whose supervisor.json names their processes
   for (int k = 1; k <= std::max(spec.instance_count, 1); ++k) {
@@ -331,10 +341,13 @@ void LocalExecutorImpl::Post(std::function<void()> callback) {
 
 void LocalExecutorImpl::PostEnded(const Attempt& attempt) {
   Post([this, exit = MakeExit(attempt), job_dir = attempt.job_dir, sync_dir = attempt.sync_dir,
-        reported = attempt.checkpoint] {
+        copy_as = attempt.copy_as, reported = attempt.checkpoint] {
     if (!job_dir.empty()) {
-      // A failed sync leaves the copy behind; the attempt's outcome stands.
-      [[maybe_unused]] const Status synced = SyncCheckpoints(job_dir, sync_dir);
+      // A failed sync leaves the copy behind; the attempt's outcome stands, and the log says why.
+      if (const Status synced = SyncCheckpoints(job_dir, sync_dir, copy_as); !synced.ok()) {
+        std::fprintf(stderr, "allot: job %lld attempt %d: checkpoint sync failed: %s\n",
+                     static_cast<long long>(exit.job), exit.attempt, synced.message().c_str());
+      }
       const Timestamp newest = NewestCheckpoint(job_dir);
       if (newest > reported && callbacks_.checkpoint) {
         callbacks_.checkpoint(exit.job, exit.attempt, newest);

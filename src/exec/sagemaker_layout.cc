@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -26,7 +28,9 @@
 
 #include "common/strings.h"
 #include "env/files.h"
+#include "exec/job_exec.h"
 #include "exec/sandbox.h"
+#include "exec/spawn.h"
 extern "C" char** environ;  // NOLINT(readability-redundant-declaration)
 
 namespace allot::exec {
@@ -1067,20 +1071,89 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
   return plan;
 }
 
-Status RestoreCheckpoints(const std::string& job_dir, const std::string& sync_dir) {
+namespace {
+
+// The copy between the job's checkpoint directory `job_side` and `other` (`inbound`: into the
+// job's), as `as` says: here, or in a process of the job's user. That process starts in
+// `job_side` (entered while still root) and names it ".", so the job's user needs no way through
+// the data directory above it.
+Status CopyTreeAs(const CopyIdentity& as, const std::string& job_side, const std::string& other,
+                  bool inbound) {
+  if (!as.user) return inbound ? CopyTree(other, job_side) : CopyTree(job_side, other);
+  const std::string from = inbound ? other : ".";
+  const std::string to = inbound ? "." : other;
+  SpawnRequest request;
+  request.argv = {as.exe,  "__copyas",
+                  "--uid", std::to_string(as.user->uid),
+                  "--gid", std::to_string(as.user->gid),
+                  from,    to};
+  request.working_dir = job_side;
+  request.environment = CleanEnvironment();
+  request.isolation = SpawnRequest::Isolation::kProcessGroup;
+  const Result<pid_t> pid = SpawnProcess(request);
+  if (!pid.ok()) return pid.status();
+  int status = 0;
+  while (::waitpid(*pid, &status, 0) < 0) {
+    if (errno != EINTR) return Internal(std::string("waitpid: ") + std::strerror(errno));
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
+  return Internal("copying '" + (inbound ? other : job_side) + "' to '" +
+                  (inbound ? job_side : other) + "' as uid " + std::to_string(as.user->uid) +
+                  " failed (" +
+                  (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
+                                     : "signal " + std::to_string(WTERMSIG(status))) +
+                  "; the reason is in the server's log)");
+}
+
+}  // namespace
+
+CopyIdentity CopyIdentityOf(const LaunchSpec& spec, const LayoutOptions& options) {
+  if (!options.sandbox) return {SelfExe(spec), std::nullopt};
+  return {SelfExe(spec), JobUserOf(spec)};
+}
+
+Status RestoreCheckpoints(const std::string& job_dir, const std::string& sync_dir,
+                          const CopyIdentity& as) {
   if (sync_dir.empty()) return Status::Ok();
   std::error_code ec;
   if (!fs::is_directory(sync_dir, ec)) return Status::Ok();
   const auto dir = JobCheckpointDir(job_dir);
   if (!dir.ok()) return dir.status();
-  return CopyTree(sync_dir, *dir);
+  // The job's user writes into its own checkpoint directory.
+  if (as.user) ALLOT_RETURN_IF_ERROR(GiveTree(*dir, *as.user));
+  return CopyTreeAs(as, *dir, sync_dir, /*inbound=*/true);
 }
 
-Status SyncCheckpoints(const std::string& job_dir, const std::string& sync_dir) {
+Status SyncCheckpoints(const std::string& job_dir, const std::string& sync_dir,
+                       const CopyIdentity& as) {
   if (sync_dir.empty()) return Status::Ok();
   const auto dir = JobCheckpointDir(job_dir);
   if (!dir.ok()) return dir.status();
-  return CopyTree(*dir, sync_dir);
+  return CopyTreeAs(as, *dir, sync_dir, /*inbound=*/false);
+}
+
+int CopyAsMain(int argc, char** argv) {
+  const std::vector<std::string_view> args(argv, argv + argc);
+  auto id = [](std::string_view text, unsigned& out) {
+    const auto [ptr, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return error == std::errc() && ptr == text.data() + text.size() && !text.empty();
+  };
+  unsigned uid = 0;
+  unsigned gid = 0;
+  if (args.size() != 6 || args[0] != "--uid" || args[2] != "--gid" || !id(args[1], uid) ||
+      !id(args[3], gid)) {
+    std::fprintf(stderr, "usage: allot __copyas --uid U --gid G FROM TO\n");
+    return 2;
+  }
+  if (Status s = BecomeJobUser({static_cast<uid_t>(uid), static_cast<gid_t>(gid)}); !s.ok()) {
+    std::fprintf(stderr, "allot __copyas: %s\n", s.message().c_str());
+    return 126;
+  }
+  if (Status s = CopyTree(std::string(args[4]), std::string(args[5])); !s.ok()) {
+    std::fprintf(stderr, "allot __copyas (uid %u): %s\n", uid, s.message().c_str());
+    return 1;
+  }
+  return 0;
 }
 
 Timestamp NewestFileTime(const std::string& dir) {

@@ -49,10 +49,26 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
 
 // <job_dir>/checkpoints, created if missing.
 Result<std::string> JobCheckpointDir(const std::string& job_dir);
+// Whom a checkpoint copy runs as. With a user, the copy is a process of its own
+// (`<exe> __copyas`, CopyAsMain) that became that user first, so a job's CheckpointConfig.S3Uri
+// can only read and write what the job's own uid may; without one (no sandbox: jobs run as the
+// server's user), it runs in this process.
+struct CopyIdentity {
+  std::string exe;  // the allot binary (or the tests' stand-in)
+  std::optional<JobUser> user;
+};
+// The identity of a launched job's copies: its sandbox user, when the sandbox is on.
+CopyIdentity CopyIdentityOf(const LaunchSpec& spec, const LayoutOptions& options);
 // Copies checkpoint_sync_dir into the job's checkpoint directory (before the first host starts).
-Status RestoreCheckpoints(const std::string& job_dir, const std::string& sync_dir);
+Status RestoreCheckpoints(const std::string& job_dir, const std::string& sync_dir,
+                          const CopyIdentity& as = {});
 // Copies the job's checkpoint directory to checkpoint_sync_dir (after every attempt).
-Status SyncCheckpoints(const std::string& job_dir, const std::string& sync_dir);
+Status SyncCheckpoints(const std::string& job_dir, const std::string& sync_dir,
+                       const CopyIdentity& as = {});
+// `allot __copyas --uid U --gid G FROM TO`: becomes the user (BecomeJobUser), then copies the
+// tree FROM into TO as RestoreCheckpoints does. Exits 0, 1 when the copy failed, 2 for bad
+// arguments, 126 when it could not become the user (the reason on stderr).
+int CopyAsMain(int argc, char** argv);
 // The newest modification time of any file under `dir`, 0 if none.
 Timestamp NewestFileTime(const std::string& dir);
 // The contents of <output_dir>/failure (SageMaker's convention), trimmed; empty if none.

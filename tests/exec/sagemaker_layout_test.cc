@@ -462,6 +462,51 @@ TEST_F(SageMakerLayoutTest, RestoreAndSyncRoundTrip) {
   EXPECT_TRUE(SyncCheckpoints(job.string(), "").ok());
 }
 
+// With a user, a copy is a process of that user (issue 10): it reads and writes only what the
+// job's uid may, so a CheckpointConfig.S3Uri cannot make the server read or overwrite root's
+// files. Needs root, to become another user.
+TEST_F(SageMakerLayoutTest, CheckpointCopiesRunAsTheJobsUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch users";
+  const std::string exe =
+      (fs::read_symlink("/proc/self/exe").parent_path() / "exec_supervise_main").string();
+  const CopyIdentity nobody{exe, JobUser{65534, 65534}};
+  fs::permissions(root_, fs::perms::owner_all | fs::perms::others_exec |
+                             fs::perms::group_exec);  // others may pass through
+  // The job's directory lies in a tree its user cannot pass through, as a data directory is.
+  fs::create_directories(root_ / "data");
+  fs::permissions(root_ / "data", fs::perms::owner_all);
+  const fs::path job = root_ / "data" / "job";
+  const fs::path shared = root_ / "shared";  // an admin's file root: everyone may write
+  fs::create_directories(shared);
+  fs::permissions(shared, fs::perms::all);
+  Write(shared / "epoch-1.pt", "one");
+  fs::permissions(shared / "epoch-1.pt", fs::perms::owner_read | fs::perms::others_read);
+  ASSERT_TRUE(RestoreCheckpoints(job.string(), shared.string(), nobody).ok());
+  const fs::path ck = job / "checkpoints";
+  EXPECT_EQ(Read(ck / "epoch-1.pt"), "one");
+  struct stat st {};
+  ASSERT_EQ(::stat((ck / "epoch-1.pt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);  // written by the job's user
+  // A root-only tree cannot be read in, and root's file in the shared root is not overwritten.
+  const fs::path secret = root_ / "secret";
+  fs::create_directories(secret);
+  Write(secret / "key", "root's");
+  fs::permissions(secret, fs::perms::owner_all);
+  const Status read_in = RestoreCheckpoints(job.string(), secret.string(), nobody);
+  EXPECT_FALSE(read_in.ok());
+  EXPECT_NE(read_in.message().find("as uid 65534 failed"), std::string::npos) << read_in.message();
+  EXPECT_FALSE(fs::exists(ck / "key"));
+  Write(shared / "root-file", "root's");
+  fs::permissions(shared / "root-file", fs::perms::owner_read | fs::perms::owner_write);
+  Write(ck / "root-file", "the job's");
+  fs::permissions(shared, fs::perms::all | fs::perms::sticky_bit);  // like /tmp
+  EXPECT_FALSE(SyncCheckpoints(job.string(), shared.string(), nobody).ok());
+  EXPECT_EQ(Read(shared / "root-file"), "root's");
+  // Without a user (no sandbox) the copy runs here, as before.
+  EXPECT_TRUE(SyncCheckpoints(job.string(), (root_ / "plain").string(), {exe, std::nullopt}).ok());
+  EXPECT_EQ(Read(root_ / "plain" / "root-file"), "the job's");
+}
+
 TEST_F(SageMakerLayoutTest, NewestFileTime) {
   const fs::path dir = root_ / "ck";
   EXPECT_EQ(NewestFileTime(dir.string()), 0);  // missing

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "exec/job_exec.h"
+#include "exec/sagemaker_layout.h"
 #include "exec/supervisor.h"
 
 int main(int argc, char** argv) {
@@ -14,6 +15,9 @@ int main(int argc, char** argv) {
   }
   if (argc >= 2 && std::strcmp(argv[1], "__jobexec") == 0) {
     return allot::exec::JobExecMain(argc - 2, argv + 2);
+  }
+  if (argc >= 2 && std::strcmp(argv[1], "__copyas") == 0) {
+    return allot::exec::CopyAsMain(argc - 2, argv + 2);
   }
   std::fprintf(stderr, "usage: %s __supervise|__jobexec ...\n",
                argc > 0 ? argv[0] : "supervise_main");
