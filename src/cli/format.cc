@@ -9,6 +9,25 @@
 
 namespace allot::cli {
 
+void Table::Add(std::vector<std::string> row) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (std::string& cell : row) {
+    std::string shown;
+    for (const char c : cell) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 || byte == 0x7f) {
+        shown += "\\x";
+        shown += kHex[byte >> 4];
+        shown += kHex[byte & 15];
+      } else {
+        shown += c;
+      }
+    }
+    cell = std::move(shown);
+  }
+  rows_.push_back(std::move(row));
+}
+
 void Table::Print(std::ostream& out) const {
   std::vector<std::size_t> width(header_.size(), 0);
   auto measure = [&width](const std::vector<std::string>& row) {

@@ -14,7 +14,9 @@ namespace allot::cli {
 class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Control characters in a cell (a newline, an escape sequence a caller put in a name the
+  // server recorded) are shown as \xNN: a row is always one line, and never drives the terminal.
+  void Add(std::vector<std::string> row);
   bool empty() const { return rows_.empty(); }
   void Print(std::ostream& out) const;
 

@@ -85,7 +85,10 @@ auth::Decision Controller::Decide(const Caller& caller, const std::string& actio
   request.context = {{"aws:username", caller.user},
                      {"aws:userid", caller.user},
                      {"aws:principalarn", caller.arn},
-                     {"aws:sourceip", caller.source}};
+                     {"aws:sourceip", caller.source},
+                     // Plain HTTP (a TLS proxy in front is not seen here), in this region.
+                     {"aws:securetransport", "false"},
+                     {"aws:requestedregion", options_.region}};
   if (job != nullptr && !job->share.empty()) {
     request.context["allot:quotashare"] = std::string(job->share);
   }
@@ -216,9 +219,30 @@ void Controller::AuthorizeTags(const std::string& method, const std::string& arn
   Require(action, arn, job);
 }
 
+namespace {
+
+// What a caller wrote into a record (a resource name, an error quoting it) is clipped: a denied
+// call costs the store a few hundred bytes, however long the names it sent.
+std::string Clipped(std::string text) {
+  constexpr std::size_t kMaxField = 512;
+  if (text.size() > kMaxField) {
+    const std::size_t full = text.size();
+    text.resize(kMaxField);
+    text += "...(" + std::to_string(full) + " bytes)";
+  }
+  return text;
+}
+
+}  // namespace
+
 void Controller::AddAudit(const std::string& outcome) {
   audit_->seq = next_audit_seq_++;
-  audit_->outcome = outcome;
+  audit_->outcome = Clipped(outcome);
+  audit_->resource = Clipped(std::move(audit_->resource));
+  for (AuditChange& c : audit_->changes) {
+    c.old_value = Clipped(std::move(c.old_value));
+    c.new_value = Clipped(std::move(c.new_value));
+  }
   pending_.Put(store::Kind::kAudit, AuditKey(audit_->seq), EncodeAudit(*audit_));
   const bool prune = audit_->seq % 1024 == 0;
   audit_.reset();
@@ -291,6 +315,19 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
   }();
   if (!result.ok() && refusal_written.valid()) refusal_written.wait();
   return result;
+}
+
+std::string Controller::AuditedAction(const std::string& action) {
+  auto it = Actions().find(action);
+  return it != Actions().end() && it->second.mutating ? std::string("batch:") + it->second.name
+                                                      : std::string();
+}
+
+void Controller::AuditRefusal(const Caller& caller, const std::string& audited_action,
+                              const std::string& message) {
+  if (audited_action.empty()) return;
+  [[maybe_unused]] const Result<Reply> refused = RunAs(
+      caller, audited_action, [] {}, [&]() -> Reply { Refuse(message); });
 }
 
 Result<Controller::Reply> Controller::Call(const std::string& action, const Json& r,

@@ -88,6 +88,13 @@ class Controller {
   // DELETE, `path` what follows /allot/v1/users ("", "/alice", "/alice/policy", ...).
   Result<Reply> UserCall(const Caller& caller, const std::string& method, const std::string& path,
                          const Json& body);
+  // A mutating call refused before it reached the controller (a body that is not JSON, too deep,
+  // too large, not UTF-8): its audit record. `audited_action` as audit records name actions
+  // ("batch:SubmitServiceJob"); AuditedAction maps an AWS action's path name to it ("" for a
+  // read, which is not audited).
+  void AuditRefusal(const Caller& caller, const std::string& audited_action,
+                    const std::string& message);
+  static std::string AuditedAction(const std::string& action);
   // GET /allot/v1/audit: the newest records first that match `filter`, at most `max`, older
   // than `token` (the nextToken of the page before).
   Result<Reply> Audit(const Caller& caller, const AuditFilter& filter, std::size_t max,

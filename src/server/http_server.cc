@@ -357,6 +357,9 @@ class HttpServer::Impl {
   void BeginStop();
   Result<Controller::Reply> Run(const Request& req, const Route& route, const Caller& caller,
                                 CallLog* call);
+  Result<Controller::Reply> RunChecked(const Request& req, const Route& route, const Caller& caller,
+                                       CallLog* call);
+  static std::string AuditedActionOf(const Request& req, const Route& route);
   Result<Controller::Reply> Logs(const std::string& job_id,
                                  const std::multimap<std::string, std::string>& params,
                                  const Caller& caller);
@@ -761,6 +764,44 @@ Answer HttpServer::Impl::Handle(const Request& req, const Route& route, CallLog*
 
 Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route& route,
                                                 const Caller& caller, CallLog* call) {
+  // A mutating call refused here, before the controller saw it, is audited all the same.
+  try {
+    return RunChecked(req, route, caller, call);
+  } catch (const ClientError& e) {
+    controller_.AuditRefusal(caller, AuditedActionOf(req, route), e.what());
+    throw;
+  } catch (const nlohmann::json::exception& e) {
+    controller_.AuditRefusal(caller, AuditedActionOf(req, route),
+                             std::string("malformed request: ") + e.what());
+    throw;
+  }
+}
+
+// How the audit names the action of a request that changes something; "" for a read.
+std::string HttpServer::Impl::AuditedActionOf(const Request& req, const Route& route) {
+  const http::verb verb = req.method();
+  switch (route.kind) {
+    case Route::kAction:
+      return Controller::AuditedAction(route.capture);
+    case Route::kTags:
+      return verb == http::verb::post      ? "batch:TagResource"
+             : verb == http::verb::delete_ ? "batch:UntagResource"
+                                           : "";
+    case Route::kUsers:
+      if (verb == http::verb::post) {
+        return route.capture.empty() || route.capture == "/" ? "allot:CreateUser"
+                                                             : "allot:RotateAccessKeys";
+      }
+      if (verb == http::verb::put) return "allot:PutUserPolicy";
+      if (verb == http::verb::delete_) return "allot:DeleteUser";
+      return "";
+    default:
+      return "";
+  }
+}
+
+Result<Controller::Reply> HttpServer::Impl::RunChecked(const Request& req, const Route& route,
+                                                       const Caller& caller, CallLog* call) {
   call->resource = route.capture;
   if (route.kind == Route::kAction) {
     Json body = ParseBody(req.body());  // first: a deep body is refused for its depth

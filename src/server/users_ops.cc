@@ -203,7 +203,14 @@ Result<Controller::Reply> Controller::UserCall(const Caller& caller, const std::
                                                const std::string& path, const Json& body) {
   const std::vector<std::string> parts = SplitPath(path);
   const std::string name = parts.empty() ? "" : parts[0];
-  const std::string resource = name.empty() ? "*" : UserArn(options_.account, name);
+  std::string resource = name.empty() ? "*" : UserArn(options_.account, name);
+  if (parts.empty() && method == "POST") {
+    // As AWS checks iam:CreateUser: on the user to be, so "user/team-a-*" can be delegated.
+    auto named = body.is_object() ? body.find("userName") : body.end();
+    resource = UserArn(options_.account, named != body.end() && named->is_string()
+                                             ? named->get<std::string>()
+                                             : std::string());
+  }
   const std::string tail = parts.size() > 1 ? path.substr(path.find('/', 1)) : "";
   std::string audited;
   std::function<Reply()> run;

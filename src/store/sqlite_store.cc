@@ -1,5 +1,9 @@
 #include "store/sqlite_store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -39,7 +43,7 @@ struct SqliteStore::Impl {
   sqlite::Statement begin, commit, rollback, upsert, erase;
 
   std::mutex read_mu;
-  sqlite::Connection read_db;         // guarded by read_mu
+  sqlite::Connection read_db;                                // guarded by read_mu
   sqlite::Statement load, scan, get, range_asc, range_desc;  // guarded by read_mu
 
   std::mutex mu;
@@ -263,6 +267,17 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
   if (options.path.empty()) return InvalidArgument("store: empty database path");
   if (options.max_batches_per_commit == 0) {
     return InvalidArgument("store: max_batches_per_commit must be at least 1");
+  }
+  // The store holds every team's jobs and the users' sealed keys: only the server's user reads
+  // it. SQLite makes the -wal and -shm files with the database file's mode.
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const std::string file = options.path + suffix;
+    const int fd =
+        ::open(file.c_str(), O_RDONLY | O_CLOEXEC | (*suffix == '\0' ? O_CREAT : 0), 0600);
+    if (fd >= 0) {
+      (void)::fchmod(fd, 0600);
+      ::close(fd);
+    }
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;

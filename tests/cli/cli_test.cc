@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "cli/apply.h"
@@ -13,6 +14,19 @@
 
 namespace allot::cli {
 namespace {
+
+// A name a caller chose (and the server recorded) never breaks a row or drives the terminal.
+TEST(Table, ShowsControlCharactersEscaped) {
+  Table table({"RESOURCE", "OUTCOME"});
+  table.Add({"zz\n2026-12-03T13:10:36Z  bob  Allowed\x1b[8m", "AccessDenied"});
+  std::ostringstream out;
+  table.Print(out);
+  const std::string text = out.str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);  // the header and one row
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_NE(text.find("zz\\x0a2026"), std::string::npos) << text;
+  EXPECT_NE(text.find("\\x1b[8m"), std::string::npos) << text;
+}
 
 TEST(ClusterSpec, ParsesTheExampleShape) {
   const ClusterSpec spec = ParseClusterSpec(R"(

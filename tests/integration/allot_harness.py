@@ -385,7 +385,8 @@ class AllotServer:
         unless `keys` = (access key id, secret) is given: (status, parsed JSON body, headers)."""
         key, secret = keys or self.credentials()
         url = self.endpoint + path + ("?" + urllib.parse.urlencode(query) if query else "")
-        data = None if body is None else json.dumps(body).encode()
+        # bytes go as they are (a malformed body); anything else as JSON.
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
         req = botocore.awsrequest.AWSRequest(method=method, url=url, data=data,
                                              headers={"Content-Type": "application/json"})
         botocore.auth.SigV4Auth(botocore.credentials.Credentials(key, secret), "batch",

@@ -318,6 +318,45 @@ class TenancyTest(unittest.TestCase):
         self.assertEqual(status, 403)
         self.assertIn("allot:ReadAudit", out["message"])
 
+    def test_refusals_before_the_controller_are_audited_and_records_stay_small(self):
+        # A body that is not JSON, to a mutating action: refused, and still audited.
+        status, out, _ = self.server.request("POST", "/v1/terminateservicejob",
+                                             b'{"jobId": "x", "reason":', keys=self.keys["alice"])
+        self.assertEqual(status, 400, out)
+        newest = self.audit(principal="alice", maxResults=1)[0]
+        self.assertEqual(newest["action"], "batch:TerminateServiceJob")
+        self.assertTrue(newest["outcome"].startswith("ClientException: "), newest)
+        # A huge name costs the audit a few hundred bytes, not its size.
+        with self.assertRaises(botocore.exceptions.ClientError):
+            self.client("alice").terminate_service_job(jobId="z" * 60000, reason="x")
+        newest = self.audit(principal="alice", maxResults=1)[0]
+        self.assertLess(len(newest["resource"]), 600)
+        self.assertIn("bytes)", newest["resource"])
+
+    def test_user_management_can_be_delegated_by_name_and_plain_http_is_known(self):
+        delegate = {"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Action": "allot:ManageUsers",
+             "Resource": "arn:aws:iam::*:user/team-a-*"},
+            # Plain HTTP: a policy that refuses it takes effect (aws:SecureTransport is false).
+            {"Effect": "Deny", "Action": "batch:DescribeJobQueues", "Resource": "*",
+             "Condition": {"Bool": {"aws:SecureTransport": "false"}}},
+            {"Effect": "Allow", "Action": "batch:Describe*", "Resource": "*"}]}
+        status, out, _ = signed(self.server, "POST", "/allot/v1/users",
+                                {"userName": "delegate", "policy": delegate})
+        self.assertEqual(status, 200, out)
+        keys = (out["accessKey"]["accessKeyId"], out["accessKey"]["secretAccessKey"])
+        status, out, _ = signed(self.server, "POST", "/allot/v1/users",
+                                {"userName": "team-a-intern"}, keys=keys)
+        self.assertEqual(status, 200, out)
+        status, out, _ = signed(self.server, "POST", "/allot/v1/users",
+                                {"userName": "admin2", "policy": example_policy("admin")},
+                                keys=keys)
+        self.assertEqual(status, 403, out)
+        self.assertIn("user/admin2", out["message"])
+        self.assert_denied(lambda: self.server.client_with_keys(*keys).describe_job_queues(),
+                           "batch:DescribeJobQueues", "")
+        self.server.client_with_keys(*keys).describe_service_environments()
+
     def test_the_aws_cli_works_with_a_users_profile(self):
         with tempfile.TemporaryDirectory() as tmp:
             creds = os.path.join(tmp, "credentials")
@@ -395,6 +434,10 @@ class TenancyTest(unittest.TestCase):
 
     def test_secrets_are_sealed_in_the_store(self):
         db = os.path.join(self.server.data_dir, "allot.db")
+        for name in ("allot.db", "allot.db-wal", "master.key", "credentials"):
+            path = os.path.join(self.server.data_dir, name)
+            if os.path.exists(path):
+                self.assertEqual(os.stat(path).st_mode & 0o777, 0o600, name)
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
             rows = conn.execute("SELECT key, value FROM records WHERE kind = 9").fetchall()
         self.assertIn("alice", [k for k, _ in rows])
