@@ -52,7 +52,10 @@ class ServerLogTest(unittest.TestCase):
         self.assertEqual(len(submits), 1, calls)
         self.assertEqual(submits[0]["outcome"], "ok")
         self.assertEqual(submits[0]["status"], 200)
-        self.assertTrue(submits[0]["principal"].startswith("AKIA"), submits[0])
+        # Who: the user the key belongs to; from where; and the answer's request id.
+        self.assertEqual(submits[0]["principal"], "admin", submits[0])
+        self.assertEqual(submits[0]["source"], "127.0.0.1", submits[0])
+        self.assertRegex(submits[0]["request_id"], r"^[0-9a-f-]{36}$")
         self.assertTrue(submits[0]["resource"], submits[0])  # the queue it names
         self.assertGreaterEqual(submits[0]["latency_ms"], 0)
         describes = [c for c in calls if c["action"] == "describeservicejob"]
