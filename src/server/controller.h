@@ -187,6 +187,7 @@ class Controller {
   std::pair<std::string, std::string> ShareKeyFromArn(const std::string& arn) const;
 
   // job_ops.cc
+  std::string TokenKey(const std::string& queue, const std::string& token) const;
   Reply SubmitServiceJob(const Json& r);
   Reply UpdateServiceJob(const Json& r);
   Reply DescribeServiceJob(const Json& r);

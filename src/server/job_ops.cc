@@ -140,6 +140,12 @@ void ReadJobLimits(const Json& r, std::optional<std::int64_t> max_runtime_second
 
 }  // namespace
 
+// A clientToken is the caller's own: another user's token neither finds the caller's job nor
+// tells that it was used (user names hold no '/').
+std::string Controller::TokenKey(const std::string& queue, const std::string& token) const {
+  return queue + "/" + (caller_ != nullptr ? caller_->user : std::string()) + "/" + token;
+}
+
 Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   const std::string name = RequireString(r, "jobName");
   RefuseUnless(model::rules::CheckName(name, "jobName"));
@@ -158,7 +164,7 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
       Refuse("clientToken must be 1 to 64 characters, got " + std::to_string(token->size()));
     }
     request_hash = RequestHash(r);
-    auto it = client_tokens_.find(qname + "/" + *token);
+    auto it = client_tokens_.find(TokenKey(qname, *token));
     if (it != client_tokens_.end()) {
       if (it->second.second != request_hash) {
         Refuse("clientToken " + *token + " was already used with a different request");
@@ -207,8 +213,8 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
   }
   pending_.Put(store::Kind::kJobPayload, id, payload);
   if (token) {
-    client_tokens_[qname + "/" + *token] = {id, request_hash};
-    pending_.Put(store::Kind::kClientToken, qname + "/" + *token,
+    client_tokens_[TokenKey(qname, *token)] = {id, request_hash};
+    pending_.Put(store::Kind::kClientToken, TokenKey(qname, *token),
                  Json{{"jobId", id}, {"hash", request_hash}}.dump());
   }
   return {{{"jobArn", arns_.Job(id)}, {"jobName", name}, {"jobId", id}}};

@@ -141,6 +141,17 @@ class TenancyTest(unittest.TestCase):
             if doc.get("quotaShareName") == "team-b":
                 self.assertNotEqual(doc["allot"].get("submittedBy"), "alice")
 
+    def test_a_client_token_is_the_callers_own(self):
+        def submit(user, share):
+            return self.client(user).submit_service_job(
+                jobName="tok", jobQueue="q", serviceJobType="SAGEMAKER_TRAINING",
+                quotaShareName=share, serviceRequestPayload=payload("sleep 30"),
+                clientToken="nightly-1")["jobId"]
+        bobs = submit("bob", "team-b")
+        self.assertEqual(submit("bob", "team-b"), bobs)  # bob's retry finds bob's job
+        alices = submit("alice", "team-a")  # neither refused nor bob's
+        self.assertNotEqual(alices, bobs)
+
     def test_update_and_terminate_need_the_job_in_the_callers_share(self):
         mine = self.submit("alice", "team-a", priority=1)
         theirs = self.submit("bob", "team-b", priority=1)
