@@ -35,7 +35,8 @@ TEST_F(SecretBoxTest, SealedSecretsOpenOnlyUnderTheirKeyAndContext) {
   // Another record's key, a flipped character, another master key: none opens.
   EXPECT_EQ(box->Open(*sealed, "AKIAOTHER").status().code(), StatusCode::kInvalidArgument);
   std::string altered = *sealed;
-  altered[altered.size() - 3] = altered[altered.size() - 3] == 'A' ? 'B' : 'A';
+  // A character inside the text (the last ones may be padding bits base64 ignores).
+  altered[10] = altered[10] == 'A' ? 'z' : 'A';
   EXPECT_FALSE(box->Open(altered, "AKIAEXAMPLE").ok());
   EXPECT_FALSE(box->Open("v1:%%%%", "AKIAEXAMPLE").ok());
   EXPECT_FALSE(box->Open("plain-secret", "AKIAEXAMPLE").ok());
