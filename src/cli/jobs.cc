@@ -176,6 +176,7 @@ void PrintProgress(const Json& job, const Json& allot, std::ostream& out) {
                          Str(allot, "preemptions");
   if (allot.contains("dispatchMode")) counters += ", dispatched " + Str(allot, "dispatchMode");
   if (allot.contains("attempt")) Line(out, "Counters", counters);
+  if (allot.contains("submittedBy")) Line(out, "Submitted by", Str(allot, "submittedBy"));
   if (allot.value("lastCheckpoint", 0) > 0) {
     Line(out, "Checkpoint", "last at " + FormatTime(allot["lastCheckpoint"]));
   }
@@ -219,6 +220,10 @@ void PrintAttempts(const Json& job, std::ostream& out) {
     if (a.contains("serviceResourceId")) {
       out << "      " << Str(a["serviceResourceId"], "name") << " "
           << Str(a["serviceResourceId"], "value") << '\n';
+    }
+    // What the sandbox enforced on it (Allot's record; "unsandboxed" without the sandbox).
+    for (const Json& l : job.value("allot", Json::object()).value("attemptLimits", Json::array())) {
+      if (l.value("attempt", 0) == n) out << "      limits: " << Str(l, "enforcedLimits") << '\n';
     }
   }
 }

@@ -28,6 +28,24 @@ TEST(Table, ShowsControlCharactersEscaped) {
   EXPECT_NE(text.find("\\x1b[8m"), std::string::npos) << text;
 }
 
+TEST(Describe, ShowsWhoSubmittedAndTheLimitsEachAttemptRanUnder) {
+  const Json job = {
+      {"jobId", "j1"},
+      {"status", "SUCCEEDED"},
+      {"attempts", {{{"startedAt", 1000}, {"stoppedAt", 2000}, {"statusReason", "done"}}}},
+      {"allot",
+       {{"attempt", 1},
+        {"submittedBy", "alice"},
+        {"attemptLimits",
+         {{{"attempt", 1}, {"enforcedLimits", "uid=200001 gid=200001 pids=4096"}}}}}}};
+  std::ostringstream out;
+  PrintJob(job, out);
+  EXPECT_NE(out.str().find("Submitted by"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("alice"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("limits: uid=200001 gid=200001 pids=4096"), std::string::npos)
+      << out.str();
+}
+
 TEST(ClusterSpec, ParsesTheExampleShape) {
   const ClusterSpec spec = ParseClusterSpec(R"(
 serviceEnvironments:
