@@ -158,6 +158,12 @@ void Controller::AuthorizeCall(const std::string& action, const Json& r) {
     would_be.share = share;
     const std::int64_t priority = IntField(r, "schedulingPriority").value_or(0);
     const std::string queue = QueueName(StringField(r, "jobQueue"));
+    if (audit_) {
+      // A refused submission's record says where it was aimed, and at what priority.
+      audit_->resource =
+          share.empty() ? arns_.Queue(queue) : arns_.Queue(queue) + "/quota-share/" + share;
+      audit_->changes.push_back({"schedulingPriority", "", std::to_string(priority)});
+    }
     require(arns_.Queue(queue), &would_be, priority);
     if (!share.empty()) {
       require(arns_.Queue(queue) + "/quota-share/" + share, &would_be, priority);

@@ -132,6 +132,13 @@ class TenancyTest(unittest.TestCase):
         self.submit("lead", "team-a", priority=50)
         self.assert_denied(lambda: self.submit("lead", "team-a", priority=51),
                            "batch:SubmitServiceJob", "job-queue/q")
+        # The denied attempts are on record with the share and priority they aimed at.
+        denied = [r for r in self.audit(principal="alice", action="SubmitServiceJob")
+                  if r["outcome"] == "AccessDenied"]
+        self.assertIn((f"{QUEUE_ARN}/quota-share/team-b", 0),
+                      [(r["resource"], r["changes"]["schedulingPriority"]["new"]) for r in denied])
+        self.assertIn((f"{QUEUE_ARN}/quota-share/team-a", 11),
+                      [(r["resource"], r["changes"]["schedulingPriority"]["new"]) for r in denied])
         # Nothing denied was made: team-b holds no job of alice's.
         listed = self.admin.list_service_jobs(jobQueue="q", jobStatus="RUNNING")["jobSummaryList"]
         listed += self.admin.list_service_jobs(jobQueue="q", jobStatus="RUNNABLE")["jobSummaryList"]
