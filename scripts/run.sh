@@ -21,7 +21,10 @@ if healthy; then
   started=""
 else
   mkdir -p "$data"
-  nohup "$bin" server >"$data/server.log" 2>&1 </dev/null &
+  # Sandboxed jobs see only system directories: the examples' training script and the Python
+  # training helper are shown to them read-only (docs/security.md).
+  nohup "$bin" server --job-readonly-path "$root/examples" --job-readonly-path "$root/python" \
+    >"$data/server.log" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$data/server.pid"
   started=yes

@@ -271,6 +271,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
   // The store holds every team's jobs and the users' sealed keys: only the server's user reads
   // it. SQLite makes the -wal and -shm files with the database file's mode.
   for (const char* suffix : {"", "-wal", "-shm"}) {
+    if (options.path == ":memory:") break;  // SQLite's name for no file at all
     const std::string file = options.path + suffix;
     const int fd =
         ::open(file.c_str(), O_RDONLY | O_CLOEXEC | (*suffix == '\0' ? O_CREAT : 0), 0600);
