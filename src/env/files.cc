@@ -164,7 +164,7 @@ Status MakeDirectoriesBeneath(const std::string& base, const std::string& relati
       return FailedPrecondition("'" + path + "' leaves its directory");
     }
     if (::mkdirat(dir, name.c_str(), 0755) != 0 && errno != EEXIST) {
-      const Status status = Error("cannot create", path, errno);
+      Status status = Error("cannot create", path, errno);
       ::close(dir);
       return status;
     }

@@ -168,6 +168,47 @@ std::map<std::string, std::string> CurrentEnvironment() {
   return env;
 }
 
+namespace {
+
+// The parent's side of the exec: the pipe closes when the child's exec succeeded, or carries
+// the stage and errno where it failed (then the child is reaped, so no zombie is left).
+Result<pid_t> AwaitExec(pid_t pid, int error_fd, const SpawnRequest& request) {
+  const std::string& program = request.argv[0];
+  ChildError failure;
+  std::size_t got = 0;
+  while (got < sizeof failure) {
+    const ssize_t n =
+        ::read(error_fd, reinterpret_cast<char*>(&failure) + got, sizeof failure - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  if (got == 0) return pid;  // the pipe closed on exec
+
+  // The child did not reach the program: reap it so no zombie is left.
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (got < sizeof failure) return Internal("cannot run '" + program + "': the child failed");
+  switch (failure.stage) {
+    case kStageSetsid:
+      return Internal("cannot run '" + program + "': setsid/setpgid: " + ErrnoText(failure.error));
+    case kStageDup:
+      return Internal("cannot run '" + program +
+                      "': redirecting output: " + ErrnoText(failure.error));
+    case kStageCgroup:
+      return Internal("cannot run '" + program +
+                      "': cannot join its cgroup: " + ErrnoText(failure.error));
+    case kStageChdir:
+      return Internal("cannot run '" + program + "': cannot enter '" + request.working_dir +
+                      "': " + ErrnoText(failure.error));
+    default:
+      return InvalidArgument("cannot run '" + program + "': " + ErrnoText(failure.error));
+  }
+}
+
+}  // namespace
+
 Result<pid_t> SpawnProcess(const SpawnRequest& request) {
   if (request.argv.empty() || request.argv[0].empty()) {
     return InvalidArgument("the command is empty");
@@ -223,37 +264,7 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
   if (request.isolation == SpawnRequest::Isolation::kProcessGroup) ::setpgid(pid, pid);
   error_write.Reset();
 
-  ChildError failure;
-  std::size_t got = 0;
-  while (got < sizeof failure) {
-    const ssize_t n =
-        ::read(error_read.get(), reinterpret_cast<char*>(&failure) + got, sizeof failure - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  if (got == 0) return pid;  // the pipe closed on exec
-
-  // The child did not reach the program: reap it so no zombie is left.
-  int wstatus = 0;
-  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-  }
-  if (got < sizeof failure) return Internal("cannot run '" + program + "': the child failed");
-  switch (failure.stage) {
-    case kStageSetsid:
-      return Internal("cannot run '" + program + "': setsid/setpgid: " + ErrnoText(failure.error));
-    case kStageDup:
-      return Internal("cannot run '" + program +
-                      "': redirecting output: " + ErrnoText(failure.error));
-    case kStageCgroup:
-      return Internal("cannot run '" + program +
-                      "': cannot join its cgroup: " + ErrnoText(failure.error));
-    case kStageChdir:
-      return Internal("cannot run '" + program + "': cannot enter '" + request.working_dir +
-                      "': " + ErrnoText(failure.error));
-    default:
-      return InvalidArgument("cannot run '" + program + "': " + ErrnoText(failure.error));
-  }
+  return AwaitExec(pid, error_read.get(), request);
 }
 
 }  // namespace allot::exec
