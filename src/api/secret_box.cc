@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/strings.h"
 #include "env/files.h"
 
 namespace allot::api {
@@ -44,13 +45,6 @@ Result<std::vector<unsigned char>> Unbase64(std::string_view text) {
   return out;
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 Result<SecretBox::Key> ParseKeyFile(std::string_view text, const std::string& path) {
   if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
   SecretBox::Key key{};
@@ -59,8 +53,8 @@ Result<SecretBox::Key> ParseKeyFile(std::string_view text, const std::string& pa
                            std::to_string(text.size()) + " characters");
   }
   for (std::size_t i = 0; i < key.size(); ++i) {
-    const int hi = HexValue(text[2 * i]);
-    const int lo = HexValue(text[2 * i + 1]);
+    const int hi = HexDigitValue(text[2 * i]);
+    const int lo = HexDigitValue(text[2 * i + 1]);
     if (hi < 0 || lo < 0) {
       return InvalidArgument("the master key file " + path + " holds a character that is not hex");
     }

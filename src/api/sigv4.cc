@@ -62,21 +62,14 @@ std::string PercentEncode(std::string_view s, std::string_view extra_safe) {
   return out;
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // %XX sequences decoded; a '%' not followed by two hex digits stays as it is. '+' stays '+'.
 std::string PercentDecode(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '%' && i + 2 < s.size()) {
-      int hi = HexValue(s[i + 1]);
-      int lo = HexValue(s[i + 2]);
+      int hi = HexDigitValue(s[i + 1]);
+      int lo = HexDigitValue(s[i + 2]);
       if (hi >= 0 && lo >= 0) {
         out.push_back(static_cast<char>(hi * 16 + lo));
         i += 2;

@@ -25,6 +25,9 @@ std::string AsciiUpper(std::string_view s);
 // Equal but for ASCII letter case: EqualsIgnoreCase("Host", "host") is true.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
+// The value of a hexadecimal digit (either case), or -1 for any other character.
+int HexDigitValue(char c);
+
 // `s` without the leading and trailing characters that occur in `chars`. The result points into
 // `s`. Trim(" a b\t") == "a b"; Trim("\r\n", " \t\r") == "\n".
 std::string_view Trim(std::string_view s, std::string_view chars = kAsciiWhitespace);

@@ -10,20 +10,12 @@ namespace {
 
 constexpr int kAuditRecordVersion = 1;
 
-bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
-  }
-  return true;
-}
-
 // "batch:SubmitServiceJob" matches "SubmitServiceJob" and "batch:submitservicejob".
 bool ActionMatches(std::string_view wanted, std::string_view action) {
-  if (EqualsIgnoringCase(wanted, action)) return true;
+  if (EqualsIgnoreCase(wanted, action)) return true;
   const std::size_t colon = action.find(':');
   return wanted.find(':') == std::string_view::npos && colon != std::string_view::npos &&
-         EqualsIgnoringCase(wanted, action.substr(colon + 1));
+         EqualsIgnoreCase(wanted, action.substr(colon + 1));
 }
 
 Json ParseOrNull(const std::string& text) {

@@ -14,41 +14,6 @@ namespace allot::server {
 
 namespace {
 
-struct ActionInfo {
-  const char* name;  // AWS's, without the batch: prefix
-  bool mutating;
-};
-
-const std::map<std::string, ActionInfo>& Actions() {
-  static const std::map<std::string, ActionInfo> kActions = {
-      {"createserviceenvironment", {"CreateServiceEnvironment", true}},
-      {"updateserviceenvironment", {"UpdateServiceEnvironment", true}},
-      {"describeserviceenvironments", {"DescribeServiceEnvironments", false}},
-      {"deleteserviceenvironment", {"DeleteServiceEnvironment", true}},
-      {"createschedulingpolicy", {"CreateSchedulingPolicy", true}},
-      {"updateschedulingpolicy", {"UpdateSchedulingPolicy", true}},
-      {"describeschedulingpolicies", {"DescribeSchedulingPolicies", false}},
-      {"listschedulingpolicies", {"ListSchedulingPolicies", false}},
-      {"deleteschedulingpolicy", {"DeleteSchedulingPolicy", true}},
-      {"createjobqueue", {"CreateJobQueue", true}},
-      {"updatejobqueue", {"UpdateJobQueue", true}},
-      {"describejobqueues", {"DescribeJobQueues", false}},
-      {"deletejobqueue", {"DeleteJobQueue", true}},
-      {"createquotashare", {"CreateQuotaShare", true}},
-      {"updatequotashare", {"UpdateQuotaShare", true}},
-      {"describequotashare", {"DescribeQuotaShare", false}},
-      {"listquotashares", {"ListQuotaShares", false}},
-      {"deletequotashare", {"DeleteQuotaShare", true}},
-      {"submitservicejob", {"SubmitServiceJob", true}},
-      {"updateservicejob", {"UpdateServiceJob", true}},
-      {"describeservicejob", {"DescribeServiceJob", false}},
-      {"listservicejobs", {"ListServiceJobs", false}},
-      {"terminateservicejob", {"TerminateServiceJob", true}},
-      {"getjobqueuesnapshot", {"GetJobQueueSnapshot", false}},
-  };
-  return kActions;
-}
-
 std::string StringField(const Json& r, const char* field) {
   auto it = r.find(field);
   return it != r.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -67,6 +32,47 @@ std::string QueueName(const std::string& name_or_arn) {
 }
 
 }  // namespace
+
+// Every AWS action: its handler, its name in policies and the audit, and whether it changes
+// anything (then it is audited).
+const std::map<std::string, Controller::ActionEntry>& Controller::ActionTable() {
+  static const std::map<std::string, ActionEntry> kActions = {
+      {"createserviceenvironment",
+       {&Controller::CreateServiceEnvironment, "CreateServiceEnvironment", true}},
+      {"updateserviceenvironment",
+       {&Controller::UpdateServiceEnvironment, "UpdateServiceEnvironment", true}},
+      {"describeserviceenvironments",
+       {&Controller::DescribeServiceEnvironments, "DescribeServiceEnvironments", false}},
+      {"deleteserviceenvironment",
+       {&Controller::DeleteServiceEnvironment, "DeleteServiceEnvironment", true}},
+      {"createschedulingpolicy",
+       {&Controller::CreateSchedulingPolicy, "CreateSchedulingPolicy", true}},
+      {"updateschedulingpolicy",
+       {&Controller::UpdateSchedulingPolicy, "UpdateSchedulingPolicy", true}},
+      {"describeschedulingpolicies",
+       {&Controller::DescribeSchedulingPolicies, "DescribeSchedulingPolicies", false}},
+      {"listschedulingpolicies",
+       {&Controller::ListSchedulingPolicies, "ListSchedulingPolicies", false}},
+      {"deleteschedulingpolicy",
+       {&Controller::DeleteSchedulingPolicy, "DeleteSchedulingPolicy", true}},
+      {"createjobqueue", {&Controller::CreateJobQueue, "CreateJobQueue", true}},
+      {"updatejobqueue", {&Controller::UpdateJobQueue, "UpdateJobQueue", true}},
+      {"describejobqueues", {&Controller::DescribeJobQueues, "DescribeJobQueues", false}},
+      {"deletejobqueue", {&Controller::DeleteJobQueue, "DeleteJobQueue", true}},
+      {"createquotashare", {&Controller::CreateQuotaShare, "CreateQuotaShare", true}},
+      {"updatequotashare", {&Controller::UpdateQuotaShare, "UpdateQuotaShare", true}},
+      {"describequotashare", {&Controller::DescribeQuotaShare, "DescribeQuotaShare", false}},
+      {"listquotashares", {&Controller::ListQuotaShares, "ListQuotaShares", false}},
+      {"deletequotashare", {&Controller::DeleteQuotaShare, "DeleteQuotaShare", true}},
+      {"submitservicejob", {&Controller::SubmitServiceJob, "SubmitServiceJob", true}},
+      {"updateservicejob", {&Controller::UpdateServiceJob, "UpdateServiceJob", true}},
+      {"describeservicejob", {&Controller::DescribeServiceJob, "DescribeServiceJob", false}},
+      {"listservicejobs", {&Controller::ListServiceJobs, "ListServiceJobs", false}},
+      {"terminateservicejob", {&Controller::TerminateServiceJob, "TerminateServiceJob", true}},
+      {"getjobqueuesnapshot", {&Controller::GetJobQueueSnapshot, "GetJobQueueSnapshot", false}},
+  };
+  return kActions;
+}
 
 std::string Controller::ResourceArn(const std::string& prefix, const Json& r,
                                     const char* field) const {
@@ -96,11 +102,12 @@ auth::Decision Controller::Decide(const Caller& caller, const std::string& actio
   return auth::Evaluate(*caller.policies, request);
 }
 
-void Controller::Require(const std::string& action, const std::string& resource,
-                         const JobRecord* job, std::optional<std::int64_t> priority) {
-  const auth::Decision decision = Decide(*caller_, action, resource, job, priority);
+void Controller::Require(const Caller& caller, const std::string& action,
+                         const std::string& resource, const JobRecord* job,
+                         std::optional<std::int64_t> priority) const {
+  const auth::Decision decision = Decide(caller, action, resource, job, priority);
   if (decision == auth::Decision::kAllow) return;
-  throw AccessDenied(auth::DeniedMessage(caller_->arn, action, resource, decision));
+  throw AccessDenied(auth::DeniedMessage(caller.arn, action, resource, decision));
 }
 
 // The old and new values of the fields a configuration update asks to change (the new as asked).
@@ -145,7 +152,7 @@ bool Controller::CanDescribe(const JobRecord& job) const {
 }
 
 void Controller::AuthorizeCall(const std::string& action, const Json& r) {
-  const std::string name = std::string("batch:") + Actions().at(action).name;
+  const std::string name = std::string("batch:") + ActionTable().at(action).name;
   auto require = [&](const std::string& resource, const JobRecord* job = nullptr,
                      std::optional<std::int64_t> priority = std::nullopt) {
     if (audit_ && audit_->resource.empty()) audit_->resource = resource;
@@ -324,9 +331,9 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
 }
 
 std::string Controller::AuditedAction(const std::string& action) {
-  auto it = Actions().find(action);
-  return it != Actions().end() && it->second.mutating ? std::string("batch:") + it->second.name
-                                                      : std::string();
+  auto it = ActionTable().find(action);
+  return it != ActionTable().end() && it->second.mutating ? std::string("batch:") + it->second.name
+                                                          : std::string();
 }
 
 void Controller::AuditRefusal(const Caller& caller, const std::string& audited_action,
@@ -338,41 +345,13 @@ void Controller::AuditRefusal(const Caller& caller, const std::string& audited_a
 
 Result<Controller::Reply> Controller::Call(const std::string& action, const Json& r,
                                            const Caller& caller) {
-  using Handler = Reply (Controller::*)(const Json&);
-  static const std::map<std::string, Handler> kHandlers = {
-      {"createserviceenvironment", &Controller::CreateServiceEnvironment},
-      {"updateserviceenvironment", &Controller::UpdateServiceEnvironment},
-      {"describeserviceenvironments", &Controller::DescribeServiceEnvironments},
-      {"deleteserviceenvironment", &Controller::DeleteServiceEnvironment},
-      {"createschedulingpolicy", &Controller::CreateSchedulingPolicy},
-      {"updateschedulingpolicy", &Controller::UpdateSchedulingPolicy},
-      {"describeschedulingpolicies", &Controller::DescribeSchedulingPolicies},
-      {"listschedulingpolicies", &Controller::ListSchedulingPolicies},
-      {"deleteschedulingpolicy", &Controller::DeleteSchedulingPolicy},
-      {"createjobqueue", &Controller::CreateJobQueue},
-      {"updatejobqueue", &Controller::UpdateJobQueue},
-      {"describejobqueues", &Controller::DescribeJobQueues},
-      {"deletejobqueue", &Controller::DeleteJobQueue},
-      {"createquotashare", &Controller::CreateQuotaShare},
-      {"updatequotashare", &Controller::UpdateQuotaShare},
-      {"describequotashare", &Controller::DescribeQuotaShare},
-      {"listquotashares", &Controller::ListQuotaShares},
-      {"deletequotashare", &Controller::DeleteQuotaShare},
-      {"submitservicejob", &Controller::SubmitServiceJob},
-      {"updateservicejob", &Controller::UpdateServiceJob},
-      {"describeservicejob", &Controller::DescribeServiceJob},
-      {"listservicejobs", &Controller::ListServiceJobs},
-      {"terminateservicejob", &Controller::TerminateServiceJob},
-      {"getjobqueuesnapshot", &Controller::GetJobQueueSnapshot},
-  };
-  auto it = kHandlers.find(action);
-  if (it == kHandlers.end()) return InvalidArgument("unknown action " + action);
-  const ActionInfo& info = Actions().at(action);
-  const std::string audited = info.mutating ? std::string("batch:") + info.name : "";
+  auto it = ActionTable().find(action);
+  if (it == ActionTable().end()) return InvalidArgument("unknown action " + action);
+  const std::string audited = AuditedAction(action);
   return RunAs(
       caller, audited, [&] { AuthorizeCall(action, r); },
       [&] {
-        Reply reply = (this->*(it->second))(r);
+        Reply reply = (this->*(it->second.handler))(r);
         if (audit_ && action == "submitservicejob" && reply.body.contains("jobArn")) {
           audit_->resource = reply.body["jobArn"].get<std::string>();
         }

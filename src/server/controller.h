@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/credentials.h"
 #include "api/secret_box.h"
 #include "engine/engine.h"
 #include "exec/executor.h"
@@ -208,6 +209,12 @@ class Controller {
   std::string AttemptDir(const std::string& id, int attempt) const;
 
   // --- tenancy (authorize.cc, users_ops.cc) ---
+  struct ActionEntry {
+    Reply (Controller::*handler)(const Json&);
+    const char* name;  // AWS's, without the batch: prefix
+    bool mutating;     // audited
+  };
+  static const std::map<std::string, ActionEntry>& ActionTable();
   // Runs one call under mu_ as `caller`: `authorize` (which throws AccessDenied), then `body`;
   // records the audit record of a mutating call (`audited_action` not empty) whatever the
   // outcome, and finishes the batch.
@@ -218,7 +225,11 @@ class Controller {
   // Throws AccessDenied unless caller_'s policy allows `action` (e.g. "batch:DescribeJobQueues")
   // on `resource`; `job`, when given, adds its share to the request's condition keys.
   void Require(const std::string& action, const std::string& resource, const JobRecord* job,
-               std::optional<std::int64_t> priority = std::nullopt);
+               std::optional<std::int64_t> priority = std::nullopt) {
+    Require(*caller_, action, resource, job, priority);
+  }
+  void Require(const Caller& caller, const std::string& action, const std::string& resource,
+               const JobRecord* job, std::optional<std::int64_t> priority = std::nullopt) const;
   auth::Decision Decide(const Caller& caller, const std::string& action,
                         const std::string& resource, const JobRecord* job,
                         std::optional<std::int64_t> priority) const;
@@ -231,6 +242,8 @@ class Controller {
   Status EnsureAdmin();                       // at first start; migrates bare access keys
   void PutUser(const UserRecord& user);       // requires mu_: into users_ and pending_
   void PruneAudit();                          // requires mu_: drops records past retention
+  std::map<std::string, UserRecord>::iterator MustFindUser(const std::string& name);  // may Refuse
+  Reply NewKeyReply(const UserRecord& user, const api::Credentials& key) const;
   Reply CreateUser(const Json& body);
   Reply DeleteUser(const std::string& name);
   Reply RotateKeys(const std::string& name);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "api/sigv4.h"
+#include "common/strings.h"
 #include "server/api_error.h"
 #include "server/log.h"
 
@@ -179,20 +180,14 @@ Answer ReplyAnswer(const Controller::Reply& reply) {
   return {http::status::ok, "application/json", "", Dump(reply.body)};
 }
 
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // %XX escapes decoded (a malformed one is kept as it is); '+' becomes a space in a query.
 std::string PercentDecode(std::string_view s, bool plus_is_space) {
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && HexDigit(s[i + 1]) >= 0 && HexDigit(s[i + 2]) >= 0) {
-      out += static_cast<char>(HexDigit(s[i + 1]) * 16 + HexDigit(s[i + 2]));
+    if (s[i] == '%' && i + 2 < s.size() && HexDigitValue(s[i + 1]) >= 0 &&
+        HexDigitValue(s[i + 2]) >= 0) {
+      out += static_cast<char>(HexDigitValue(s[i + 1]) * 16 + HexDigitValue(s[i + 2]));
       i += 2;
     } else if (s[i] == '+' && plus_is_space) {
       out += ' ';

@@ -37,10 +37,7 @@ Controller::LogChunk Controller::ReadLogs(const std::string& job_id, int attempt
     const JobRecord* named = FindJob(job_id);
     const std::string arn = named ? arns_.Job(named->id) : arns_.Job(job_id);
     for (const char* action : {"allot:GetJobLogs", "batch:DescribeServiceJob"}) {
-      const auth::Decision d = Decide(caller, action, arn, named, std::nullopt);
-      if (d != auth::Decision::kAllow) {
-        throw AccessDenied(auth::DeniedMessage(caller.arn, action, arn, d));
-      }
+      Require(caller, action, arn, named);
     }
     JobRecord& job = MustFindJob(job_id);
     const int attempts = static_cast<int>(job.attempts().size());

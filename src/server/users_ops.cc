@@ -138,6 +138,20 @@ std::optional<Caller> Controller::CallerFor(const std::string& access_key_id) {
   return caller;
 }
 
+std::map<std::string, UserRecord>::iterator Controller::MustFindUser(const std::string& name) {
+  auto it = users_.find(name);
+  if (it == users_.end()) Refuse("user " + name + " does not exist");
+  return it;
+}
+
+// The answer that hands out a new key: the only time its secret leaves the server.
+Controller::Reply Controller::NewKeyReply(const UserRecord& user,
+                                          const api::Credentials& key) const {
+  return {{{"user", DescribeUser(user, options_.account)},
+           {"accessKey",
+            {{"accessKeyId", key.access_key_id}, {"secretAccessKey", key.secret_access_key}}}}};
+}
+
 Controller::Reply Controller::CreateUser(const Json& body) {
   if (!body.is_object()) Refuse("the request body must be a JSON object");
   auto name_it = body.find("userName");
@@ -158,15 +172,12 @@ Controller::Reply Controller::CreateUser(const Json& body) {
   if (!key.ok()) throw std::runtime_error(key.status().message());
   user.keys.push_back({key->access_key_id, key->secret_access_key, Now()});
   PutUser(user);
-  return {{{"user", DescribeUser(user, options_.account)},
-           {"accessKey",
-            {{"accessKeyId", key->access_key_id}, {"secretAccessKey", key->secret_access_key}}}}};
+  return NewKeyReply(user, *key);
 }
 
 Controller::Reply Controller::DeleteUser(const std::string& name) {
   if (name == caller_->user) Refuse("a user cannot delete itself");
-  auto it = users_.find(name);
-  if (it == users_.end()) Refuse("user " + name + " does not exist");
+  auto it = MustFindUser(name);
   for (const AccessKeyRecord& key : it->second.keys) key_owner_.erase(key.id);
   users_.erase(it);
   pending_.Delete(store::Kind::kUser, name);
@@ -174,21 +185,17 @@ Controller::Reply Controller::DeleteUser(const std::string& name) {
 }
 
 Controller::Reply Controller::RotateKeys(const std::string& name) {
-  auto it = users_.find(name);
-  if (it == users_.end()) Refuse("user " + name + " does not exist");
+  auto it = MustFindUser(name);
   Result<api::Credentials> key = api::GenerateCredentials();
   if (!key.ok()) throw std::runtime_error(key.status().message());
   UserRecord user = it->second;
   user.keys = {{key->access_key_id, key->secret_access_key, Now()}};
   PutUser(user);
-  return {{{"user", DescribeUser(user, options_.account)},
-           {"accessKey",
-            {{"accessKeyId", key->access_key_id}, {"secretAccessKey", key->secret_access_key}}}}};
+  return NewKeyReply(user, *key);
 }
 
 Controller::Reply Controller::PutUserPolicy(const std::string& name, const Json& body) {
-  auto it = users_.find(name);
-  if (it == users_.end()) Refuse("user " + name + " does not exist");
+  auto it = MustFindUser(name);
   Result<auth::Policy> policy = auth::ParsePolicy(body.dump());
   if (!policy.ok()) Refuse("policy: " + policy.status().message());
   UserRecord user = it->second;
@@ -225,8 +232,7 @@ Result<Controller::Reply> Controller::UserCall(const Caller& caller, const std::
     run = [this, &body] { return CreateUser(body); };
   } else if (parts.size() == 1 && method == "GET") {
     run = [this, name] {
-      auto it = users_.find(name);
-      if (it == users_.end()) Refuse("user " + name + " does not exist");
+      auto it = MustFindUser(name);
       return Reply{{{"user", DescribeUser(it->second, options_.account)}}};
     };
   } else if (parts.size() == 1 && method == "DELETE") {
@@ -234,8 +240,7 @@ Result<Controller::Reply> Controller::UserCall(const Caller& caller, const std::
     run = [this, name] { return DeleteUser(name); };
   } else if (tail == "/policy" && method == "GET") {
     run = [this, name] {
-      auto it = users_.find(name);
-      if (it == users_.end()) Refuse("user " + name + " does not exist");
+      auto it = MustFindUser(name);
       return Reply{{{"userName", name}, {"policy", PolicyJson(it->second)}}};
     };
   } else if (tail == "/policy" && method == "PUT") {

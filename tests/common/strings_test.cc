@@ -40,6 +40,14 @@ TEST(AsciiUpper, ChangesOnlyAsciiLowerCaseLetters) {
   EXPECT_EQ(AsciiUpper(""), "");
 }
 
+TEST(HexDigitValue, EveryDigitInEitherCaseAndNothingElse) {
+  EXPECT_EQ(HexDigitValue('0'), 0);
+  EXPECT_EQ(HexDigitValue('9'), 9);
+  EXPECT_EQ(HexDigitValue('a'), 10);
+  EXPECT_EQ(HexDigitValue('F'), 15);
+  for (char c : std::string_view("gG/:@`x \0", 9)) EXPECT_EQ(HexDigitValue(c), -1) << c;
+}
+
 TEST(EqualsIgnoreCase, Table) {
   struct Case {
     std::string_view a;
