@@ -55,6 +55,12 @@ struct LaunchSpec {
     std::string cpus;  // "0-3"
   };
   std::vector<HostSlot> host_slots;
+  // The hosts' names as the job sees them (SM_HOSTS, SM_CURRENT_HOST, resourceconfig.json),
+  // index = host - 1; empty: algo-1 .. algo-N. The Slurm executor names them after the
+  // allocated nodes; the host directories stay <attempt_dir>/algo-K.
+  std::vector<std::string> host_names;
+  // Their addresses, for the sandbox's /etc/hosts (same index); empty: 127.0.0.1 for all.
+  std::vector<std::string> host_addresses;
 
   // --- the sealed sandbox (issue 10; sandbox.h) ---
   // The quota share's unprivileged user the training process runs as (server/job_identity.h).
@@ -93,6 +99,10 @@ struct AttemptExit {
 };
 
 struct Callbacks {
+  // The attempt was handed to an external scheduler, which named it `ref` ("slurm:4242"). The
+  // server records it with the attempt, so that a restart can adopt the attempt by it
+  // (AdoptSpec::executor_ref). The local executor never calls it. May be unset.
+  std::function<void(model::JobId, int attempt, const std::string& ref)> submitted;
   // Every host process was started.
   std::function<void(model::JobId, int attempt, const std::vector<HostProcess>&)> started;
   // Every host process is gone: the attempt's capacity is free.
@@ -114,6 +124,8 @@ struct AdoptSpec {
   std::vector<HostProcess> recorded_hosts;
   // The job's user, for the checkpoint copy after the attempt (as LaunchSpec::user).
   std::optional<JobUser> user;
+  // What `submitted` reported for the attempt; empty if nothing was reported.
+  std::string executor_ref;
 };
 
 class Executor {

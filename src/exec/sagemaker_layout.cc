@@ -740,8 +740,9 @@ Result<fs::path> CheckpointLocalPath(const LaunchSpec& spec, bool sandboxed) {
 struct HostLayout {
   bool sandboxed = false;
   int host_index = 1;
-  std::string host;                // algo-<host_index>
-  std::vector<std::string> hosts;  // algo-1 .. algo-N
+  std::string host;                // algo-<host_index>, or its LaunchSpec::host_names entry
+  std::vector<std::string> hosts;  // algo-1 .. algo-N, or LaunchSpec::host_names
+  std::vector<std::string> addresses;  // LaunchSpec::host_addresses; empty: all 127.0.0.1
   Channels channels;
   std::string checkpoint_dir;   // the job's checkpoint directory on the machine
   fs::path local_path;          // where the job sees it
@@ -861,9 +862,15 @@ Result<fs::path> WriteEtcHosts(const HostLayout& layout) {
   Result<std::string> machine_hosts = env::ReadFile("/etc/hosts");
   std::string text = machine_hosts.ok() ? *machine_hosts : "";
   if (!text.empty() && text.back() != '\n') text += '\n';
-  text += "127.0.0.1";
-  for (const auto& h : layout.hosts) text += " " + h;
-  text += "\n";
+  if (layout.addresses.size() == layout.hosts.size()) {
+    for (std::size_t i = 0; i < layout.hosts.size(); ++i) {
+      text += layout.addresses[i] + " " + layout.hosts[i] + "\n";
+    }
+  } else {
+    text += "127.0.0.1";
+    for (const auto& h : layout.hosts) text += " " + h;
+    text += "\n";
+  }
   fs::path hosts_file = layout.ml.parent_path() / "etc-hosts";
   ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(hosts_file, text));
   return hosts_file;
@@ -1000,8 +1007,16 @@ Result<HostLayout> PlanHost(const LaunchSpec& spec, int host_index, const Layout
   if (layout.sandboxed && !SandboxAvailable(options)) return NoSandboxError(options);
   if (layout.sandboxed) layout.user = JobUserOf(spec);
   layout.host_index = host_index;
-  layout.host = HostName(host_index);
-  for (int i = 1; i <= spec.instance_count; ++i) layout.hosts.push_back(HostName(i));
+  const bool named = spec.host_names.size() == static_cast<std::size_t>(spec.instance_count);
+  for (int i = 1; i <= spec.instance_count; ++i) {
+    layout.hosts.push_back(named ? spec.host_names[static_cast<std::size_t>(i) - 1] : HostName(i));
+  }
+  if (host_index < 1 || host_index > spec.instance_count) {
+    return InvalidArgument("host " + std::to_string(host_index) + " of " +
+                           std::to_string(spec.instance_count));
+  }
+  layout.host = layout.hosts[static_cast<std::size_t>(host_index) - 1];
+  if (named) layout.addresses = spec.host_addresses;
   Result<Channels> channels = ResolveChannels(spec);
   if (!channels.ok()) return channels.status();
   layout.channels = std::move(channels).value();
@@ -1014,7 +1029,7 @@ Result<HostLayout> PlanHost(const LaunchSpec& spec, int host_index, const Layout
   layout.local_path = std::move(local_path).value();
   std::error_code ec;
   const fs::path host_dir =
-      fs::absolute(fs::path(spec.attempt_dir) / layout.host, ec).lexically_normal();
+      fs::absolute(fs::path(spec.attempt_dir) / HostName(host_index), ec).lexically_normal();
   if (ec) return Internal("bad attempt directory '" + spec.attempt_dir + "'");
   layout.ml = host_dir / "ml";
   layout.host_dir = host_dir;

@@ -77,6 +77,9 @@ Status Controller::Open() {
                              const std::vector<exec::HostProcess>& hosts) {
     ExecutorStarted(seq, attempt, hosts);
   };
+  callbacks.submitted = [this](model::JobId seq, int attempt, const std::string& ref) {
+    ExecutorSubmitted(seq, attempt, ref);
+  };
   callbacks.ended = [this](const exec::AttemptExit& exit) { ExecutorEnded(exit); };
   callbacks.checkpoint = [this](model::JobId seq, int attempt, Timestamp newest) {
     ExecutorCheckpoint(seq, attempt, newest);

@@ -203,6 +203,7 @@ class Controller {
   void OnPreemption(const model::Preemption& p);
   void LaunchAttempt(model::JobId seq, int attempt);
   void ExecutorStarted(model::JobId seq, int attempt, const std::vector<exec::HostProcess>& hosts);
+  void ExecutorSubmitted(model::JobId seq, int attempt, const std::string& ref);
   void ExecutorEnded(const exec::AttemptExit& exit);
   void ExecutorCheckpoint(model::JobId seq, int attempt, Timestamp newest);
   std::string JobDir(const std::string& id) const;

@@ -50,7 +50,8 @@ Json EncodeHistory(const JobHistory& h) {
     Json& list = out["att"] = Json::array();
     for (const AttemptRecord& a : h.attempts) {
       Json entry = {a.resource_arn, a.started_at, a.stopped_at, a.status_reason, a.preempted};
-      if (!a.enforced_limits.empty()) entry.push_back(a.enforced_limits);
+      if (!a.enforced_limits.empty() || !a.executor_ref.empty()) entry.push_back(a.enforced_limits);
+      if (!a.executor_ref.empty()) entry.push_back(a.executor_ref);
       list.push_back(std::move(entry));
     }
   }
@@ -91,7 +92,8 @@ void DecodeHistory(const Json& in, JobHistory* h) {
       h->attempts.push_back({a.at(0).get<std::string>(), a.at(1).get<Timestamp>(),
                              a.at(2).get<Timestamp>(), a.at(3).get<std::string>(),
                              a.at(4).get<bool>(),
-                             a.size() > 5 ? a.at(5).get<std::string>() : std::string()});
+                             a.size() > 5 ? a.at(5).get<std::string>() : std::string(),
+                             a.size() > 6 ? a.at(6).get<std::string>() : std::string()});
     }
   }
   if (auto it = in.find("pre"); it != in.end()) {

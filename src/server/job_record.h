@@ -36,6 +36,9 @@ struct AttemptRecord {
   bool preempted = false;  // ended by a preemption (preemptionSummary lists it)
   // What the sandbox enforced on its hosts (exec::AttemptExit::enforced_limits), once it ended.
   std::string enforced_limits;
+  // Where the executor runs it, as its `submitted` callback named it ("slurm:4242"); empty for
+  // the local executor. A restart re-adopts the attempt by it.
+  std::string executor_ref;
 
   bool operator==(const AttemptRecord&) const = default;
 };

@@ -229,6 +229,7 @@ bool Controller::AdoptAttempt(JobRecord& job) {
         StoredShareUser(*store_, std::string(job.queue), std::string(job.share));
     if (user.ok()) spec.user = *user;
   }
+  if (!job.attempts().empty()) spec.executor_ref = job.attempts().back().executor_ref;
   // AlreadyExists: the executor still watches it (a rebuild after a failed write, not a restart).
   const Status adopted = executor_->Adopt(spec);
   if (!adopted.ok() && adopted.code() != StatusCode::kAlreadyExists) return false;
