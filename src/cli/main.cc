@@ -7,14 +7,17 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <string_view>
 
 #include "cli/commands.h"
 #include "cli/host_map.h"
+#include "cli/slurm_map.h"
 #include "exec/job_exec.h"
 #include "exec/sagemaker_layout.h"
 #include "exec/sandbox.h"
+#include "exec/slurm_node.h"
 #include "exec/supervisor.h"
 #include "server/job_identity.h"
 #include "server/payload.h"
@@ -28,6 +31,7 @@ struct ServerFlags {
   std::string listen = "127.0.0.1:8742";
   int grace_seconds = 120;
   std::string host_map_file;
+  std::string slurm_map_file;
   bool no_sandbox = false;
   int http_header_timeout_seconds = 10;
   int http_body_timeout_seconds = 30;
@@ -121,6 +125,64 @@ bool CheckSandbox(const allot::server::Options& server) {
   return false;
 }
 
+// The executor's flags (docs/slurm.md).
+void AddSlurmFlags(CLI::App* serve, ServerFlags& f) {
+  serve
+      ->add_option("--executor", f.server.executor,
+                   "where jobs run: local (processes on this machine) or slurm (a Slurm cluster; "
+                   "needs --slurm-map and --shared-dir)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  serve->add_option("--slurm-map", f.slurm_map_file,
+                    "YAML file: per instance type, its Slurm placement {partition, constraint, "
+                    "gres, cpus, memory}; one instance is one node");
+  serve->add_option("--slurm-conf", f.server.slurm_conf,
+                    "Slurm's slurm.conf for sbatch, squeue and scancel (default: SLURM_CONF)");
+  serve->add_option("--shared-dir", f.server.shared_dir,
+                    "with --executor slurm: a directory every node mounts at the same path; the "
+                    "jobs' directories (SageMaker layout, checkpoints, logs, status) live there");
+}
+
+// --executor slurm's map and directories; false (said on stderr) when they do not fit.
+bool ApplySlurmFlags(ServerFlags& f) {
+  allot::server::Options& server = f.server;
+  if (server.executor != "slurm") {
+    if (!f.slurm_map_file.empty() || !server.slurm_conf.empty() || !server.shared_dir.empty()) {
+      std::fprintf(stderr,
+                   "allot server: --slurm-map, --slurm-conf and --shared-dir need --executor "
+                   "slurm\n");
+      return false;
+    }
+    return true;
+  }
+  if (f.slurm_map_file.empty() || server.shared_dir.empty()) {
+    std::fprintf(stderr, "allot server: --executor slurm needs --slurm-map and --shared-dir\n");
+    return false;
+  }
+  try {
+    server.slurm_map = allot::cli::ReadSlurmMap(f.slurm_map_file);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "allot server: --slurm-map %s: %s\n", f.slurm_map_file.c_str(), e.what());
+    return false;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(server.shared_dir, ec);
+  const std::filesystem::path shared = std::filesystem::canonical(server.shared_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "allot server: --shared-dir %s: %s\n", server.shared_dir.c_str(),
+                 ec.message().c_str());
+    return false;
+  }
+  server.shared_dir = shared.string();
+  // Jobs' directories there are root's; a file root over them would let jobs read each other's.
+  auto roots = allot::server::CanonicalFileRoots(server.file_roots, server.shared_dir);
+  if (!roots.ok()) {
+    std::fprintf(stderr, "allot server: --shared-dir: %s\n", roots.status().message().c_str());
+    return false;
+  }
+  return true;
+}
+
 CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
   CLI::App* serve = app.add_subcommand("server", "run the server");
   serve->add_option("--data-dir", f.server.data_dir, "data directory")->capture_default_str();
@@ -186,6 +248,7 @@ CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
       ->check(CLI::Range(1, 36500))
       ->capture_default_str();
   AddSandboxFlags(serve, f);
+  AddSlurmFlags(serve, f);
   serve->add_flag("--no-sandbox", f.no_sandbox,
                   "run jobs without bubblewrap even where it is installed (the /opt/ml tree then "
                   "lives under the data directory, SM_* variables point there and jobs run as "
@@ -224,7 +287,7 @@ int RunServerCommand(ServerFlags& f) {
   }
   server.stop_grace = allot::Seconds(f.grace_seconds);
   server.sandbox = !f.no_sandbox;
-  if (!ApplySandboxFlags(f) || !CheckSandbox(server)) return 1;
+  if (!ApplySandboxFlags(f) || !CheckSandbox(server) || !ApplySlurmFlags(f)) return 1;
   if (!f.host_map_file.empty()) {
     try {
       server.host_map = allot::cli::ReadHostMap(f.host_map_file);
@@ -255,6 +318,13 @@ int Main(int argc, char** argv) {
   // A sandboxed job's last step before its command (hidden: started by bwrap in the sandbox).
   if (argc > 1 && std::string_view(argv[1]) == "__jobexec") {
     return allot::exec::JobExecMain(argc - 2, argv + 2);
+  }
+  // The Slurm executor's batch step and per-node task (hidden: run by Slurm, slurm_node.h).
+  if (argc > 1 && std::string_view(argv[1]) == "__slurmbatch") {
+    return allot::exec::SlurmBatchMain(argc - 2, argv + 2);
+  }
+  if (argc > 1 && std::string_view(argv[1]) == "__slurmhost") {
+    return allot::exec::SlurmHostMain(argc - 2, argv + 2);
   }
   CLI::App app{"Allot: a self-hosted job queue with quota shares, speaking the AWS Batch API"};
   app.require_subcommand(1);

@@ -26,6 +26,8 @@ namespace allot::exec {
 
 struct LaunchSpec {
   model::JobId job = 0;  // the engine's id
+  std::string job_id;    // the API's jobId (the Slurm executor's --comment)
+  std::string share;     // the quota share (the Slurm executor's --account)
   int attempt = 0;
   std::string name;               // for logs: the training job name of this attempt
   std::vector<std::string> argv;  // ContainerEntrypoint + ContainerArguments
@@ -154,6 +156,10 @@ class Executor {
 
   // Stops reporting and returns; processes keep running (the server is shutting down).
   virtual void Detach() = 0;
+
+  // The service environments changed (or were loaded at start): an executor that checks its
+  // capacity against them (the Slurm executor: nodes per partition) checks again.
+  virtual void ConfigurationChanged() {}
 
   // Whether jobs run in the sealed sandbox (bubblewrap works and --no-sandbox was not given).
   virtual bool SandboxActive() const { return false; }

@@ -1,6 +1,7 @@
 #include "exec/job_exec.h"
 
 #include <grp.h>
+#include <signal.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -152,6 +153,8 @@ int JobExecMain(int argc, char** argv) {
   command.reserve(argv_storage.size() + 1);
   for (std::string& a : argv_storage) command.push_back(a.data());
   command.push_back(nullptr);
+  // bwrap was started with SIGTERM ignored (spawn.h); the job gets the default disposition.
+  ::signal(SIGTERM, SIG_DFL);
   environ = envp.data();  // execvp searches the job's PATH
   ::execvp(command[0], command.data());
   std::fprintf(stderr, "allot: cannot run '%s': %s\n", command[0], std::strerror(errno));

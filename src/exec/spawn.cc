@@ -88,6 +88,7 @@ struct ChildPlan {
   char* const* argv = nullptr;
   char** envp = nullptr;
   const char* const* cgroups = nullptr;  // null-terminated cgroup.procs paths
+  bool ignore_sigterm = false;
 };
 
 // Moves the calling process into each cgroup; async-signal-safe. Returns 0 or -1 (errno set).
@@ -142,6 +143,7 @@ void ResetSignals() {
     failure = {kStageCgroup, errno};
   } else {
     ResetSignals();
+    if (plan.ignore_sigterm) ::signal(SIGTERM, SIG_IGN);
     // Descriptors the parent opened without O_CLOEXEC do not leak into the program (Linux >=
     // 5.11; on older kernels this fails and they stay open).
 #ifdef SYS_close_range
@@ -258,7 +260,7 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
     ChildMain(ChildPlan{error_write.get(), stdin_fd.get(), stdout_fd.get(), stderr_fd.get(),
                         request.pass_fd, request.isolation == SpawnRequest::Isolation::kSession,
                         request.working_dir.empty() ? nullptr : request.working_dir.c_str(),
-                        argv.data(), envp.data(), cgroups.data()});
+                        argv.data(), envp.data(), cgroups.data(), request.ignore_sigterm});
   }
   // The parent sets the group too, so the caller may signal it as soon as this returns.
   if (request.isolation == SpawnRequest::Isolation::kProcessGroup) ::setpgid(pid, pid);

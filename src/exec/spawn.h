@@ -26,6 +26,10 @@ struct SpawnRequest {
   // cgroup.procs files the process joins (writing "0") before it execs; a failure is an error
   // like a failed exec, so a process never runs outside the limits it was given.
   std::vector<std::string> join_cgroups;
+  // Starts the program with SIGTERM ignored (inherited across exec): bubblewrap, which a
+  // SIGTERM to every process of a Slurm step would kill, and the job with it, before its grace.
+  // The sandbox's exec step restores the default for the job (job_exec.h).
+  bool ignore_sigterm = false;
 };
 
 // Starts the process in a new session or a new process group (either way its pid is its process

@@ -370,6 +370,7 @@ Result<pid_t> StartCommand(Args& args, const CgroupPlan& cgroups) {
   request.environment = std::move(environment).value();
   request.isolation = SpawnRequest::Isolation::kProcessGroup;
   request.join_cgroups = cgroups.procs;
+  request.ignore_sigterm = args.sandboxed;  // bwrap; the job gets the default back (job_exec)
   return SpawnProcess(request);
 }
 

@@ -182,6 +182,7 @@ Controller::Reply Controller::CreateServiceEnvironment(const Json& r) {
   PutEnvironmentToEngine(env);  // no queue is attached yet: only the engine reads it
   const ServiceEnvironmentRecord& stored = environments_[name] = std::move(env);
   pending_.Put(store::Kind::kServiceEnvironment, name, Encode(stored));
+  pending_effects_.push_back([this] { executor_->ConfigurationChanged(); });
   return {{{"serviceEnvironmentName", name}, {"serviceEnvironmentArn", stored.arn}}};
 }
 
@@ -209,6 +210,7 @@ Controller::Reply Controller::UpdateServiceEnvironment(const Json& r) {
     throw;
   }
   pending_.Put(store::Kind::kServiceEnvironment, env->name, Encode(*env));
+  pending_effects_.push_back([this] { executor_->ConfigurationChanged(); });
   return {{{"serviceEnvironmentName", env->name}, {"serviceEnvironmentArn", env->arn}}};
 }
 

@@ -88,9 +88,10 @@ Status Controller::Open() {
   self_exe_ = options_.supervisor_exe.empty()
                   ? std::filesystem::read_symlink("/proc/self/exe", self_ec).string()
                   : options_.supervisor_exe;
-  exec::LayoutOptions layout;
-  layout.sandbox = options_.sandbox;
-  executor_ = exec::NewLocalExecutor({}, layout, std::move(callbacks));
+  jobs_root_ = options_.executor == "slurm" ? options_.shared_dir : data_dir_;
+  Result<std::unique_ptr<exec::Executor>> executor = MakeExecutor(std::move(callbacks));
+  if (!executor.ok()) return executor.status();
+  executor_ = std::move(executor).value();
 
   credentials_path_ = options_.data_dir + "/credentials";
   Result<api::SecretBox> box = api::SecretBox::OpenOrCreate(options_.master_key_file.empty()
@@ -106,7 +107,7 @@ Timestamp Controller::Now() const {
       .count();
 }
 
-std::string Controller::JobDir(const std::string& id) const { return data_dir_ + "/jobs/" + id; }
+std::string Controller::JobDir(const std::string& id) const { return jobs_root_ + "/jobs/" + id; }
 
 std::string Controller::AttemptDir(const std::string& id, int attempt) const {
   return JobDir(id) + "/attempt-" + std::to_string(attempt);

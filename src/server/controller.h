@@ -204,6 +204,11 @@ class Controller {
   void LaunchAttempt(model::JobId seq, int attempt);
   void ExecutorStarted(model::JobId seq, int attempt, const std::vector<exec::HostProcess>& hosts);
   void ExecutorSubmitted(model::JobId seq, int attempt, const std::string& ref);
+  // The executor Options::executor names (executors.cc); the Slurm one checks its cluster first.
+  Result<std::unique_ptr<exec::Executor>> MakeExecutor(exec::Callbacks callbacks);
+  // Per instance type, the largest maxCapacity of any service environment (the Slurm
+  // executor's node check).
+  std::map<std::string, int> RequiredInstances();
   void ExecutorEnded(const exec::AttemptExit& exit);
   void ExecutorCheckpoint(model::JobId seq, int attempt, Timestamp newest);
   std::string JobDir(const std::string& id) const;
@@ -302,6 +307,7 @@ class Controller {
   int lock_fd_ = -1;      // flock on <data-dir>/server.lock
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<exec::Executor> executor_;
+  std::string jobs_root_;  // <jobs_root_>/jobs/<id>: data_dir_, or the Slurm executor's shared dir
 
   std::mutex mu_;
   engine::Engine engine_;

@@ -206,6 +206,8 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
     queue = std::string(job->queue);
     share = std::string(job->share);
     spec.job = seq;
+    spec.job_id = job->id;
+    spec.share = share;
     spec.attempt = attempt;
     spec.attempt_dir = AttemptDir(job->id, attempt);
     spec.job_dir = JobDir(job->id);

@@ -9,6 +9,7 @@
 
 #include "common/time.h"
 #include "exec/sandbox.h"
+#include "exec/slurm_executor.h"
 
 namespace allot::server {
 
@@ -53,6 +54,14 @@ struct Options {
   std::string master_key_file;
   // Audit records older than this are dropped (checked at start and every 1,024 records).
   Duration audit_retention = Seconds(90LL * 24 * 3600);
+  // Where jobs run: "local" (processes on this machine) or "slurm" (exec/slurm_executor.h).
+  std::string executor = "local";
+  // --executor slurm: each instance type's placement (--slurm-map), Slurm's configuration
+  // (--slurm-conf; empty: SLURM_CONF of the environment) and the directory every node mounts at
+  // the same path (--shared-dir), which then holds the jobs' directories instead of data_dir.
+  std::map<std::string, exec::SlurmPlacement> slurm_map;
+  std::string slurm_conf;
+  std::string shared_dir;
   std::string log_level = "info";   // trace, debug, info, warn, error, off (server/log.h)
   std::string log_format = "text";  // text or json
   // The optional host map: per instance type, one entry per instance slot with its own GPUs

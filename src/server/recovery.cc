@@ -69,6 +69,7 @@ Status Controller::Recover() {
   ALLOT_RETURN_IF_ERROR(RecoverLocked());
   PruneAudit();
   Finish();
+  executor_->ConfigurationChanged();  // the environments are known now
   return Status::Ok();
 }
 

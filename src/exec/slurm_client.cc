@@ -1,0 +1,243 @@
+#include "exec/slurm_client.h"
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+
+#include "common/strings.h"
+#include "exec/command.h"
+
+namespace allot::exec {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// Slurm's JSON differs between releases: 22.05 writes a state as a string, later ones as a list
+// of flags; numbers may be plain or {"set":true,"number":N}. These read either.
+std::string Text(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number_integer()) return std::to_string(it->get<std::int64_t>());
+  if (it->is_array()) {
+    std::string joined;
+    for (const Json& part : *it) {
+      if (!part.is_string()) continue;
+      if (!joined.empty()) joined += '+';
+      joined += part.get<std::string>();
+    }
+    return joined;
+  }
+  if (it->is_object()) {
+    if (it->contains("number")) return std::to_string(it->value("number", std::int64_t{0}));
+    if (it->contains("configured")) return Text(*it, "configured");
+  }
+  return "";
+}
+
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+int ExitCode(const Json& job) {
+  const auto it = job.find("exit_code");
+  if (it == job.end()) return 0;
+  if (it->is_number_integer()) {
+    // 22.05 reports the wait status: exit code in the high byte, signal in the low bits.
+    const int raw = it->get<int>();
+    if ((raw & 0x7f) != 0) return -(raw & 0x7f);
+    return (raw >> 8) & 0xff;
+  }
+  if (it->is_object()) {
+    const Json signal = it->value("signal", Json::object());
+    const int sig = signal.is_object() ? signal.value("signal_id", Json(0)).is_number()
+                                             ? signal.value("signal_id", 0)
+                                             : 0
+                                       : 0;
+    if (sig > 0) return -sig;
+    const Json rc = it->value("return_code", Json(0));
+    if (rc.is_number_integer()) return rc.get<int>();
+    if (rc.is_object()) return rc.value("number", 0);
+  }
+  return 0;
+}
+
+Result<Json> ParseDocument(const std::string& text, const char* what) {
+  Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return InvalidArgument(std::string(what) + " did not print a JSON object: " +
+                           text.substr(0, 200));
+  }
+  return doc;
+}
+
+const std::set<std::string>& UnusableNodeStates() {
+  static const std::set<std::string> states = {"DOWN",       "DRAIN",   "DRAINED", "DRAINING",
+                                               "FAIL",       "FAILING", "FUTURE",  "UNKNOWN",
+                                               "NOT_RESPONDING", "POWERED_DOWN", "POWER_DOWN",
+                                               "INVALID_REG", "MAINTENANCE"};
+  return states;
+}
+
+bool NodeUsable(const std::string& state_text, const Json& node) {
+  std::vector<std::string> words;
+  for (std::string_view w : Split(Upper(state_text), '+')) words.emplace_back(w);
+  for (const Json& flag : node.value("state_flags", Json::array())) {
+    if (flag.is_string()) words.push_back(Upper(flag.get<std::string>()));
+  }
+  if (words.empty()) return false;
+  return std::none_of(words.begin(), words.end(), [](const std::string& w) {
+    return UnusableNodeStates().count(w) != 0 || w.empty();
+  });
+}
+
+class SlurmCli final : public SlurmClient {
+ public:
+  explicit SlurmCli(SlurmCliOptions options) : options_(std::move(options)) {}
+
+  Result<std::string> Submit(const SlurmJobRequest& r) override {
+    std::vector<std::string> argv = {Program("sbatch"), "--parsable", "--nodes=" + std::to_string(r.nodes),
+                                     "--ntasks-per-node=1", "-J", r.name, "--comment=" + r.comment,
+                                     "--partition=" + r.partition};
+    if (!r.account.empty()) argv.push_back("--account=" + r.account);
+    if (!r.constraint.empty()) argv.push_back("--constraint=" + r.constraint);
+    if (!r.gres.empty()) argv.push_back("--gres=" + r.gres);
+    if (r.cpus_per_node > 0) argv.push_back("--cpus-per-task=" + std::to_string(r.cpus_per_node));
+    if (r.memory_mb_per_node > 0) argv.push_back("--mem=" + std::to_string(r.memory_mb_per_node));
+    if (!r.work_dir.empty()) argv.push_back("--chdir=" + r.work_dir);
+    if (!r.output.empty()) argv.insert(argv.end(), {"--output=" + r.output, "--error=" + r.output});
+    // Slurm must not requeue or preempt on its own: Allot decides, and a requeued job would run
+    // an attempt twice.
+    argv.insert(argv.end(), {"--no-requeue", "--export=NONE", r.script_path});
+    Result<CommandOutput> out = Run(argv);
+    if (!out.ok()) return out.status();
+    const std::string line(Trim(out->out.substr(0, out->out.find('\n'))));
+    const std::string id = line.substr(0, line.find(';'));
+    if (id.empty() || !std::all_of(id.begin(), id.end(), ::isdigit)) {
+      return Internal("sbatch printed no job id: '" + std::string(Trim(out->out)) + "'");
+    }
+    return id;
+  }
+
+  Status Signal(const std::string& id, const std::string& signal, bool full) override {
+    std::vector<std::string> argv = {Program("scancel"), "--signal=" + signal};
+    if (full) argv.emplace_back("--full");
+    argv.push_back(id);
+    return Run(argv).status();
+  }
+
+  Status Cancel(const std::string& id) override {
+    return Run({Program("scancel"), id}).status();
+  }
+
+  Result<std::vector<SlurmJob>> Jobs() override {
+    Result<CommandOutput> out = Run({Program("squeue"), "--json"});
+    if (!out.ok()) return out.status();
+    return ParseSqueueJson(out->out);
+  }
+
+  Status CheckProgram(const std::string& program) override {
+    Result<CommandOutput> out = Run({Program(program), "--version"});
+    if (out.ok()) return Status::Ok();
+    return FailedPrecondition("Slurm's " + program + " does not work here (install slurm-client, "
+                              "or put it on PATH): " + out.status().message());
+  }
+
+  Result<std::vector<SlurmNode>> Nodes() override {
+    Result<CommandOutput> out = Run({Program("sinfo"), "--json"});
+    if (!out.ok()) return out.status();
+    return ParseNodesJson(out->out);
+  }
+
+ private:
+  std::string Program(const std::string& name) const {
+    return options_.bin_dir.empty() ? name : options_.bin_dir + "/" + name;
+  }
+
+  // A nonzero exit is an error too: its message is the command and what it said on stderr.
+  Result<CommandOutput> Run(const std::vector<std::string>& argv) const {
+    CommandRequest request;
+    request.argv = argv;
+    request.timeout = options_.timeout;
+    if (!options_.slurm_conf.empty()) request.environment["SLURM_CONF"] = options_.slurm_conf;
+    Result<CommandOutput> out = RunCommand(request);
+    if (!out.ok()) return out.status();
+    if (out->exit_code != 0) {
+      std::string said(Trim(out->err.empty() ? out->out : out->err));
+      if (said.size() > 500) said = said.substr(0, 500) + "...";
+      return Status(StatusCode::kUnavailable, "'" + CommandLine(argv) + "' failed (exit " +
+                                                  std::to_string(out->exit_code) + "): " + said);
+    }
+    return out;
+  }
+
+  const SlurmCliOptions options_;
+};
+
+}  // namespace
+
+bool SlurmStateEnded(const std::string& state) {
+  static const std::set<std::string> ended = {
+      "COMPLETED", "FAILED",   "CANCELLED", "TIMEOUT",       "NODE_FAIL",
+      "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "SPECIAL_EXIT"};
+  return ended.count(std::string(Split(state, '+').front())) != 0;
+}
+
+bool SlurmStatePending(const std::string& state) {
+  const std::string base(Split(state, '+').front());
+  return base == "PENDING" || base == "REQUEUED" || base == "REQUEUE_HOLD" ||
+         base == "REQUEUE_FED" || base == "CONFIGURING" || base == "SUSPENDED";
+}
+
+Result<std::vector<SlurmJob>> ParseSqueueJson(const std::string& text) {
+  Result<Json> doc = ParseDocument(text, "squeue --json");
+  if (!doc.ok()) return doc.status();
+  const auto jobs = doc->find("jobs");
+  if (jobs == doc->end() || !jobs->is_array()) return InvalidArgument("squeue --json: no jobs");
+  std::vector<SlurmJob> out;
+  for (const Json& j : *jobs) {
+    if (!j.is_object()) continue;
+    SlurmJob job;
+    job.id = Text(j, "job_id");
+    job.name = Text(j, "name");
+    job.comment = Text(j, "comment");
+    job.state = Upper(Text(j, "job_state"));
+    job.reason = Text(j, "state_reason");
+    job.nodes = Text(j, "nodes");
+    job.work_dir = Text(j, "current_working_directory");
+    job.exit_code = ExitCode(j);
+    if (!job.id.empty()) out.push_back(std::move(job));
+  }
+  return out;
+}
+
+Result<std::vector<SlurmNode>> ParseNodesJson(const std::string& text) {
+  Result<Json> doc = ParseDocument(text, "sinfo --json");
+  if (!doc.ok()) return doc.status();
+  const auto nodes = doc->find("nodes");
+  if (nodes == doc->end() || !nodes->is_array()) return InvalidArgument("no nodes in the answer");
+  std::vector<SlurmNode> out;
+  for (const Json& n : *nodes) {
+    if (!n.is_object()) continue;
+    SlurmNode node;
+    node.name = Text(n, "name");
+    node.address = Text(n, "address");
+    node.state = Upper(Text(n, "state"));
+    node.usable = NodeUsable(node.state, n);
+    for (const Json& p : n.value("partitions", Json::array())) {
+      if (p.is_string()) node.partitions.push_back(p.get<std::string>());
+    }
+    if (!node.name.empty()) out.push_back(std::move(node));
+  }
+  return out;
+}
+
+std::unique_ptr<SlurmClient> NewSlurmCli(const SlurmCliOptions& options) {
+  return std::make_unique<SlurmCli>(options);
+}
+
+}  // namespace allot::exec

@@ -1,0 +1,784 @@
+#include "exec/slurm_executor.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/strings.h"
+#include "env/files.h"
+#include "exec/host_files.h"
+#include "exec/hostlist.h"
+#include "exec/local_executor.h"
+#include "exec/sagemaker_layout.h"
+#include "exec/slurm_launch.h"
+#include "exec/slurm_node.h"
+
+namespace allot::exec {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using AttemptKey = std::pair<model::JobId, int>;
+
+constexpr char kRefPrefix[] = "slurm:";
+constexpr char kPlatformError[] = "Received status from SageMaker: InternalServerError: ";
+constexpr auto kCheckpointScan = std::chrono::milliseconds(500);
+
+Clock::duration Millis(Duration ms) { return std::chrono::milliseconds(ms); }
+
+// What is known of one host of a Slurm attempt, from its files on the shared directory.
+struct SlurmHost {
+  std::string dir;
+  std::string node;  // the Slurm node, once known
+  std::optional<int> exit_code;  // status.json; negative: killed by that signal
+  std::string launch_error;      // launch-error
+  std::string output_dir;        // supervisor.json's output_dir
+  std::string limits;            // supervisor.json's limits
+  bool failed_on_its_own = false;
+};
+
+struct SlurmAttempt {
+  model::JobId job = 0;
+  int attempt = 0;
+  std::string name;
+  std::string attempt_dir;
+  std::string job_dir;
+  std::string sync_dir;
+  CopyIdentity copy_as;
+  Timestamp checkpoint = 0;
+  std::vector<SlurmHost> hosts;
+  std::string slurm_id;   // empty while sbatch runs
+  bool started = false;   // `started` reported (or adopted)
+  bool stopping = false;
+  std::string stop_reason;
+  std::optional<Clock::time_point> kill_deadline;
+  bool signalled = false;  // scancel --signal=TERM sent for this stop
+  bool cancelled = false;  // scancel sent
+  std::string state;       // Slurm's, as last polled
+  std::string reason;
+  std::optional<Clock::time_point> slurm_done_at;  // first poll that found the job ended
+};
+
+std::string ReadText(const std::string& path) {
+  Result<std::string> text = env::ReadFile(path);
+  return text.ok() ? std::string(Trim(*text)) : std::string();
+}
+
+// Reads what the hosts left: status, launch error, supervisor record.
+void RefreshHosts(SlurmAttempt& attempt) {
+  for (SlurmHost& host : attempt.hosts) {
+    if (host.exit_code) continue;
+    if (Result<HostStatus> status = ReadHostStatus(host.dir); status.ok()) {
+      host.exit_code = status->exit_code;
+    }
+    if (host.output_dir.empty()) {
+      if (Result<SupervisorRecord> record = ReadSupervisorRecord(host.dir); record.ok()) {
+        host.output_dir = record->output_dir;
+        host.limits = record->limits;
+      }
+    }
+    if (host.launch_error.empty()) {
+      host.launch_error = ReadText(host.dir + "/" + kLaunchErrorFile);
+      if (!host.launch_error.empty()) host.exit_code = 127;
+    }
+  }
+}
+
+std::string HostLabel(const SlurmAttempt& attempt, std::size_t index) {
+  const std::string name = HostName(static_cast<int>(index) + 1);
+  const std::string& node = attempt.hosts[index].node;
+  return node.empty() ? name : name + " (node " + node + ")";
+}
+
+// Why a host that left no exit status is gone, from what Slurm says of the job.
+std::string MissingHostReason(const SlurmAttempt& attempt, std::size_t index) {
+  const std::string base(Split(attempt.state, '+').front());
+  const std::string job = "Slurm job " + attempt.slurm_id;
+  const std::string node = attempt.hosts[index].node;
+  if (base == "NODE_FAIL" || base == "BOOT_FAIL") {
+    return kPlatformError + job + " ended with " + base + (node.empty() ? "" : " on " + node);
+  }
+  if (base == "CANCELLED") {
+    return kPlatformError + job + " was cancelled outside Allot (scancel)";
+  }
+  if (base == "TIMEOUT" || base == "DEADLINE" || base == "PREEMPTED" || base == "OUT_OF_MEMORY") {
+    return kPlatformError + job + " ended with " + base + " (Slurm's own limit)";
+  }
+  if (base.empty()) {
+    return kPlatformError + job + " is no longer known to Slurm and " + HostLabel(attempt, index) +
+           " left no exit status";
+  }
+  return kPlatformError + job + " ended " + base + " and " + HostLabel(attempt, index) +
+         " left no exit status";
+}
+
+AttemptExit MakeSlurmExit(const SlurmAttempt& attempt) {
+  AttemptExit exit;
+  exit.job = attempt.job;
+  exit.attempt = attempt.attempt;
+  exit.succeeded = true;
+  std::optional<std::size_t> first_failed;
+  std::optional<std::size_t> first_on_its_own;
+  for (std::size_t i = 0; i < attempt.hosts.size(); ++i) {
+    const SlurmHost& host = attempt.hosts[i];
+    const int code = host.exit_code.value_or(-9);
+    exit.exit_codes.push_back(code);
+    if (host.exit_code && code == 0) continue;
+    exit.succeeded = false;
+    if (!first_failed) first_failed = i;
+    if (host.failed_on_its_own && !first_on_its_own) first_on_its_own = i;
+  }
+  const std::optional<std::size_t> named = first_on_its_own ? first_on_its_own : first_failed;
+  if (named) {
+    const SlurmHost& host = attempt.hosts[*named];
+    const std::string failure = host.output_dir.empty() ? "" : FailureMessage(host.output_dir);
+    if (!host.launch_error.empty()) {
+      exit.reason = kPlatformError + host.launch_error;
+    } else if (!failure.empty()) {
+      exit.reason = JobFailureReason(failure);
+    } else if (host.exit_code) {
+      exit.reason = HostFailureReason(HostName(static_cast<int>(*named) + 1), *host.exit_code);
+    } else if (attempt.stopping && attempt.started) {
+      exit.reason = HostFailureReason(HostName(static_cast<int>(*named) + 1), -9);
+    } else if (attempt.stopping) {
+      exit.reason = std::string(kPlatformError) + "stopped before Slurm started it";
+    } else {
+      exit.reason = MissingHostReason(attempt, *named);
+    }
+  }
+  if (!attempt.hosts.empty()) exit.enforced_limits = attempt.hosts.front().limits;
+  return exit;
+}
+
+Timestamp NewestCheckpoint(const std::string& job_dir) {
+  const Result<std::string> dir = JobCheckpointDir(job_dir);
+  return dir.ok() ? NewestFileTime(*dir) : 0;
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+class SlurmExecutorImpl final : public Executor {
+ public:
+  SlurmExecutorImpl(SlurmOptions options, std::unique_ptr<SlurmClient> client, Callbacks callbacks)
+      : options_(std::move(options)), client_(std::move(client)), callbacks_(std::move(callbacks)) {
+    for (int i = 0; i < std::max(options_.submitters, 1); ++i) {
+      workers_.emplace_back([this] { WorkLoop(); });
+    }
+    poller_ = std::thread([this] { PollLoop(); });
+    notifier_ = std::thread([this] { CallbackLoop(); });
+  }
+
+  ~SlurmExecutorImpl() override {
+    Detach();
+    if (notifier_.joinable()) notifier_.join();
+  }
+
+  SlurmExecutorImpl(const SlurmExecutorImpl&) = delete;
+  SlurmExecutorImpl& operator=(const SlurmExecutorImpl&) = delete;
+
+  Status Launch(const LaunchSpec& spec) override;
+  void Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) override;
+  Status Adopt(const AdoptSpec& spec) override;
+  void Detach() override;
+  bool SandboxActive() const override { return options_.sandbox; }
+  void ConfigurationChanged() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    next_node_check_ = Clock::now();
+    poll_cv_.notify_all();
+  }
+
+ private:
+  Status PrepareFiles(const LaunchSpec& spec);
+  void Submitted(const AttemptKey& key, const Result<std::string>& id);
+  void BeginStop(SlurmAttempt& attempt, const std::string& reason, Duration grace);  // mu_
+  void Cancel(SlurmAttempt& attempt);                                                // mu_
+  void PollLoop();
+  void PollOnce();
+  void Observe(const std::map<std::string, SlurmJob>& jobs, bool listed);  // mu_
+  bool ObserveOne(SlurmAttempt& attempt, const SlurmJob* job, bool listed);  // mu_
+  void CheckNodes();
+  void ScanCheckpoints();
+  void WorkLoop();
+  void CallbackLoop();
+  void Enqueue(std::function<void()> work);  // mu_
+  void Post(std::function<void()> callback);  // mu_
+  void PostEnded(const SlurmAttempt& attempt);  // mu_
+  void Warn(const std::string& event, const std::string& message) const;
+  bool FastPoll() const;  // mu_
+
+  const SlurmOptions options_;
+  const std::unique_ptr<SlurmClient> client_;
+  const Callbacks callbacks_;
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;
+  std::condition_variable poll_cv_;
+  std::condition_variable callback_cv_;
+  bool detached_ = false;
+  std::map<AttemptKey, SlurmAttempt> attempts_;
+  std::deque<std::function<void()>> work_;
+  std::deque<std::function<void()>> pending_;
+  std::map<std::string, std::string> node_addresses_;
+  std::set<std::string> short_types_;  // instance types already warned about
+  Clock::time_point next_node_check_ = Clock::now();
+  Clock::time_point next_scan_ = Clock::now();
+  bool poll_failing_ = false;
+
+  std::mutex detach_mu_;
+  std::vector<std::thread> workers_;
+  std::thread poller_;
+  std::thread notifier_;
+};
+
+void SlurmExecutorImpl::Warn(const std::string& event, const std::string& message) const {
+  if (options_.warn) {
+    options_.warn(event, message);
+  } else {
+    std::fprintf(stderr, "allot: %s: %s\n", event.c_str(), message.c_str());
+  }
+}
+
+// The attempt's files on the shared directory: the host directories, launch.json and batch.sh.
+Status SlurmExecutorImpl::PrepareFiles(const LaunchSpec& spec) {
+  std::error_code ec;
+  fs::create_directories(spec.attempt_dir, ec);
+  if (ec) return Internal("cannot create '" + spec.attempt_dir + "': " + ec.message());
+  for (int k = 1; k <= spec.instance_count; ++k) {
+    const fs::path dir = fs::path(spec.attempt_dir) / HostName(k);
+    fs::create_directories(dir, ec);
+    if (ec) return Internal("cannot create '" + dir.string() + "': " + ec.message());
+    for (const char* stale : {kStatusFile, kStopFile, kSupervisorFile, kLaunchErrorFile}) {
+      fs::remove(dir / stale, ec);
+    }
+  }
+  SlurmLaunch launch;
+  launch.spec = spec;
+  launch.sandbox = options_.sandbox;
+  launch.srun = options_.srun;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    launch.node_addresses = node_addresses_;
+  }
+  const std::string launch_file = spec.attempt_dir + "/" + kLaunchFile;
+  ALLOT_RETURN_IF_ERROR(WriteSlurmLaunch(launch_file, launch));
+  const std::string script = "#!/bin/sh\n# Allot job " + spec.job_id + " attempt " +
+                             std::to_string(spec.attempt) + " (" + spec.name + ")\nexec " +
+                             Quote(spec.self_exe) + " __slurmbatch --launch " +
+                             Quote(launch_file) + "\n";
+  return env::WriteFileAtomically(spec.attempt_dir + "/" + kBatchScript, script, 0700);
+}
+
+Status SlurmExecutorImpl::Launch(const LaunchSpec& spec) {
+  if (spec.argv.empty() || spec.argv[0].empty()) {
+    return InvalidArgument("job " + spec.name + ": the command is empty");
+  }
+  if (spec.instance_count < 1) {
+    return InvalidArgument("job " + spec.name + ": the instance count must be at least 1");
+  }
+  if (spec.attempt_dir.empty()) return InvalidArgument("job " + spec.name + ": no attempt directory");
+  const auto placement = options_.placements.find(spec.instance_type);
+  if (placement == options_.placements.end()) {
+    return FailedPrecondition("instance type " + spec.instance_type +
+                              " has no Slurm placement in --slurm-map");
+  }
+  const AttemptKey key{spec.job, spec.attempt};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (detached_) return FailedPrecondition("the executor is detached");
+    if (attempts_.count(key) != 0) {
+      return AlreadyExists("attempt " + std::to_string(spec.attempt) + " of job " + spec.name +
+                           " is running");
+    }
+  }
+  const CopyIdentity copy_as = CopyIdentityOf(spec, LayoutOptions{.sandbox = options_.sandbox});
+  ALLOT_RETURN_IF_ERROR(RestoreCheckpoints(spec.job_dir, spec.checkpoint_sync_dir, copy_as));
+  ALLOT_RETURN_IF_ERROR(PrepareFiles(spec));
+
+  SlurmAttempt attempt;
+  attempt.job = spec.job;
+  attempt.attempt = spec.attempt;
+  attempt.name = spec.name;
+  attempt.attempt_dir = spec.attempt_dir;
+  attempt.job_dir = spec.job_dir;
+  attempt.sync_dir = spec.checkpoint_sync_dir;
+  attempt.copy_as = copy_as;
+  if (!spec.job_dir.empty()) attempt.checkpoint = NewestCheckpoint(spec.job_dir);
+  for (int k = 1; k <= spec.instance_count; ++k) {
+    attempt.hosts.push_back(SlurmHost{.dir = spec.attempt_dir + "/" + HostName(k)});
+  }
+  SlurmJobRequest request;
+  request.script_path = spec.attempt_dir + "/" + kBatchScript;
+  request.name = spec.name;
+  request.comment = spec.job_id;
+  request.account = spec.share;
+  request.partition = placement->second.partition;
+  request.constraint = placement->second.constraint;
+  request.gres = placement->second.gres;
+  request.nodes = spec.instance_count;
+  request.cpus_per_node = placement->second.cpus;
+  request.memory_mb_per_node = placement->second.memory_mb;
+  request.work_dir = spec.attempt_dir;
+  request.output = spec.attempt_dir + "/slurm-%j.out";
+
+  std::lock_guard<std::mutex> lock(mu_);
+  if (detached_) return FailedPrecondition("the executor is detached");
+  attempts_.emplace(key, std::move(attempt));
+  Enqueue([this, key, request] { Submitted(key, client_->Submit(request)); });
+  return Status::Ok();
+}
+
+void SlurmExecutorImpl::Submitted(const AttemptKey& key, const Result<std::string>& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = attempts_.find(key);
+  if (it == attempts_.end()) return;
+  SlurmAttempt& attempt = it->second;
+  if (!id.ok()) {
+    // Nothing runs: the attempt ends here, failed, with Slurm's own words.
+    AttemptExit exit;
+    exit.job = key.first;
+    exit.attempt = key.second;
+    exit.reason = kPlatformError + ("Slurm did not take the job: " + id.status().message());
+    exit.exit_codes.assign(attempt.hosts.size(), -9);
+    attempts_.erase(it);
+    Post([this, exit] {
+      if (callbacks_.ended) callbacks_.ended(exit);
+    });
+    return;
+  }
+  attempt.slurm_id = *id;
+  const Status kept =
+      env::WriteFileAtomically(attempt.attempt_dir + "/" + kSlurmJobIdFile, *id + "\n");
+  if (!kept.ok()) Warn("slurm.job_id_not_kept", kept.message());
+  if (callbacks_.submitted) {
+    Post([this, key, ref = kRefPrefix + *id] { callbacks_.submitted(key.first, key.second, ref); });
+  }
+  if (attempt.stopping) Cancel(attempt);  // stopped while sbatch ran
+  poll_cv_.notify_all();
+}
+
+// A job that runs gets the stop through stop.json and SIGTERM; one that waits is cancelled.
+void SlurmExecutorImpl::BeginStop(SlurmAttempt& attempt, const std::string& reason,
+                                  Duration grace) {
+  const Clock::time_point now = Clock::now();
+  const Clock::time_point deadline = now + Millis(std::max<Duration>(grace, 0));
+  if (!attempt.kill_deadline || deadline < *attempt.kill_deadline) attempt.kill_deadline = deadline;
+  if (!attempt.stopping) attempt.stop_reason = reason;
+  attempt.stopping = true;
+  if (attempt.slurm_id.empty()) return;  // Submitted() cancels it
+  if (!attempt.started) {
+    Cancel(attempt);
+    return;
+  }
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*attempt.kill_deadline - now);
+  const StopRequest request{attempt.stop_reason, std::max<Duration>(left.count(), 0)};
+  for (const SlurmHost& host : attempt.hosts) {
+    if (host.exit_code) continue;
+    const Status written = WriteStopRequest(host.dir, request);
+    if (!written.ok()) Warn("slurm.stop_file", written.message());
+  }
+  Enqueue([this, id = attempt.slurm_id] {
+    const Status s = client_->Signal(id, "TERM", /*full=*/true);
+    if (!s.ok()) Warn("slurm.signal_failed", s.message());
+  });
+  attempt.signalled = true;
+}
+
+void SlurmExecutorImpl::Cancel(SlurmAttempt& attempt) {
+  if (attempt.cancelled || attempt.slurm_id.empty()) return;
+  attempt.cancelled = true;
+  Enqueue([this, id = attempt.slurm_id] {
+    const Status s = client_->Cancel(id);
+    if (!s.ok()) Warn("slurm.cancel_failed", s.message());
+  });
+}
+
+void SlurmExecutorImpl::Stop(model::JobId job, int attempt, Duration grace,
+                             model::StopKind kind) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (detached_) return;
+  const auto it = attempts_.find(AttemptKey{job, attempt});
+  if (it == attempts_.end()) return;
+  BeginStop(it->second, StopReasonWord(kind), grace);
+  poll_cv_.notify_all();
+}
+
+Status SlurmExecutorImpl::Adopt(const AdoptSpec& spec) {
+  const AttemptKey key{spec.job, spec.attempt};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (detached_) return FailedPrecondition("the executor is detached");
+    if (attempts_.count(key) != 0) {
+      return AlreadyExists("attempt " + std::to_string(spec.attempt) + " of job " +
+                           std::to_string(spec.job) + " is watched");
+    }
+  }
+  std::string id;
+  if (spec.executor_ref.rfind(kRefPrefix, 0) == 0) id = spec.executor_ref.substr(6);
+  if (id.empty()) id = ReadText(spec.attempt_dir + "/" + kSlurmJobIdFile);
+  if (id.empty()) {
+    // Submitted just before the server went down: its working directory names it.
+    Result<std::vector<SlurmJob>> jobs = client_->Jobs();
+    if (!jobs.ok()) return jobs.status();
+    for (const SlurmJob& job : *jobs) {
+      if (job.work_dir == spec.attempt_dir) id = job.id;
+    }
+  }
+  if (id.empty()) {
+    return NotFound("attempt " + std::to_string(spec.attempt) + " of job " +
+                    std::to_string(spec.job) + " was never submitted to Slurm");
+  }
+  SlurmAttempt attempt;
+  attempt.job = spec.job;
+  attempt.attempt = spec.attempt;
+  attempt.name = std::to_string(spec.job);
+  attempt.attempt_dir = spec.attempt_dir;
+  attempt.job_dir = spec.job_dir;
+  attempt.sync_dir = spec.checkpoint_sync_dir;
+  if (options_.sandbox) {
+    LaunchSpec as_launched;
+    as_launched.user = spec.user;
+    attempt.copy_as = CopyIdentityOf(as_launched, LayoutOptions{.sandbox = true});
+  }
+  attempt.slurm_id = id;
+  attempt.started = true;  // the server restores it as RUNNING; `started` is not reported again
+  if (!spec.job_dir.empty()) attempt.checkpoint = NewestCheckpoint(spec.job_dir);
+  for (int k = 1; k <= std::max(spec.instance_count, 1); ++k) {
+    attempt.hosts.push_back(SlurmHost{.dir = spec.attempt_dir + "/" + HostName(k)});
+  }
+  // A stop the earlier server began goes on, with what is left of its grace at most.
+  for (const SlurmHost& host : attempt.hosts) {
+    if (Result<StopRequest> stop = ReadStopRequest(host.dir); stop.ok()) {
+      attempt.stopping = true;
+      attempt.signalled = true;
+      attempt.stop_reason = stop->reason;
+      attempt.kill_deadline = Clock::now() + Millis(stop->grace_ms);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  attempts_.emplace(key, std::move(attempt));
+  poll_cv_.notify_all();
+  return Status::Ok();
+}
+
+void SlurmExecutorImpl::Detach() {
+  std::lock_guard<std::mutex> detach_lock(detach_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    detached_ = true;
+    pending_.clear();
+    work_.clear();
+  }
+  work_cv_.notify_all();
+  poll_cv_.notify_all();
+  callback_cv_.notify_all();
+  for (std::thread& w : workers_) {
+    if (w.joinable()) w.join();
+  }
+  if (poller_.joinable()) poller_.join();
+  if (notifier_.joinable() && std::this_thread::get_id() != notifier_.get_id()) notifier_.join();
+}
+
+void SlurmExecutorImpl::Enqueue(std::function<void()> work) {
+  work_.push_back(std::move(work));
+  work_cv_.notify_one();
+}
+
+void SlurmExecutorImpl::Post(std::function<void()> callback) {
+  pending_.push_back(std::move(callback));
+  callback_cv_.notify_all();
+}
+
+void SlurmExecutorImpl::WorkLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    work_cv_.wait(lock, [this] { return detached_ || !work_.empty(); });
+    if (detached_) return;
+    std::function<void()> work = std::move(work_.front());
+    work_.pop_front();
+    lock.unlock();
+    work();
+    lock.lock();
+  }
+}
+
+void SlurmExecutorImpl::CallbackLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    callback_cv_.wait(lock, [this] { return detached_ || !pending_.empty(); });
+    if (detached_) return;
+    std::function<void()> callback = std::move(pending_.front());
+    pending_.pop_front();
+    lock.unlock();
+    callback();
+    lock.lock();
+  }
+}
+
+void SlurmExecutorImpl::PostEnded(const SlurmAttempt& attempt) {
+  Post([this, exit = MakeSlurmExit(attempt), job_dir = attempt.job_dir,
+        sync_dir = attempt.sync_dir, copy_as = attempt.copy_as, reported = attempt.checkpoint] {
+    if (!job_dir.empty()) {
+      if (const Status synced = SyncCheckpoints(job_dir, sync_dir, copy_as); !synced.ok()) {
+        Warn("slurm.checkpoint_sync_failed", "job " + std::to_string(exit.job) + " attempt " +
+                                                 std::to_string(exit.attempt) + ": " +
+                                                 synced.message());
+      }
+      const Timestamp newest = NewestCheckpoint(job_dir);
+      if (newest > reported && callbacks_.checkpoint) {
+        callbacks_.checkpoint(exit.job, exit.attempt, newest);
+      }
+    }
+    if (callbacks_.ended) callbacks_.ended(exit);
+  });
+}
+
+// Fast while an attempt is about to change: waiting to start, stopping, or ending.
+bool SlurmExecutorImpl::FastPoll() const {
+  return std::any_of(attempts_.begin(), attempts_.end(), [](const auto& entry) {
+    const SlurmAttempt& a = entry.second;
+    return !a.started || a.stopping || a.slurm_done_at.has_value();
+  });
+}
+
+void SlurmExecutorImpl::PollLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!detached_) {
+    const bool check_nodes = Clock::now() >= next_node_check_;
+    if (check_nodes) next_node_check_ = Clock::now() + Millis(options_.node_check_interval);
+    lock.unlock();
+    PollOnce();
+    ScanCheckpoints();
+    if (check_nodes) CheckNodes();
+    lock.lock();
+    if (detached_) break;
+    const Duration interval = FastPoll() ? options_.fast_poll_interval : options_.poll_interval;
+    poll_cv_.wait_until(lock, std::min(Clock::now() + Millis(interval), next_node_check_));
+  }
+}
+
+void SlurmExecutorImpl::PollOnce() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool any = std::any_of(attempts_.begin(), attempts_.end(),
+                                 [](const auto& e) { return !e.second.slurm_id.empty(); });
+    if (!any) return;
+  }
+  Result<std::vector<SlurmJob>> jobs = client_->Jobs();
+  std::map<std::string, SlurmJob> by_id;
+  if (jobs.ok()) {
+    for (const SlurmJob& job : *jobs) by_id.emplace(job.id, job);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!jobs.ok()) {
+    // Nothing is decided on a failed poll: a cluster that does not answer ends no attempt.
+    if (!poll_failing_) Warn("slurm.poll_failed", jobs.status().message());
+    poll_failing_ = true;
+  } else if (poll_failing_) {
+    Warn("slurm.poll_recovered", "squeue answers again");
+    poll_failing_ = false;
+  }
+  Observe(by_id, jobs.ok());
+}
+
+void SlurmExecutorImpl::Observe(const std::map<std::string, SlurmJob>& jobs, bool listed) {
+  for (auto it = attempts_.begin(); it != attempts_.end();) {
+    SlurmAttempt& attempt = it->second;
+    if (attempt.slurm_id.empty()) {
+      ++it;
+      continue;
+    }
+    const auto found = jobs.find(attempt.slurm_id);
+    if (ObserveOne(attempt, found == jobs.end() ? nullptr : &found->second, listed)) {
+      PostEnded(attempt);
+      it = attempts_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+}
+
+// True once the attempt has ended: Slurm no longer runs it and every host's outcome is known.
+bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job, bool listed) {
+  const Clock::time_point now = Clock::now();
+  if (job != nullptr) {
+    attempt.state = job->state;
+    attempt.reason = job->reason;
+    if (!job->nodes.empty() && attempt.hosts.front().node.empty()) {
+      if (Result<std::vector<std::string>> nodes = ExpandHostList(job->nodes);
+          nodes.ok() && nodes->size() == attempt.hosts.size()) {
+        for (std::size_t i = 0; i < nodes->size(); ++i) attempt.hosts[i].node = (*nodes)[i];
+      }
+    }
+  }
+  const bool pending = job != nullptr && SlurmStatePending(job->state);
+  const bool ended = (job != nullptr && SlurmStateEnded(job->state)) || (job == nullptr && listed);
+  RefreshHosts(attempt);
+  // A job that ran and ended between two polls is reported started before it ends.
+  const bool left_files = std::any_of(attempt.hosts.begin(), attempt.hosts.end(), [](const auto& h) {
+    return h.exit_code.has_value() || !h.output_dir.empty();
+  });
+  const bool runs = !pending && !ended && job != nullptr;
+  if ((runs || (ended && left_files)) && !attempt.started) {
+    attempt.started = true;
+    if (callbacks_.started) {
+      std::vector<HostProcess> hosts;
+      for (const SlurmHost& host : attempt.hosts) hosts.push_back(HostProcess{.host = host.node});
+      Post([this, job = attempt.job, n = attempt.attempt, hosts] {
+        callbacks_.started(job, n, hosts);
+      });
+    }
+    // A stop that came while it waited for nodes and found it running.
+    if (attempt.stopping && !attempt.signalled && !attempt.cancelled) {
+      BeginStop(attempt, attempt.stop_reason, 0);
+    }
+  }
+  if (!ended) {
+    // A host that failed on its own stops the others, as on one machine.
+    for (SlurmHost& host : attempt.hosts) {
+      if (host.exit_code && *host.exit_code != 0 && !attempt.stopping) host.failed_on_its_own = true;
+    }
+    const bool failed = std::any_of(attempt.hosts.begin(), attempt.hosts.end(),
+                                    [](const SlurmHost& h) { return h.failed_on_its_own; });
+    if (failed && !attempt.stopping) BeginStop(attempt, "termination", options_.failure_grace);
+    if (attempt.stopping && attempt.kill_deadline && !attempt.cancelled &&
+        now >= *attempt.kill_deadline + Millis(options_.kill_margin)) {
+      Cancel(attempt);
+    }
+    if (attempt.stopping && !attempt.started && !attempt.cancelled) Cancel(attempt);
+    return false;
+  }
+  if (!attempt.slurm_done_at) attempt.slurm_done_at = now;
+  const bool all_known = std::all_of(attempt.hosts.begin(), attempt.hosts.end(),
+                                     [](const SlurmHost& h) { return h.exit_code.has_value(); });
+  if (all_known) return true;
+  // A job that never ran leaves no files; one that ran may still be writing them to a shared
+  // file system that lags.
+  const bool ran = attempt.started;
+  return !ran || now >= *attempt.slurm_done_at + Millis(options_.missing_status_wait);
+}
+
+void SlurmExecutorImpl::ScanCheckpoints() {
+  std::vector<std::pair<AttemptKey, std::string>> dirs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Clock::now() < next_scan_) return;
+    next_scan_ = Clock::now() + kCheckpointScan;
+    for (const auto& [key, attempt] : attempts_) {
+      if (attempt.started && !attempt.job_dir.empty()) dirs.emplace_back(key, attempt.job_dir);
+    }
+  }
+  if (dirs.empty()) return;
+  std::vector<Timestamp> newest;
+  newest.reserve(dirs.size());
+  for (const auto& [key, dir] : dirs) newest.push_back(NewestCheckpoint(dir));
+  std::lock_guard<std::mutex> lock(mu_);
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    const auto it = attempts_.find(dirs[i].first);
+    if (it == attempts_.end() || newest[i] <= it->second.checkpoint) continue;
+    it->second.checkpoint = newest[i];
+    if (callbacks_.checkpoint) {
+      Post([this, key = dirs[i].first, time = newest[i]] {
+        callbacks_.checkpoint(key.first, key.second, time);
+      });
+    }
+  }
+}
+
+// Keeps the nodes' addresses for /etc/hosts, and says when a partition has fewer usable nodes
+// than an environment may ask of it (again after it recovered and fell short once more).
+void SlurmExecutorImpl::CheckNodes() {
+  Result<std::vector<SlurmNode>> nodes = client_->Nodes();
+  if (!nodes.ok()) {
+    Warn("slurm.nodes_unknown", nodes.status().message());
+    return;
+  }
+  std::map<std::string, std::string> addresses;
+  std::map<std::string, int> usable;  // by partition
+  for (const SlurmNode& node : *nodes) {
+    if (!node.address.empty()) addresses[node.name] = node.address;
+    if (!node.usable) continue;
+    for (const std::string& p : node.partitions) ++usable[p];
+  }
+  std::map<std::string, int> required;
+  if (options_.required_instances) required = options_.required_instances();
+  std::vector<std::pair<std::string, std::string>> warnings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    node_addresses_ = std::move(addresses);
+    for (const auto& [type, count] : required) {
+      const auto placement = options_.placements.find(type);
+      if (placement == options_.placements.end()) {
+        if (short_types_.insert(type).second) {
+          warnings.emplace_back("slurm.no_placement",
+                                "instance type " + type +
+                                    " is in a service environment but not in --slurm-map: its "
+                                    "jobs cannot run");
+        }
+        continue;
+      }
+      const int have = usable[placement->second.partition];
+      if (have >= count) {
+        short_types_.erase(type);
+        continue;
+      }
+      if (short_types_.insert(type).second) {
+        warnings.emplace_back("slurm.partition_short",
+                              "partition " + placement->second.partition + " has " +
+                                  std::to_string(have) + " usable nodes, but the service "
+                                  "environments allow " + std::to_string(count) + " " + type +
+                                  " instances (one instance is one node)");
+      }
+    }
+  }
+  for (const auto& [event, message] : warnings) Warn(event, message);
+}
+
+}  // namespace
+
+Status CheckSlurmCluster(SlurmClient& client, const SlurmOptions& options) {
+  Result<std::vector<SlurmNode>> nodes = client.Nodes();
+  if (!nodes.ok()) {
+    return FailedPrecondition("the Slurm cluster does not answer: " + nodes.status().message());
+  }
+  std::set<std::string> names;
+  for (const SlurmNode& node : *nodes) names.insert(node.partitions.begin(), node.partitions.end());
+  for (const auto& [type, placement] : options.placements) {
+    if (names.count(placement.partition) != 0) continue;
+    std::string known;
+    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+    return FailedPrecondition("--slurm-map: instance type " + type + " names partition '" +
+                              placement.partition + "', which the cluster does not have (it has: " +
+                              known + ")");
+  }
+  // sbatch, squeue and scancel are run later; a missing one is said now, not at the first job.
+  for (const char* program : {"sbatch", "squeue", "scancel", "srun"}) {
+    ALLOT_RETURN_IF_ERROR(client.CheckProgram(program));
+  }
+  return Status::Ok();
+}
+
+std::unique_ptr<Executor> NewSlurmExecutor(const SlurmOptions& options,
+                                           std::unique_ptr<SlurmClient> client,
+                                           Callbacks callbacks) {
+  return std::make_unique<SlurmExecutorImpl>(options, std::move(client), std::move(callbacks));
+}
+
+}  // namespace allot::exec
