@@ -10,6 +10,12 @@ session) and everything below them: the supervisors and the jobs run with a clea
 so the marker variable of the server's environment no longer reaches them. Sandboxed jobs may
 read the test interpreter's installation (--job-readonly-path), so `sys.executable` runs there.
 
+The executor is `local` unless AllotServer(executor=...) or ALLOT_TEST_EXECUTOR says `slurm`: then
+the server runs its jobs on the Slurm test cluster (slurm_cluster.py, started on first use), with
+`--executor slurm --slurm-map <tmp>/slurm-map.yaml --slurm-conf $SLURM_CONF --shared-dir
+<tmp>/shared`, the data directory being <tmp>/data; cleanup() also cancels the Slurm jobs whose
+batch script or working directory lies under the shared directory.
+
 Everything here polls with deadlines; nothing waits without a bound.
 """
 
@@ -37,6 +43,8 @@ import botocore.config
 import botocore.credentials
 import botocore.exceptions
 import botocore.session
+
+import slurm_cluster
 
 REGION = "local"
 ACCOUNT = "000000000000"
@@ -133,10 +141,16 @@ def _procs_with_marker(marker):
             if e.isdigit() and int(e) != me and needle in _read_proc(e, "environ").split(b"\0")]
 
 
-def _supervisors_and_descendants(data_dir):
-    """The supervisors of jobs under data_dir (`allot __supervise --dir <data_dir>/...`) and every
-    process below them (bwrap, the job's processes in their own PID namespace)."""
-    prefixes = {os.path.join(d, "").encode() for d in (data_dir, os.path.realpath(data_dir))}
+# The hidden commands a job's host runs under: the local executor's supervisor, and what the Slurm
+# executor starts (the batch script's program, and what srun starts on each node).
+_SUPERVISOR_COMMANDS = (b"__supervise", b"__slurmbatch", b"__slurmhost")
+
+
+def _supervisors_and_descendants(*dirs):
+    """The supervisors of jobs under the directories (`allot __supervise --dir <dir>/...`) and
+    every process below them (bwrap, the job's processes in their own PID namespace)."""
+    prefixes = {os.path.join(p, "").encode()
+                for d in dirs if d for p in (d, os.path.realpath(d))}
     children = {}
     roots = []
     for e in os.listdir("/proc"):
@@ -149,12 +163,14 @@ def _supervisors_and_descendants(data_dir):
             continue
         children.setdefault(ppid, []).append(int(e))
         args = _read_proc(e, "cmdline").split(b"\0")
-        if len(args) > 2 and args[1] == b"__supervise" and \
+        if len(args) > 2 and args[1] in _SUPERVISOR_COMMANDS and \
                 any(a.startswith(p) for a in args for p in prefixes):
             roots.append(int(e))
     found, pending = [], list(roots)
     while pending:
         pid = pending.pop()
+        if pid in found:  # a supervisor below another (__slurmhost starts __supervise)
+            continue
         found.append(pid)
         pending.extend(children.get(pid, []))
     return found
@@ -173,19 +189,52 @@ def readonly_runtime_paths():
 class AllotServer:
     """One `allot server` process on a data directory this object owns."""
 
-    def __init__(self, *extra_args, stop_grace_seconds=None, data_dir=None):
+    def __init__(self, *extra_args, stop_grace_seconds=None, data_dir=None, executor=None):
         self.bin = allot_bin()
         self.extra_args = list(extra_args)
         if stop_grace_seconds is not None:
             self.extra_args += ["--stop-grace-seconds", str(stop_grace_seconds)]
+        self.executor = executor or os.environ.get("ALLOT_TEST_EXECUTOR") or "local"
+        if self.executor not in ("local", "slurm"):
+            raise ValueError(f"executor {self.executor!r}: local or slurm")
         self._own_dir = data_dir is None
-        self.data_dir = data_dir or tempfile.mkdtemp(prefix="allot-it-")
+        self.shared_dir = None
+        self._slurm_env = {}
+        self._executor_args = []
+        if self.executor == "local":
+            self.data_dir = data_dir or tempfile.mkdtemp(prefix="allot-it-")
+            self._own_tmp = None
+        else:
+            self._setup_slurm(data_dir)
         self.marker = f"ALLOT_IT_MARKER={uuid.uuid4().hex}"
         self.proc = None
         self.port = None
         self.starts = 0
         self._logs = []
         self._clients = []
+
+    def _setup_slurm(self, data_dir):
+        """<tmp>/data, <tmp>/shared (what every node sees) and <tmp>/slurm-map.yaml; <tmp> is the
+        data directory's parent when the caller names the data directory."""
+        self._slurm_env = slurm_cluster.ensure_cluster()
+        if data_dir is None:
+            self._own_tmp = tempfile.mkdtemp(prefix="allot-it-")
+            os.chmod(self._own_tmp, 0o755)  # the nodes' processes reach the shared directory
+            self.data_dir = os.path.join(self._own_tmp, "data")
+            os.mkdir(self.data_dir, 0o700)
+        else:
+            self._own_tmp = None
+            self.data_dir = data_dir
+        tmp = os.path.dirname(os.path.abspath(self.data_dir))
+        self.shared_dir = os.path.join(tmp, "shared")
+        os.makedirs(self.shared_dir, exist_ok=True)
+        os.chmod(self.shared_dir, 0o755)
+        slurm_map = os.path.join(tmp, "slurm-map.yaml")
+        with open(slurm_map, "w", encoding="utf-8") as f:
+            f.write(slurm_cluster.slurm_map_yaml())
+        self._executor_args = ["--executor", "slurm", "--slurm-map", slurm_map,
+                               "--slurm-conf", self._slurm_env["SLURM_CONF"],
+                               "--shared-dir", self.shared_dir]
 
     # --- lifecycle ---
 
@@ -206,13 +255,15 @@ class AllotServer:
             log = os.path.join(self.data_dir, f"server-{self.starts}.log")
             self._logs.append(log)
             env = dict(os.environ)
+            env.update(self._slurm_env)
             key, value = self.marker.split("=", 1)
             env[key] = value
             with open(log, "wb") as out:
                 runtime = [a for p in readonly_runtime_paths() for a in ("--job-readonly-path", p)]
                 self.proc = subprocess.Popen(
                     [self.bin, "server", "--data-dir", self.data_dir,
-                     "--listen", f"127.0.0.1:{self.port}", *runtime, *self.extra_args],
+                     "--listen", f"127.0.0.1:{self.port}", *runtime, *self._executor_args,
+                     *self.extra_args],
                     stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
             try:
                 self._wait_healthy(timeout)
@@ -277,7 +328,27 @@ class AllotServer:
 
     def job_processes(self):
         """The job processes this server started that still run (supervisors, bwrap, jobs)."""
-        return _supervisors_and_descendants(self.data_dir)
+        return _supervisors_and_descendants(self.data_dir, self.shared_dir)
+
+    def slurm_jobs(self):
+        """This server's Slurm jobs (squeue --json dicts, finished ones included): those whose
+        batch script, working directory or output lies under the shared directory."""
+        if self.shared_dir is None:
+            return []
+        prefixes = tuple({os.path.join(p, "") for p in
+                          (self.shared_dir, os.path.realpath(self.shared_dir))})
+
+        def ours(job):
+            return any(str(job.get(k) or "").startswith(prefixes) for k in
+                       ("command", "current_working_directory", "standard_output"))
+        return [j for j in slurm_cluster.squeue_jobs() if ours(j)]
+
+    def cancel_slurm_jobs(self):
+        """scancel this server's Slurm jobs that still run or wait, until Slurm ends them."""
+        if self.shared_dir is None:
+            return []
+        ids = {j["job_id"] for j in self.slurm_jobs()}
+        return slurm_cluster.cancel_jobs(lambda j: j["job_id"] in ids)
 
     def kill_job_processes(self):
         """Ends what the server started: its supervisors and everything below them (and any
@@ -301,10 +372,16 @@ class AllotServer:
             self.stop()
         finally:
             try:
-                self.kill_job_processes()
+                if self.executor == "slurm":
+                    try:
+                        self.cancel_slurm_jobs()
+                    finally:
+                        self.kill_job_processes()
+                else:
+                    self.kill_job_processes()
             finally:
                 if self._own_dir:
-                    shutil.rmtree(self.data_dir, ignore_errors=True)
+                    shutil.rmtree(self._own_tmp or self.data_dir, ignore_errors=True)
 
     def log_text(self):
         parts = []
@@ -354,8 +431,9 @@ class AllotServer:
         return c
 
     def job_dir(self, job_id, *parts):
-        """<data-dir>/jobs/<jobId>[/parts...] on this machine (the host side of a job's files)."""
-        return os.path.join(self.data_dir, "jobs", job_id, *parts)
+        """<data-dir>/jobs/<jobId>[/parts...] on this machine (the host side of a job's files);
+        with the Slurm executor <shared-dir>/jobs/<jobId>[/parts...]."""
+        return os.path.join(self.shared_dir or self.data_dir, "jobs", job_id, *parts)
 
     def host_dir(self, job_id, attempt=1, host="algo-1", *parts):
         """<data-dir>/jobs/<jobId>/attempt-<N>/<host>[/parts...]: stdout, stderr and ml/ (what the
