@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Everything else is a helper.
-.PHONY: all deps build test test-dev test-asan test-slow bench fuzz run clean
+.PHONY: all deps build test test-dev test-asan test-slow bench fuzz run run-slurm clean
 
 all: build
 
@@ -38,6 +38,11 @@ fuzz: deps
 
 run: build
 	@scripts/run.sh
+
+# The same on the Slurm test cluster (scripts/slurm-cluster.sh, started as root): Allot decides,
+# Slurm places and runs (docs/slurm.md).
+run-slurm: build
+	@scripts/run-slurm.sh
 
 clean:
 	rm -rf build
