@@ -15,7 +15,7 @@
 # Each node declares 16 CPUs, 16000 MB and 8 fake GPUs (character devices aliasing /dev/null, so
 # that gres/gpu works and Slurm sets CUDA_VISIBLE_DEVICES; without mknod, no GPUs). Slurm places
 # and runs, Allot decides: PreemptType=preempt/none and JobRequeue=0 (Slurm never preempts or
-# requeues on its own; a job on a node that dies ends NODE_FAIL, about 10-15 s after its slurmd).
+# requeues on its own). A job on a node whose slurmd dies ends NODE_FAIL 15-18 s later.
 #
 # ALLOT_SLURM_MODE=baseline up restarts the daemons with Slurm's own partition-priority
 # preemption (partitions scavenger, PriorityTier 1, GraceTime 10, and team, PriorityTier 10; jobs
@@ -220,7 +220,8 @@ ${ALLOT_SLURM_SCHED_PARAMS:+SchedulerParameters=$ALLOT_SLURM_SCHED_PARAMS}
 # The declared sizes win over the machine's (16 CPUs per node on a 2-core box).
 SlurmdParameters=config_overrides
 ReturnToService=2
-# A node whose slurmd stops answering is DOWN after SlurmdTimeout; its jobs end NODE_FAIL.
+# A node whose slurmd stops answering is DOWN after SlurmdTimeout, and its jobs end NODE_FAIL,
+# 15-18 s after the slurmd died (the pings that find it silent wait MessageTimeout).
 SlurmdTimeout=$ALLOT_SLURM_SLURMD_TIMEOUT
 SlurmctldTimeout=10
 MessageTimeout=$ALLOT_SLURM_MESSAGE_TIMEOUT
@@ -299,7 +300,8 @@ cmd_up() {
   make_gpus
   new=$(slurm_conf)
   if [[ "$(cat "$ETC/slurm.conf" 2>/dev/null)" != "$new" ]]; then
-    changed=1
+    # Only a change beyond the comments restarts the daemons.
+    [[ "$(grep -v '^#' "$ETC/slurm.conf" 2>/dev/null)" == "$(grep -v '^#' <<<"$new")" ]] || changed=1
     printf '%s\n' "$new" >"$ETC/slurm.conf"
   fi
   if [[ "$(cat "$ETC/gres.conf" 2>/dev/null)" != "$gres_conf" ]]; then
