@@ -66,11 +66,24 @@ int ExitCode(const Json& job) {
   return 0;
 }
 
+// Slurm's --json commands exit 0 even when slurmctld did not answer: they say so in "errors"
+// beside an empty list, which must not be read as "no jobs".
 Result<Json> ParseDocument(const std::string& text, const char* what) {
   Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
     return InvalidArgument(std::string(what) + " did not print a JSON object: " +
                            text.substr(0, 200));
+  }
+  const auto errors = doc.find("errors");
+  if (errors != doc.end() && errors->is_array() && !errors->empty()) {
+    std::string said;
+    for (const Json& e : *errors) {
+      if (!said.empty()) said += "; ";
+      said += e.is_object() ? Text(e, "description") + (Text(e, "description").empty() ? "" : ": ") +
+                                  Text(e, "error")
+                            : e.dump();
+    }
+    return Status(StatusCode::kUnavailable, std::string(what) + " reported: " + said);
   }
   return doc;
 }

@@ -71,6 +71,7 @@ struct SlurmAttempt {
   std::string state;       // Slurm's, as last polled
   std::string reason;
   std::optional<Clock::time_point> slurm_done_at;  // first poll that found the job ended
+  std::string failed_node;  // a node of the job that stopped responding while hosts lacked status
 };
 
 std::string ReadText(const std::string& path) {
@@ -126,6 +127,15 @@ std::string MissingHostReason(const SlurmAttempt& attempt, std::size_t index) {
          " left no exit status";
 }
 
+// Whether Slurm, not the job nor Allot, ended the job: a node failed, a Slurm limit, or a
+// scancel Allot did not send.
+bool SlurmEndedIt(const SlurmAttempt& attempt) {
+  const std::string base(Split(attempt.state, '+').front());
+  if (base == "CANCELLED") return !attempt.signalled && !attempt.cancelled;
+  return base == "NODE_FAIL" || base == "BOOT_FAIL" || base == "TIMEOUT" || base == "DEADLINE" ||
+         base == "PREEMPTED" || base == "OUT_OF_MEMORY";
+}
+
 AttemptExit MakeSlurmExit(const SlurmAttempt& attempt) {
   AttemptExit exit;
   exit.job = attempt.job;
@@ -143,7 +153,23 @@ AttemptExit MakeSlurmExit(const SlurmAttempt& attempt) {
     if (host.failed_on_its_own && !first_on_its_own) first_on_its_own = i;
   }
   const std::optional<std::size_t> named = first_on_its_own ? first_on_its_own : first_failed;
-  if (named) {
+  // Slurm ended it on its own (a node failed, an operator's scancel, a time limit): that is the
+  // reason, whatever the hosts said as they were killed.
+  if (named && !attempt.failed_node.empty() && !attempt.stopping) {
+    exit.reason = kPlatformError + ("Slurm job " + attempt.slurm_id + " ended " +
+                                    std::string(Split(attempt.state, '+').front()) +
+                                    ": node " + attempt.failed_node +
+                                    " stopped responding (NODE_FAIL on " + attempt.failed_node + ")");
+  } else if (named && SlurmEndedIt(attempt)) {
+    std::size_t missing = *named;
+    for (std::size_t i = 0; i < attempt.hosts.size(); ++i) {
+      if (!attempt.hosts[i].exit_code) {
+        missing = i;
+        break;
+      }
+    }
+    exit.reason = MissingHostReason(attempt, missing);
+  } else if (named) {
     const SlurmHost& host = attempt.hosts[*named];
     const std::string failure = host.output_dir.empty() ? "" : FailureMessage(host.output_dir);
     if (!host.launch_error.empty()) {
@@ -212,8 +238,12 @@ class SlurmExecutorImpl final : public Executor {
   void Cancel(SlurmAttempt& attempt);                                                // mu_
   void PollLoop();
   void PollOnce();
-  void Observe(const std::map<std::string, SlurmJob>& jobs, bool listed);  // mu_
-  bool ObserveOne(SlurmAttempt& attempt, const SlurmJob* job, bool listed);  // mu_
+  // `down`: the nodes Slurm no longer reaches, when some ended job lacks a host's status.
+  void Observe(const std::map<std::string, SlurmJob>& jobs, bool listed,
+               const std::set<std::string>& down);  // mu_
+  bool ObserveOne(SlurmAttempt& attempt, const SlurmJob* job, bool listed,
+                  const std::set<std::string>& down);  // mu_
+  bool AwaitsNodeVerdict() const;  // mu_
   void CheckNodes();
   void ScanCheckpoints();
   void WorkLoop();
@@ -395,7 +425,10 @@ void SlurmExecutorImpl::BeginStop(SlurmAttempt& attempt, const std::string& reas
     if (!written.ok()) Warn("slurm.stop_file", written.message());
   }
   Enqueue([this, id = attempt.slurm_id] {
-    const Status s = client_->Signal(id, "TERM", /*full=*/true);
+    // Without --full: Slurm 22.05 then signals every task of the job's steps (the hosts'
+    // __slurmhost, supervisor, job), and not the batch step; --full signals only the batch
+    // script's process group, never the tasks (measured, docs/slurm.md).
+    const Status s = client_->Signal(id, "TERM", /*full=*/false);
     if (!s.ok()) Warn("slurm.signal_failed", s.message());
   });
   attempt.signalled = true;
@@ -586,7 +619,7 @@ void SlurmExecutorImpl::PollOnce() {
   if (jobs.ok()) {
     for (const SlurmJob& job : *jobs) by_id.emplace(job.id, job);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (!jobs.ok()) {
     // Nothing is decided on a failed poll: a cluster that does not answer ends no attempt.
     if (!poll_failing_) Warn("slurm.poll_failed", jobs.status().message());
@@ -595,10 +628,34 @@ void SlurmExecutorImpl::PollOnce() {
     Warn("slurm.poll_recovered", "squeue answers again");
     poll_failing_ = false;
   }
-  Observe(by_id, jobs.ok());
+  std::set<std::string> down;
+  if (AwaitsNodeVerdict()) {
+    lock.unlock();  // sinfo answers in milliseconds, but not under the lock
+    Result<std::vector<SlurmNode>> nodes = client_->Nodes();
+    lock.lock();
+    if (nodes.ok()) {
+      for (const SlurmNode& node : *nodes) {
+        if (!node.usable) down.insert(node.name);
+      }
+    }
+  }
+  Observe(by_id, jobs.ok(), down);
 }
 
-void SlurmExecutorImpl::Observe(const std::map<std::string, SlurmJob>& jobs, bool listed) {
+// An ended job whose hosts did not all leave a status, and whose end Slurm does not explain:
+// a node may have died without Slurm knowing yet (srun can abort the step before slurmctld marks
+// the node DOWN), so the node states are read until node_failure_wait.
+bool SlurmExecutorImpl::AwaitsNodeVerdict() const {
+  return std::any_of(attempts_.begin(), attempts_.end(), [](const auto& entry) {
+    const SlurmAttempt& a = entry.second;
+    return a.slurm_done_at && !a.stopping && a.started &&
+           std::any_of(a.hosts.begin(), a.hosts.end(),
+                       [](const SlurmHost& h) { return !h.exit_code.has_value(); });
+  });
+}
+
+void SlurmExecutorImpl::Observe(const std::map<std::string, SlurmJob>& jobs, bool listed,
+                                const std::set<std::string>& down) {
   for (auto it = attempts_.begin(); it != attempts_.end();) {
     SlurmAttempt& attempt = it->second;
     if (attempt.slurm_id.empty()) {
@@ -606,7 +663,7 @@ void SlurmExecutorImpl::Observe(const std::map<std::string, SlurmJob>& jobs, boo
       continue;
     }
     const auto found = jobs.find(attempt.slurm_id);
-    if (ObserveOne(attempt, found == jobs.end() ? nullptr : &found->second, listed)) {
+    if (ObserveOne(attempt, found == jobs.end() ? nullptr : &found->second, listed, down)) {
       PostEnded(attempt);
       it = attempts_.erase(it);
       continue;
@@ -616,7 +673,8 @@ void SlurmExecutorImpl::Observe(const std::map<std::string, SlurmJob>& jobs, boo
 }
 
 // True once the attempt has ended: Slurm no longer runs it and every host's outcome is known.
-bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job, bool listed) {
+bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job, bool listed,
+                                   const std::set<std::string>& down) {
   const Clock::time_point now = Clock::now();
   if (job != nullptr) {
     attempt.state = job->state;
@@ -670,9 +728,19 @@ bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job, b
                                      [](const SlurmHost& h) { return h.exit_code.has_value(); });
   if (all_known) return true;
   // A job that never ran leaves no files; one that ran may still be writing them to a shared
-  // file system that lags.
-  const bool ran = attempt.started;
-  return !ran || now >= *attempt.slurm_done_at + Millis(options_.missing_status_wait);
+  // file system that lags, or may have lost a node Slurm has not noticed yet.
+  if (!attempt.started) return true;
+  for (const SlurmHost& host : attempt.hosts) {
+    if (!host.exit_code && down.count(host.node) != 0) {
+      attempt.failed_node = host.node;
+      return true;
+    }
+  }
+  const bool explained = attempt.stopping || SlurmEndedIt(attempt);
+  const Duration wait = explained ? options_.missing_status_wait
+                                  : std::max(options_.missing_status_wait,
+                                             options_.node_failure_wait);
+  return now >= *attempt.slurm_done_at + Millis(wait);
 }
 
 void SlurmExecutorImpl::ScanCheckpoints() {

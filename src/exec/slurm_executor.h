@@ -21,9 +21,11 @@
 // others run stops them ("termination", failure_grace), as locally.
 //
 // Stop(): writes stop.json {reason, grace} into each host's directory, then `scancel
-// --signal=TERM --full <id>`; each host's supervisor stops the job within the grace and exits
-// (__slurmhost also passes on the stop when it sees stop.json). After the grace plus kill_margin
-// a job that still runs gets `scancel <id>`. A job still pending in Slurm is cancelled at once.
+// --signal=TERM <id>`, which reaches every task of the job (not --full: in Slurm 22.05 that
+// signals only the batch script's process group, never the tasks); each host's supervisor stops
+// the job within the grace and exits (__slurmhost also passes the stop on when it sees
+// stop.json, so a lost signal delays nothing). After the grace plus kill_margin a job that still
+// runs gets `scancel <id>`. A job still pending in Slurm is cancelled at once.
 //
 // Adopt(): finds the Slurm job by the reference the server stored (AdoptSpec::executor_ref),
 // else <attempt_dir>/slurm-job-id, else the squeue entry whose working directory is the attempt
@@ -61,6 +63,9 @@ struct SlurmOptions {
   Duration kill_margin = Seconds(2);
   Duration failure_grace = Seconds(10);
   Duration missing_status_wait = Seconds(5);  // for a shared file system that lags
+  // How long an ended job whose end Slurm does not explain may wait for a node of it to be seen
+  // not responding (then: NODE_FAIL on that node). Above SlurmdTimeout + MessageTimeout.
+  Duration node_failure_wait = Seconds(40);
   Duration node_check_interval = Seconds(30);
   int submitters = 4;  // sbatch calls in flight
   // Per instance type, the most instances the service environments allow (their maxCapacity);

@@ -193,6 +193,11 @@ int SlurmHostMain(int argc, char** argv) {
   SlurmLaunch launch = std::move(read).value();
   int index = 0;
   if (!NameHosts(launch, index)) return 1;
+  // The GPUs Slurm gave this node's task (--gres) are the host's, as a host map's slot would be.
+  if (const char* gpus = std::getenv("CUDA_VISIBLE_DEVICES"); gpus != nullptr && *gpus != '\0') {
+    launch.spec.host_slots.resize(static_cast<std::size_t>(launch.spec.instance_count));
+    launch.spec.host_slots[static_cast<std::size_t>(index) - 1].gpus = gpus;
+  }
   const std::string host_dir = HostDir(launch, index);
   LayoutOptions layout;
   layout.sandbox = launch.sandbox;
