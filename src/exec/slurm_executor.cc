@@ -62,11 +62,12 @@ struct SlurmAttempt {
   Timestamp checkpoint = 0;
   std::vector<SlurmHost> hosts;
   std::string slurm_id;   // empty while sbatch runs
+  Clock::time_point submitted_at{};  // when sbatch returned (adopted: long ago)
   bool started = false;   // `started` reported (or adopted)
   bool stopping = false;
   std::string stop_reason;
   std::optional<Clock::time_point> kill_deadline;
-  bool signalled = false;  // scancel --signal=TERM sent for this stop
+  bool signalled = false;  // stop.json written for this stop
   bool cancelled = false;  // scancel sent
   std::string state;       // Slurm's, as last polled
   std::string reason;
@@ -239,9 +240,11 @@ class SlurmExecutorImpl final : public Executor {
   void PollLoop();
   void PollOnce();
   // `down`: the nodes Slurm no longer reaches, when some ended job lacks a host's status.
-  void Observe(const std::map<std::string, SlurmJob>& jobs, bool listed,
-               const std::set<std::string>& down);  // mu_
-  bool ObserveOne(SlurmAttempt& attempt, const SlurmJob* job, bool listed,
+  // `listed`: when the squeue that gave `jobs` was asked; unset when it failed.
+  void Observe(const std::map<std::string, SlurmJob>& jobs,
+               std::optional<Clock::time_point> listed, const std::set<std::string>& down);  // mu_
+  bool ObserveOne(SlurmAttempt& attempt, const SlurmJob* job,
+                  std::optional<Clock::time_point> listed,
                   const std::set<std::string>& down);  // mu_
   bool AwaitsNodeVerdict() const;  // mu_
   void CheckNodes();
@@ -394,6 +397,7 @@ void SlurmExecutorImpl::Submitted(const AttemptKey& key, const Result<std::strin
     return;
   }
   attempt.slurm_id = *id;
+  attempt.submitted_at = Clock::now();
   const Status kept =
       env::WriteFileAtomically(attempt.attempt_dir + "/" + kSlurmJobIdFile, *id + "\n");
   if (!kept.ok()) Warn("slurm.job_id_not_kept", kept.message());
@@ -424,13 +428,6 @@ void SlurmExecutorImpl::BeginStop(SlurmAttempt& attempt, const std::string& reas
     const Status written = WriteStopRequest(host.dir, request);
     if (!written.ok()) Warn("slurm.stop_file", written.message());
   }
-  Enqueue([this, id = attempt.slurm_id] {
-    // Without --full: Slurm 22.05 then signals every task of the job's steps (the hosts'
-    // __slurmhost, supervisor, job), and not the batch step; --full signals only the batch
-    // script's process group, never the tasks (measured, docs/slurm.md).
-    const Status s = client_->Signal(id, "TERM", /*full=*/false);
-    if (!s.ok()) Warn("slurm.signal_failed", s.message());
-  });
   attempt.signalled = true;
 }
 
@@ -614,6 +611,8 @@ void SlurmExecutorImpl::PollOnce() {
                                  [](const auto& e) { return !e.second.slurm_id.empty(); });
     if (!any) return;
   }
+  // Only jobs submitted before squeue was asked can be missing from its answer.
+  const Clock::time_point asked = Clock::now();
   Result<std::vector<SlurmJob>> jobs = client_->Jobs();
   std::map<std::string, SlurmJob> by_id;
   if (jobs.ok()) {
@@ -639,7 +638,7 @@ void SlurmExecutorImpl::PollOnce() {
       }
     }
   }
-  Observe(by_id, jobs.ok(), down);
+  Observe(by_id, jobs.ok() ? std::optional<Clock::time_point>(asked) : std::nullopt, down);
 }
 
 // An ended job whose hosts did not all leave a status, and whose end Slurm does not explain:
@@ -654,7 +653,8 @@ bool SlurmExecutorImpl::AwaitsNodeVerdict() const {
   });
 }
 
-void SlurmExecutorImpl::Observe(const std::map<std::string, SlurmJob>& jobs, bool listed,
+void SlurmExecutorImpl::Observe(const std::map<std::string, SlurmJob>& jobs,
+                                std::optional<Clock::time_point> listed,
                                 const std::set<std::string>& down) {
   for (auto it = attempts_.begin(); it != attempts_.end();) {
     SlurmAttempt& attempt = it->second;
@@ -673,7 +673,8 @@ void SlurmExecutorImpl::Observe(const std::map<std::string, SlurmJob>& jobs, boo
 }
 
 // True once the attempt has ended: Slurm no longer runs it and every host's outcome is known.
-bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job, bool listed,
+bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job,
+                                   std::optional<Clock::time_point> listed,
                                    const std::set<std::string>& down) {
   const Clock::time_point now = Clock::now();
   if (job != nullptr) {
@@ -687,7 +688,8 @@ bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job, b
     }
   }
   const bool pending = job != nullptr && SlurmStatePending(job->state);
-  const bool ended = (job != nullptr && SlurmStateEnded(job->state)) || (job == nullptr && listed);
+  const bool gone = job == nullptr && listed && attempt.submitted_at < *listed;
+  const bool ended = (job != nullptr && SlurmStateEnded(job->state)) || gone;
   RefreshHosts(attempt);
   // A job that ran and ended between two polls is reported started before it ends.
   const bool left_files = std::any_of(attempt.hosts.begin(), attempt.hosts.end(), [](const auto& h) {

@@ -20,12 +20,14 @@
 // n3", "... was cancelled outside Allot", "... TIMEOUT". A host that fails on its own while the
 // others run stops them ("termination", failure_grace), as locally.
 //
-// Stop(): writes stop.json {reason, grace} into each host's directory, then `scancel
-// --signal=TERM <id>`, which reaches every task of the job (not --full: in Slurm 22.05 that
-// signals only the batch script's process group, never the tasks); each host's supervisor stops
-// the job within the grace and exits (__slurmhost also passes the stop on when it sees
-// stop.json, so a lost signal delays nothing). After the grace plus kill_margin a job that still
-// runs gets `scancel <id>`. A job still pending in Slurm is cancelled at once.
+// Stop(): writes stop.json {reason, grace} into each host's directory on the shared directory;
+// each node's __slurmhost sees it within 100 ms and SIGTERMs the host's supervisor, which writes
+// the reason to /opt/ml/output/stop-reason, SIGTERMs the job and kills it after the grace. No
+// `scancel --signal=TERM`: in Slurm 22.05 it reaches every process of the step at once, the job
+// included, before the supervisor wrote the stop reason (a preempted job would read
+// "termination"), and with --full it reaches only the batch script, never the tasks (measured,
+// docs/slurm.md). After the grace plus kill_margin a job that still runs gets `scancel <id>`. A
+// job still pending in Slurm is cancelled at once.
 //
 // Adopt(): finds the Slurm job by the reference the server stored (AdoptSpec::executor_ref),
 // else <attempt_dir>/slurm-job-id, else the squeue entry whose working directory is the attempt

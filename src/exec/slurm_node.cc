@@ -125,7 +125,7 @@ int Watch(Host& host) {
     const std::int64_t stop = StopFileTime(host.dir);
     bool forward = stop != 0 && stop != stop_seen;
     stop_seen = stop;
-    const timespec tick{0, 200'000'000};
+    const timespec tick{0, 100'000'000};  // how soon a stop.json is seen
     siginfo_t got{};
     if (::sigtimedwait(&term, &got, &tick) > 0) forward = true;
     if (forward) ::kill(host.pid, SIGTERM);

@@ -4,9 +4,10 @@
 //
 //   allot __slurmbatch --launch <attempt_dir>/launch.json
 //     The batch step. Starts `srun --nodes=N --ntasks-per-node=1 ... allot __slurmhost --launch
-//     FILE` and exits with its status. A SIGTERM (scancel --signal=TERM --full reaches the batch
-//     step too) does not end it: the hosts stop on their own, within their grace, and the batch
-//     step must outlive them, or Slurm would end the job and kill them early.
+//     FILE` (in its own process group) and exits with its status. A SIGTERM (an operator's
+//     scancel --signal=TERM --full reaches only the batch script's process group) does not end
+//     it: the hosts stop on their own, within their grace, and the batch step must outlive them,
+//     or Slurm would end the job and kill them early.
 //
 //   allot __slurmhost --launch <attempt_dir>/launch.json
 //     One task per node. Host algo-K is the node with SLURM_NODEID=K-1; the job sees the real

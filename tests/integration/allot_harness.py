@@ -59,6 +59,11 @@ for _var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", 
 # A job that sleeps until stopped and exits 143 on SIGTERM (at once, not after the sleep).
 SLEEPER = "trap 'exit 143' TERM; sleep 30 & wait"
 
+# Shell: the name of a job's first host (algo-1) as the job sees it, whatever the executor calls
+# it (the Slurm executor names hosts after their nodes): the first entry of SM_HOSTS.
+FIRST_HOST_SH = '"$(echo "$SM_HOSTS" | cut -d\\" -f2)"'
+
+
 
 def allot_bin():
     path = os.environ.get("ALLOT_BIN")

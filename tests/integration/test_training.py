@@ -23,7 +23,7 @@ import time
 import unittest
 import uuid
 
-from allot_harness import (AllotServer, Fixture, ServerTestCase, payload, wait_for)
+from allot_harness import (AllotServer, FIRST_HOST_SH, Fixture, ServerTestCase, payload, wait_for)
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 # The interpreter running the tests (a `python3` on PATH may be a shim); the reference run and
@@ -308,9 +308,14 @@ class SandboxAndMultiHostTest(TrainingCase):
                              serviceRequestPayload=payload(script, count=3))["jobId"]
         d = self.fx.wait_status(job, ("SUCCEEDED", "FAILED"), timeout=20)
         self.assertEqual(d["status"], "SUCCEEDED", d.get("statusReason"))
-        hosts = ["algo-1", "algo-2", "algo-3"]
-        for host in hosts:
-            data = self.host_file(job, "ml", "output", "data", host=host)
+        dirs = ["algo-1", "algo-2", "algo-3"]
+        # Locally the hosts are algo-K; on Slurm, algo-K is named after the K-th node (issue 11).
+        first = json.loads(read(os.path.join(
+            self.host_file(job, "ml", "output", "data", host="algo-1"), "resourceconfig.json")))
+        hosts = dirs if self.server.executor == "local" else first["hosts"]
+        self.assertEqual(len(set(hosts)), 3, hosts)
+        for host_dir, host in zip(dirs, hosts):
+            data = self.host_file(job, "ml", "output", "data", host=host_dir)
             rc = json.loads(read(os.path.join(data, "resourceconfig.json")))
             self.assertEqual(rc["hosts"], hosts, host)
             self.assertEqual(rc["current_host"], host)
@@ -321,7 +326,8 @@ class SandboxAndMultiHostTest(TrainingCase):
     def test_one_host_failing_stops_the_others(self):
         queue = self.solo_queue(2)
         script = ('echo $$ > /opt/ml/output/data/pid; '
-                  'if [ "$SM_CURRENT_HOST" = algo-2 ]; then sleep 0.5; exit 3; fi; exec sleep 60')
+                  f'if [ "$SM_CURRENT_HOST" != {FIRST_HOST_SH} ]; then sleep 0.5; exit 3; fi; '
+                  'exec sleep 60')
         job = self.fx.submit(queue, "solo", name="algo-2-fails",
                              serviceRequestPayload=payload(script, count=2))["jobId"]
         self.fx.wait_status(job, ("RUNNING", "SUCCEEDED", "FAILED"))
@@ -377,7 +383,7 @@ class MultiHostCrashTest(unittest.TestCase):
 
     def test_two_host_job_that_ended_while_the_server_was_down_shows_its_exit_status(self):
         script = ('sleep 1.5; echo done > /opt/ml/output/data/done; '
-                  'if [ "$SM_CURRENT_HOST" = algo-1 ]; then exit 7; fi; exit 0')
+                  f'if [ "$SM_CURRENT_HOST" = {FIRST_HOST_SH} ]; then exit 7; fi; exit 0')
         job = self.start_two_host_job(script, "two-host-ends-while-down")
         self.server.kill9()
         for h in ("algo-1", "algo-2"):
