@@ -15,6 +15,9 @@ namespace {
 
 using Json = nlohmann::json;
 
+// id | state | reason | nodes | comment | working directory (squeue --format).
+constexpr char kSqueueFormat[] = "%i|%T|%r|%N|%k|%Z";
+
 // Slurm's JSON differs between releases: 22.05 writes a state as a string, later ones as a list
 // of flags; numbers may be plain or {"set":true,"number":N}. These read either.
 std::string Text(const Json& object, const char* key) {
@@ -41,29 +44,6 @@ std::string Text(const Json& object, const char* key) {
 std::string Upper(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
-}
-
-int ExitCode(const Json& job) {
-  const auto it = job.find("exit_code");
-  if (it == job.end()) return 0;
-  if (it->is_number_integer()) {
-    // 22.05 reports the wait status: exit code in the high byte, signal in the low bits.
-    const int raw = it->get<int>();
-    if ((raw & 0x7f) != 0) return -(raw & 0x7f);
-    return (raw >> 8) & 0xff;
-  }
-  if (it->is_object()) {
-    const Json signal = it->value("signal", Json::object());
-    const int sig = signal.is_object() ? signal.value("signal_id", Json(0)).is_number()
-                                             ? signal.value("signal_id", 0)
-                                             : 0
-                                       : 0;
-    if (sig > 0) return -sig;
-    const Json rc = it->value("return_code", Json(0));
-    if (rc.is_number_integer()) return rc.get<int>();
-    if (rc.is_object()) return rc.value("number", 0);
-  }
-  return 0;
 }
 
 // Slurm's --json commands exit 0 even when slurmctld did not answer: they say so in "errors"
@@ -148,9 +128,12 @@ class SlurmCli final : public SlurmClient {
   }
 
   Result<std::vector<SlurmJob>> Jobs() override {
-    Result<CommandOutput> out = Run({Program("squeue"), "--json"});
+    // Text, not --json: squeue --json of 22.05 writes every field of every job slurmctld holds
+    // (about 3.7 KB a job; 0.17 s for 320 jobs, against 0.013 s for these six fields).
+    Result<CommandOutput> out = Run({Program("squeue"), "--noheader", "--all", "--states=all",
+                                     std::string("--format=") + kSqueueFormat});
     if (!out.ok()) return out.status();
-    return ParseSqueueJson(out->out);
+    return ParseSqueueText(out->out);
   }
 
   Status CheckProgram(const std::string& program) override {
@@ -206,26 +189,38 @@ bool SlurmStatePending(const std::string& state) {
          base == "REQUEUE_FED" || base == "CONFIGURING" || base == "SUSPENDED";
 }
 
-Result<std::vector<SlurmJob>> ParseSqueueJson(const std::string& text) {
-  Result<Json> doc = ParseDocument(text, "squeue --json");
-  if (!doc.ok()) return doc.status();
-  const auto jobs = doc->find("jobs");
-  if (jobs == doc->end() || !jobs->is_array()) return InvalidArgument("squeue --json: no jobs");
-  std::vector<SlurmJob> out;
-  for (const Json& j : *jobs) {
-    if (!j.is_object()) continue;
+Result<std::vector<SlurmJob>> ParseSqueueText(const std::string& text) {
+  std::vector<SlurmJob> jobs;
+  for (std::string_view line : Split(text, '\n')) {
+    if (Trim(line).empty()) continue;
+    // The last field (the working directory) keeps any '|' of its own.
+    std::vector<std::string> fields;
+    std::size_t start = 0;
+    for (int i = 0; i < 5; ++i) {
+      const std::size_t bar = line.find('|', start);
+      if (bar == std::string_view::npos) {
+        return InvalidArgument("squeue printed a line without 6 fields: '" + std::string(line) +
+                               "'");
+      }
+      fields.emplace_back(line.substr(start, bar - start));
+      start = bar + 1;
+    }
+    fields.emplace_back(line.substr(start));
     SlurmJob job;
-    job.id = Text(j, "job_id");
-    job.name = Text(j, "name");
-    job.comment = Text(j, "comment");
-    job.state = Upper(Text(j, "job_state"));
-    job.reason = Text(j, "state_reason");
-    job.nodes = Text(j, "nodes");
-    job.work_dir = Text(j, "current_working_directory");
-    job.exit_code = ExitCode(j);
-    if (!job.id.empty()) out.push_back(std::move(job));
+    job.id = fields[0];
+    job.state = Upper(fields[1]);
+    job.reason = fields[2];
+    job.nodes = fields[3];
+    job.comment = fields[4] == "(null)" ? "" : fields[4];
+    job.work_dir = fields[5];
+    if (job.id.empty() || !std::all_of(job.id.begin(), job.id.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '+';
+        })) {
+      return InvalidArgument("squeue printed a bad job id in '" + std::string(line) + "'");
+    }
+    jobs.push_back(std::move(job));
   }
-  return out;
+  return jobs;
 }
 
 Result<std::vector<SlurmNode>> ParseNodesJson(const std::string& text) {

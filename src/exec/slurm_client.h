@@ -4,7 +4,7 @@
 // nodes and partitions. The interface is small on purpose, so that a slurmrestd client can
 // replace the command-line one (NewSlurmCli) without touching the executor.
 //
-// The command-line client runs sbatch, squeue --json, scancel and sinfo --json with argv only
+// The command-line client runs sbatch, squeue, scancel and sinfo --json with argv only
 // (no shell), each under a deadline, and SLURM_CONF from the options when given. Every failure is
 // a Status naming the command and what it printed on stderr.
 
@@ -43,7 +43,6 @@ struct SlurmJob {
   std::string reason;  // state_reason
   std::string nodes;   // host list notation, e.g. "n[1-3]"
   std::string work_dir;
-  int exit_code = 0;  // the batch script's; negative: its signal
 };
 
 struct SlurmNode {
@@ -86,9 +85,10 @@ struct SlurmCliOptions {
 
 std::unique_ptr<SlurmClient> NewSlurmCli(const SlurmCliOptions& options);
 
-// The parsers behind the command-line client (squeue --json, sinfo --json), public for the
-// tests. InvalidArgument for a document that is not what Slurm writes.
-Result<std::vector<SlurmJob>> ParseSqueueJson(const std::string& text);
+// The parsers behind the command-line client, public for the tests: squeue --noheader
+// --format='%i|%T|%r|%N|%k|%Z' and sinfo --json. InvalidArgument for what Slurm does not write;
+// sinfo's "errors" beside an empty list (it exits 0 when slurmctld does not answer) Unavailable.
+Result<std::vector<SlurmJob>> ParseSqueueText(const std::string& text);
 Result<std::vector<SlurmNode>> ParseNodesJson(const std::string& text);
 
 }  // namespace allot::exec

@@ -1,4 +1,4 @@
-// The Slurm executor's readers of what Slurm prints: host lists, squeue --json, sinfo --json.
+// The Slurm executor's readers of what Slurm prints: host lists, squeue's lines, sinfo --json.
 
 #include <gtest/gtest.h>
 
@@ -29,63 +29,44 @@ TEST(HostListTest, RefusesMalformedLists) {
   }
 }
 
-// As squeue --json of Slurm 22.05 (openapi v0.0.38) writes it, trimmed to the fields read.
-constexpr char kSqueue2205[] = R"({
-  "meta": {"plugin": {"type": "openapi/v0.0.38"}},
-  "errors": [],
-  "jobs": [
-    {"job_id": 426, "name": "train-1", "comment": "abc-123", "job_state": "RUNNING",
-     "state_reason": "None", "nodes": "n[1-3]", "current_working_directory": "/shared/a",
-     "exit_code": 0},
-    {"job_id": 427, "name": "train-2", "comment": "", "job_state": "NODE_FAIL",
-     "state_reason": "NodeDown", "nodes": "n3", "current_working_directory": "/shared/b",
-     "exit_code": 256},
-    {"job_id": 428, "name": "x", "job_state": "CANCELLED", "exit_code": 15, "nodes": ""}
-  ]
-})";
+// As `squeue --noheader --all --states=all --format='%i|%T|%r|%N|%k|%Z'` prints it.
+constexpr char kSqueue[] =
+    "426|RUNNING|None|n[1-3]|abc-123|/shared/jobs/abc-123/attempt-1\n"
+    "427|NODE_FAIL|NodeDown|n3|def|/shared/b\n"
+    "428|PENDING|Resources||(null)|/shared/odd|dir\n";
 
-TEST(SqueueJsonTest, ReadsSlurm2205Jobs) {
-  Result<std::vector<SlurmJob>> jobs = ParseSqueueJson(kSqueue2205);
+TEST(SqueueTextTest, ReadsJobs) {
+  Result<std::vector<SlurmJob>> jobs = ParseSqueueText(kSqueue);
   ASSERT_TRUE(jobs.ok()) << jobs.status().message();
   ASSERT_EQ(jobs->size(), 3u);
   EXPECT_EQ((*jobs)[0].id, "426");
   EXPECT_EQ((*jobs)[0].comment, "abc-123");
   EXPECT_EQ((*jobs)[0].state, "RUNNING");
   EXPECT_EQ((*jobs)[0].nodes, "n[1-3]");
-  EXPECT_EQ((*jobs)[0].work_dir, "/shared/a");
+  EXPECT_EQ((*jobs)[0].work_dir, "/shared/jobs/abc-123/attempt-1");
   EXPECT_EQ((*jobs)[1].state, "NODE_FAIL");
   EXPECT_EQ((*jobs)[1].reason, "NodeDown");
-  EXPECT_EQ((*jobs)[1].exit_code, 1);   // a wait status: exit 1 in the high byte
-  EXPECT_EQ((*jobs)[2].exit_code, -15);  // killed by SIGTERM
+  EXPECT_EQ((*jobs)[2].comment, "");          // no comment
+  EXPECT_EQ((*jobs)[2].nodes, "");            // pending: no nodes yet
+  EXPECT_EQ((*jobs)[2].work_dir, "/shared/odd|dir");  // the last field keeps its bars
+  EXPECT_TRUE(ParseSqueueText("").ok());
+  EXPECT_TRUE(ParseSqueueText("")->empty());
 }
 
-TEST(SqueueJsonTest, ReadsLaterReleasesStateLists) {
-  Result<std::vector<SlurmJob>> jobs = ParseSqueueJson(R"({"jobs": [
-      {"job_id": 9, "job_state": ["PENDING", "REQUEUED"], "nodes": "",
-       "exit_code": {"status": ["SUCCESS"], "return_code": {"set": true, "number": 3}}}]})");
-  ASSERT_TRUE(jobs.ok());
-  EXPECT_EQ((*jobs)[0].state, "PENDING+REQUEUED");
-  EXPECT_TRUE(SlurmStatePending((*jobs)[0].state));
-  EXPECT_EQ((*jobs)[0].exit_code, 3);
+TEST(SqueueTextTest, RefusesWhatSqueueDoesNotPrint) {
+  EXPECT_FALSE(ParseSqueueText("squeue: error: Unable to contact slurm controller\n").ok());
+  EXPECT_FALSE(ParseSqueueText("12|RUNNING|None\n").ok());
+  EXPECT_FALSE(ParseSqueueText("x1|RUNNING|None|n1||/d\n").ok());
 }
 
-// squeue exits 0 when slurmctld does not answer, with an empty list: that is no answer, not
-// "every job is gone".
-TEST(SqueueJsonTest, AnErrorBesideAnEmptyListIsNoAnswer) {
-  Result<std::vector<SlurmJob>> jobs = ParseSqueueJson(R"({"errors": [{"description":
-      "Failed while looking for jobs", "error_number": -1, "error": "Unspecified error"}],
-      "jobs": []})");
-  ASSERT_FALSE(jobs.ok());
-  EXPECT_EQ(jobs.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(jobs.status().message().find("Failed while looking for jobs"), std::string::npos);
-  EXPECT_FALSE(ParseNodesJson(R"({"errors": [{"error": "Unspecified error", "errno": -1}],
-      "nodes": []})").ok());
-}
-
-TEST(SqueueJsonTest, RefusesWhatSlurmDoesNotWrite) {
-  EXPECT_FALSE(ParseSqueueJson("squeue: error: Unable to contact slurm controller").ok());
-  EXPECT_FALSE(ParseSqueueJson(R"({"errors": []})").ok());
-  EXPECT_FALSE(ParseSqueueJson("[]").ok());
+// sinfo exits 0 when slurmctld does not answer, with an empty list: that is no answer, not
+// "no nodes".
+TEST(SinfoJsonTest, AnErrorBesideAnEmptyListIsNoAnswer) {
+  Result<std::vector<SlurmNode>> nodes =
+      ParseNodesJson(R"({"errors": [{"error": "Unspecified error", "errno": -1}], "nodes": []})");
+  ASSERT_FALSE(nodes.ok());
+  EXPECT_EQ(nodes.status().code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(ParseNodesJson("[]").ok());
 }
 
 TEST(SlurmStateTest, EndedAndPendingStates) {
