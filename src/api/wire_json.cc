@@ -1,5 +1,6 @@
 #include "api/wire_json.h"
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
@@ -8,24 +9,34 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Counts nesting while nlohmann's iterative SAX parser reads the text, and stops it at the first
-// level past the cap. Values are not kept: this pass only decides whether building a DOM is safe.
+// Builds the value while nlohmann's iterative SAX parser reads the text, counting nesting, and
+// stops it at the first level past the cap: nothing deeper than the cap is ever built, and the
+// text is read once (nlohmann's own DOM builder does the building).
 class DepthLimiter {
  public:
-  explicit DepthLimiter(int max_depth) : max_depth_(max_depth) {}
+  DepthLimiter(Json& root, int max_depth)
+      : dom_(root, /*allow_exceptions=*/false), max_depth_(max_depth) {}
 
-  bool null() { return true; }
-  bool boolean(bool /*value*/) { return true; }
-  bool number_integer(Json::number_integer_t /*value*/) { return true; }
-  bool number_unsigned(Json::number_unsigned_t /*value*/) { return true; }
-  bool number_float(Json::number_float_t /*value*/, const Json::string_t& /*text*/) { return true; }
-  bool string(Json::string_t& /*value*/) { return true; }
-  bool binary(Json::binary_t& /*value*/) { return true; }
-  bool key(Json::string_t& /*value*/) { return true; }
-  bool start_object(std::size_t /*size*/) { return Open(); }
-  bool start_array(std::size_t /*size*/) { return Open(); }
-  bool end_object() { return Close(); }
-  bool end_array() { return Close(); }
+  bool null() { return dom_.null(); }
+  bool boolean(bool value) { return dom_.boolean(value); }
+  bool number_integer(Json::number_integer_t value) { return dom_.number_integer(value); }
+  bool number_unsigned(Json::number_unsigned_t value) { return dom_.number_unsigned(value); }
+  bool number_float(Json::number_float_t value, const Json::string_t& text) {
+    return dom_.number_float(value, text);
+  }
+  bool string(Json::string_t& value) { return dom_.string(value); }
+  bool binary(Json::binary_t& value) { return dom_.binary(value); }
+  bool key(Json::string_t& value) { return dom_.key(value); }
+  bool start_object(std::size_t size) { return Open() && dom_.start_object(size); }
+  bool start_array(std::size_t size) { return Open() && dom_.start_array(size); }
+  bool end_object() {
+    Close();
+    return dom_.end_object();
+  }
+  bool end_array() {
+    Close();
+    return dom_.end_array();
+  }
 
   bool parse_error(std::size_t position, const std::string& /*last_token: input bytes*/,
                    const nlohmann::detail::exception& ex) {
@@ -48,11 +59,9 @@ class DepthLimiter {
     }
     return true;
   }
-  bool Close() {
-    --depth_;
-    return true;
-  }
+  void Close() { --depth_; }
 
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
   int max_depth_;
   int depth_ = 0;
   bool too_deep_ = false;
@@ -106,7 +115,8 @@ Result<Json> ParseWireJson(std::string_view text, std::string_view what, int max
   ALLOT_CHECK(max_depth >= 0);
   const std::string name(what);
   try {
-    DepthLimiter limiter(max_depth);
+    Json value;
+    DepthLimiter limiter(value, max_depth);
     if (!Json::sax_parse(text.begin(), text.end(), &limiter)) {
       if (limiter.too_deep()) {
         return InvalidArgument(name + " nests deeper than " + std::to_string(max_depth) +
@@ -114,8 +124,6 @@ Result<Json> ParseWireJson(std::string_view text, std::string_view what, int max
       }
       return InvalidArgument(name + " is not valid JSON: " + Reason(limiter));
     }
-    Json value = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded()) return InvalidArgument(name + " is not valid JSON");
     return value;
   } catch (const std::exception& e) {  // bad_alloc; nlohmann reports through the handler
     return InvalidArgument(name + " could not be read: " + e.what());
@@ -152,6 +160,20 @@ std::string DumpWire(const Json& value) {
   } catch (const std::exception&) {
     return "null";
   }
+}
+
+void AppendJsonString(std::string& out, std::string_view text) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  if (!plain) {
+    out += DumpWire(Json(std::string(text)));
+    return;
+  }
+  out.reserve(out.size() + text.size() + 2);
+  out += '"';
+  out += text;
+  out += '"';
 }
 
 }  // namespace allot::api

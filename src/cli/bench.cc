@@ -1,17 +1,28 @@
 #include "cli/bench.h"
 
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 #include "cli/apply.h"
 #include "cli/commands.h"
 #include "cli/jobs.h"
+#include "common/strings.h"
 
 namespace allot::cli {
 
@@ -89,7 +100,187 @@ struct SubmitRun {
   double seconds = 0;
 };
 
-// o.clients threads, one signed client each, submit o.jobs copies of `base` between them.
+// One keep-alive HTTP/1.1 connection on a blocking socket: a request goes out in one send(), the
+// answer is read into a buffer the connection keeps. The load generator shares the machine with
+// the server it measures, so its own cost per call matters; cpp-httplib's (header maps, a
+// response object per call) was most of it. http:// only.
+class RawConnection {
+ public:
+  explicit RawConnection(const Endpoint& endpoint) {
+    const std::string authority = endpoint.scheme_host.substr(endpoint.scheme_host.find("://") + 3);
+    const std::size_t colon = authority.rfind(':');
+    const bool has_port =
+        colon != std::string::npos && authority.find(']', colon) == std::string::npos;
+    host_ = has_port ? authority.substr(0, colon) : authority;
+    port_ = has_port ? authority.substr(colon + 1) : "80";
+    if (host_.size() > 2 && host_.front() == '[' && host_.back() == ']') {
+      host_ = host_.substr(1, host_.size() - 2);
+    }
+    in_.reserve(4096);
+  }
+  ~RawConnection() { Close(); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  // Sends `request` (a whole HTTP/1.1 request) and reads the answer: its status, its body into
+  // `body`. Throws CliError when the exchange fails (the connection is closed then).
+  int Exchange(std::string_view request, std::string* body) {
+    if (fd_ < 0) Connect();
+    for (std::size_t sent = 0; sent < request.size();) {
+      const ssize_t n = ::send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) Fail("send");
+      sent += static_cast<std::size_t>(n);
+    }
+    std::size_t header_end = std::string::npos;
+    while ((header_end = in_.find("\r\n\r\n")) == std::string::npos) Read();
+    const std::string_view head(in_.data(), header_end);
+    int status = 0;
+    if (head.size() < 12 || head.substr(0, 5) != "HTTP/" ||
+        std::from_chars(head.data() + 9, head.data() + 12, status).ec != std::errc()) {
+      Fail("a malformed answer");
+    }
+    const std::optional<std::size_t> length = ContentLength(head);
+    if (!length) Fail("an answer without Content-Length");
+    const bool close = HeaderIs(head, "connection", "close");
+    const std::size_t total = header_end + 4 + *length;
+    while (in_.size() < total) Read();
+    body->assign(in_, header_end + 4, *length);
+    in_.erase(0, total);
+    if (close) Close();
+    return status;
+  }
+
+ private:
+  void Connect() {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (::getaddrinfo(host_.c_str(), port_.c_str(), &hints, &found) != 0 || found == nullptr) {
+      throw CliError("cannot resolve " + host_ + ":" + port_);
+    }
+    for (addrinfo* a = found; a != nullptr && fd_ < 0; a = a->ai_next) {
+      fd_ = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd_ >= 0 && ::connect(fd_, a->ai_addr, a->ai_addrlen) != 0) Close();
+    }
+    ::freeaddrinfo(found);
+    if (fd_ < 0) throw CliError("cannot connect to " + host_ + ":" + port_);
+    const int one = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    in_.clear();
+  }
+
+  void Read() {
+    char chunk[4096];
+    for (;;) {
+      const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) Fail(n == 0 ? "the server closed the connection" : "recv");
+      in_.append(chunk, static_cast<std::size_t>(n));
+      return;
+    }
+  }
+
+  // The value of header `name` (lowercase) in `head`, compared without case.
+  static std::optional<std::string_view> Header(std::string_view head, std::string_view name) {
+    for (std::size_t at = head.find("\r\n"); at != std::string_view::npos;) {
+      const std::size_t start = at + 2;
+      const std::size_t end = head.find("\r\n", start);
+      const std::string_view line =
+          head.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+      const std::size_t colon = line.find(':');
+      if (colon != std::string_view::npos && EqualsIgnoreCase(line.substr(0, colon), name)) {
+        std::string_view value = line.substr(colon + 1);
+        while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+        while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+        return value;
+      }
+      at = end;
+    }
+    return std::nullopt;
+  }
+  static bool HeaderIs(std::string_view head, std::string_view name, std::string_view value) {
+    const std::optional<std::string_view> v = Header(head, name);
+    return v && EqualsIgnoreCase(*v, value);
+  }
+  static std::optional<std::size_t> ContentLength(std::string_view head) {
+    const std::optional<std::string_view> v = Header(head, "content-length");
+    std::size_t n = 0;
+    if (!v || v->empty() ||
+        std::from_chars(v->data(), v->data() + v->size(), n).ec != std::errc()) {
+      return std::nullopt;
+    }
+    return n;
+  }
+
+  [[noreturn]] void Fail(const std::string& what) {
+    Close();
+    throw CliError("HTTP exchange with " + host_ + ":" + port_ + " failed: " + what);
+  }
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    in_.clear();
+  }
+
+  std::string host_;
+  std::string port_;
+  int fd_ = -1;
+  std::string in_;
+};
+
+// One client thread's calls: a signed SubmitServiceJob per job name, over a RawConnection (or
+// cpp-httplib for https://).
+class Submitter {
+ public:
+  Submitter(const ClientConfig& config, const std::string& body_prefix,
+            const std::string& body_suffix)
+      : config_(config), prefix_(body_prefix), suffix_(body_suffix) {
+    if (config.endpoint.scheme_host.rfind("http://", 0) == 0) {
+      raw_.emplace(config.endpoint);
+    } else {
+      client_.emplace(config);
+    }
+    path_ = config.endpoint.base_path + "/v1/submitservicejob";
+  }
+
+  // Submits the job named `name`: the HTTP status and the answer's body.
+  std::pair<int, std::string> Submit(std::string_view name) {
+    body_.assign(prefix_).append(name).append(suffix_);
+    if (client_) return client_->Post("submitservicejob", body_);
+    api::HttpRequest req;
+    req.method = "POST";
+    req.path = path_;
+    req.headers = {{"Host", config_.endpoint.host_header}, {"Content-Type", "application/json"}};
+    req.body = body_;
+    const Status s = api::Sign(req, config_.credentials, config_.region, "batch",
+                               api::FormatAmzDate(WallClockMillis()));
+    if (!s.ok()) throw CliError("cannot sign the request: " + s.message());
+    wire_.assign("POST ").append(req.path).append(" HTTP/1.1\r\n");
+    for (const auto& [name_, value] : req.headers) {
+      wire_.append(name_).append(": ").append(value).append("\r\n");
+    }
+    wire_.append("Content-Length: ").append(std::to_string(body_.size())).append("\r\n\r\n");
+    wire_.append(body_);
+    std::pair<int, std::string> answer;
+    answer.first = raw_->Exchange(wire_, &answer.second);
+    return answer;
+  }
+
+ private:
+  const ClientConfig& config_;
+  const std::string& prefix_;
+  const std::string& suffix_;
+  std::string path_;
+  std::optional<RawConnection> raw_;
+  std::optional<Client> client_;
+  std::string body_;
+  std::string wire_;
+};
+
+// o.clients threads, one signed client each, submit o.jobs copies of `base` between them, each
+// with its own jobName.
 SubmitRun SubmitInParallel(const BenchOptions& o, const ClientConfig& config, const Json& base) {
   SubmitRun run;
   run.latencies.assign(static_cast<std::size_t>(o.jobs), -1);
@@ -99,18 +290,26 @@ SubmitRun SubmitInParallel(const BenchOptions& o, const ClientConfig& config, co
     std::lock_guard<std::mutex> lock(first_error_mu);
     if (run.first_error.empty()) run.first_error = error;
   };
-  const std::string run_id = std::to_string(WallClockMillis() % 100000000);
+  // The body is the same for every job but its name: dumped once around a marker.
+  constexpr std::string_view kMarker = "@allot-bench-job-name@";
+  Json marked = base;
+  marked["jobName"] = std::string(kMarker);
+  const std::string dumped = marked.dump();
+  const std::size_t at = dumped.find(kMarker);
+  const std::string prefix = dumped.substr(0, at);
+  const std::string suffix = dumped.substr(at + kMarker.size());
+  const std::string name_prefix = "bench-" + std::to_string(WallClockMillis() % 100000000) + "-";
   auto worker = [&] {
     try {
-      Client client(config);
+      Submitter submitter(config, prefix, suffix);
+      std::string name = name_prefix;
       for (std::int64_t i = next++; i < o.jobs; i = next++) {
-        Json req = base;
-        req["jobName"] = "bench-" + run_id + "-" + std::to_string(i);
-        const std::string body = req.dump();
+        name.resize(name_prefix.size());
+        name += std::to_string(i);
         const auto t0 = std::chrono::steady_clock::now();
         std::pair<int, std::string> answer;
         try {
-          answer = client.Post("submitservicejob", body);
+          answer = submitter.Submit(name);
         } catch (const CliError& e) {
           answer = {0, e.what()};
         }

@@ -12,7 +12,8 @@ namespace {
 
 exec::SlurmPlacement ReadPlacement(const std::string& type, const YAML::Node& entry) {
   if (!entry.IsMap()) {
-    throw std::runtime_error(type + ": expected {partition: ..., gres: ..., cpus: ..., memory: ...}");
+    throw std::runtime_error(type +
+                             ": expected {partition: ..., gres: ..., cpus: ..., memory: ...}");
   }
   exec::SlurmPlacement p;
   for (const auto& kv : entry) {

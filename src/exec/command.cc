@@ -98,12 +98,11 @@ Result<CommandOutput> RunCommand(const CommandRequest& request) {
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-                                      POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   // PATH lookup by posix_spawnp uses our PATH; an explicit PATH in the request wins.
   pid_t pid = 0;
-  const int spawned =
-      ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
+  const int spawned = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(out.write);
@@ -120,8 +119,7 @@ Result<CommandOutput> RunCommand(const CommandRequest& request) {
   bool err_open = true;
   bool timed_out = false;
   while (out_open || err_open) {
-    const auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
       timed_out = true;
       break;
@@ -141,9 +139,9 @@ Result<CommandOutput> RunCommand(const CommandRequest& request) {
   while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) {
-    return Status(StatusCode::kUnavailable,
-                  "'" + CommandLine(request.argv) + "' did not finish within " +
-                      std::to_string(request.timeout / 1000) + " s");
+    return Status(StatusCode::kUnavailable, "'" + CommandLine(request.argv) +
+                                                "' did not finish within " +
+                                                std::to_string(request.timeout / 1000) + " s");
   }
   result.exit_code = ExitCodeOf(wstatus);
   return result;

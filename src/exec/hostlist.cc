@@ -16,7 +16,8 @@ Result<std::vector<std::string>> SplitItems(const std::string& list) {
   int depth = 0;
   for (const char c : list) {
     if (c == '[') ++depth;
-    if (c == ']' && --depth < 0) return InvalidArgument("unbalanced ']' in host list '" + list + "'");
+    if (c == ']' && --depth < 0)
+      return InvalidArgument("unbalanced ']' in host list '" + list + "'");
     if (c == ',' && depth == 0) {
       if (!item.empty()) items.push_back(item);
       item.clear();
@@ -70,8 +71,7 @@ Result<std::vector<std::string>> ExpandRanges(const std::string& ranges, const s
   return out;
 }
 
-Status ExpandItem(const std::string& item, const std::string& list,
-                  std::vector<std::string>& out) {
+Status ExpandItem(const std::string& item, const std::string& list, std::vector<std::string>& out) {
   const std::size_t open = item.find('[');
   if (open == std::string::npos) {
     out.push_back(item);

@@ -1,8 +1,8 @@
 #include "exec/job_exec.h"
 
 #include <grp.h>
-#include <signal.h>
 #include <linux/capability.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>

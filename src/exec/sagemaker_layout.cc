@@ -740,8 +740,8 @@ Result<fs::path> CheckpointLocalPath(const LaunchSpec& spec, bool sandboxed) {
 struct HostLayout {
   bool sandboxed = false;
   int host_index = 1;
-  std::string host;                // algo-<host_index>, or its LaunchSpec::host_names entry
-  std::vector<std::string> hosts;  // algo-1 .. algo-N, or LaunchSpec::host_names
+  std::string host;                    // algo-<host_index>, or its LaunchSpec::host_names entry
+  std::vector<std::string> hosts;      // algo-1 .. algo-N, or LaunchSpec::host_names
   std::vector<std::string> addresses;  // LaunchSpec::host_addresses; empty: all 127.0.0.1
   Channels channels;
   std::string checkpoint_dir;   // the job's checkpoint directory on the machine

@@ -51,16 +51,16 @@ std::string Upper(std::string s) {
 Result<Json> ParseDocument(const std::string& text, const char* what) {
   Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
-    return InvalidArgument(std::string(what) + " did not print a JSON object: " +
-                           text.substr(0, 200));
+    return InvalidArgument(std::string(what) +
+                           " did not print a JSON object: " + text.substr(0, 200));
   }
   const auto errors = doc.find("errors");
   if (errors != doc.end() && errors->is_array() && !errors->empty()) {
     std::string said;
     for (const Json& e : *errors) {
       if (!said.empty()) said += "; ";
-      said += e.is_object() ? Text(e, "description") + (Text(e, "description").empty() ? "" : ": ") +
-                                  Text(e, "error")
+      said += e.is_object() ? Text(e, "description") +
+                                  (Text(e, "description").empty() ? "" : ": ") + Text(e, "error")
                             : e.dump();
     }
     return Status(StatusCode::kUnavailable, std::string(what) + " reported: " + said);
@@ -69,10 +69,10 @@ Result<Json> ParseDocument(const std::string& text, const char* what) {
 }
 
 const std::set<std::string>& UnusableNodeStates() {
-  static const std::set<std::string> states = {"DOWN",       "DRAIN",   "DRAINED", "DRAINING",
-                                               "FAIL",       "FAILING", "FUTURE",  "UNKNOWN",
-                                               "NOT_RESPONDING", "POWERED_DOWN", "POWER_DOWN",
-                                               "INVALID_REG", "MAINTENANCE"};
+  static const std::set<std::string> states = {
+      "DOWN",       "DRAIN",       "DRAINED",    "DRAINING",       "FAIL",
+      "FAILING",    "FUTURE",      "UNKNOWN",    "NOT_RESPONDING", "POWERED_DOWN",
+      "POWER_DOWN", "INVALID_REG", "MAINTENANCE"};
   return states;
 }
 
@@ -93,8 +93,13 @@ class SlurmCli final : public SlurmClient {
   explicit SlurmCli(SlurmCliOptions options) : options_(std::move(options)) {}
 
   Result<std::string> Submit(const SlurmJobRequest& r) override {
-    std::vector<std::string> argv = {Program("sbatch"), "--parsable", "--nodes=" + std::to_string(r.nodes),
-                                     "--ntasks-per-node=1", "-J", r.name, "--comment=" + r.comment,
+    std::vector<std::string> argv = {Program("sbatch"),
+                                     "--parsable",
+                                     "--nodes=" + std::to_string(r.nodes),
+                                     "--ntasks-per-node=1",
+                                     "-J",
+                                     r.name,
+                                     "--comment=" + r.comment,
                                      "--partition=" + r.partition};
     if (!r.account.empty()) argv.push_back("--account=" + r.account);
     if (!r.constraint.empty()) argv.push_back("--constraint=" + r.constraint);
@@ -123,9 +128,7 @@ class SlurmCli final : public SlurmClient {
     return Run(argv).status();
   }
 
-  Status Cancel(const std::string& id) override {
-    return Run({Program("scancel"), id}).status();
-  }
+  Status Cancel(const std::string& id) override { return Run({Program("scancel"), id}).status(); }
 
   Result<std::vector<SlurmJob>> Jobs() override {
     // Text, not --json: squeue --json of 22.05 writes every field of every job slurmctld holds
@@ -139,8 +142,10 @@ class SlurmCli final : public SlurmClient {
   Status CheckProgram(const std::string& program) override {
     Result<CommandOutput> out = Run({Program(program), "--version"});
     if (out.ok()) return Status::Ok();
-    return FailedPrecondition("Slurm's " + program + " does not work here (install slurm-client, "
-                              "or put it on PATH): " + out.status().message());
+    return FailedPrecondition("Slurm's " + program +
+                              " does not work here (install slurm-client, "
+                              "or put it on PATH): " +
+                              out.status().message());
   }
 
   Result<std::vector<SlurmNode>> Nodes() override {
@@ -178,8 +183,8 @@ class SlurmCli final : public SlurmClient {
 
 bool SlurmStateEnded(const std::string& state) {
   static const std::set<std::string> ended = {
-      "COMPLETED", "FAILED",   "CANCELLED", "TIMEOUT",       "NODE_FAIL",
-      "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "SPECIAL_EXIT"};
+      "COMPLETED", "FAILED",    "CANCELLED", "TIMEOUT",       "NODE_FAIL",
+      "PREEMPTED", "BOOT_FAIL", "DEADLINE",  "OUT_OF_MEMORY", "SPECIAL_EXIT"};
   return ended.count(std::string(Split(state, '+').front())) != 0;
 }
 

@@ -25,13 +25,13 @@ struct SlurmJobRequest {
   std::string comment;      // --comment: the Allot job id
   std::string account;      // --account: the quota share (empty: none)
   std::string partition;
-  std::string constraint;  // empty: none
-  std::string gres;        // per node, e.g. "gpu:1"; empty: none
-  int nodes = 1;           // one task per node
-  int cpus_per_node = 0;   // 0: Slurm's default
+  std::string constraint;               // empty: none
+  std::string gres;                     // per node, e.g. "gpu:1"; empty: none
+  int nodes = 1;                        // one task per node
+  int cpus_per_node = 0;                // 0: Slurm's default
   std::int64_t memory_mb_per_node = 0;  // 0: Slurm's default
-  std::string work_dir;    // --chdir: the attempt directory
-  std::string output;      // -o/-e: the batch step's own output
+  std::string work_dir;                 // --chdir: the attempt directory
+  std::string output;                   // -o/-e: the batch step's own output
 };
 
 // One job as squeue reports it.

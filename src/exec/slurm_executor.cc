@@ -43,7 +43,7 @@ Clock::duration Millis(Duration ms) { return std::chrono::milliseconds(ms); }
 // What is known of one host of a Slurm attempt, from its files on the shared directory.
 struct SlurmHost {
   std::string dir;
-  std::string node;  // the Slurm node, once known
+  std::string node;              // the Slurm node, once known
   std::optional<int> exit_code;  // status.json; negative: killed by that signal
   std::string launch_error;      // launch-error
   std::string output_dir;        // supervisor.json's output_dir
@@ -61,9 +61,9 @@ struct SlurmAttempt {
   CopyIdentity copy_as;
   Timestamp checkpoint = 0;
   std::vector<SlurmHost> hosts;
-  std::string slurm_id;   // empty while sbatch runs
+  std::string slurm_id;              // empty while sbatch runs
   Clock::time_point submitted_at{};  // when sbatch returned (adopted: long ago)
-  bool started = false;   // `started` reported (or adopted)
+  bool started = false;              // `started` reported (or adopted)
   bool stopping = false;
   std::string stop_reason;
   std::optional<Clock::time_point> kill_deadline;
@@ -158,9 +158,9 @@ AttemptExit MakeSlurmExit(const SlurmAttempt& attempt) {
   // reason, whatever the hosts said as they were killed.
   if (named && !attempt.failed_node.empty() && !attempt.stopping) {
     exit.reason = kPlatformError + ("Slurm job " + attempt.slurm_id + " ended " +
-                                    std::string(Split(attempt.state, '+').front()) +
-                                    ": node " + attempt.failed_node +
-                                    " stopped responding (NODE_FAIL on " + attempt.failed_node + ")");
+                                    std::string(Split(attempt.state, '+').front()) + ": node " +
+                                    attempt.failed_node + " stopped responding (NODE_FAIL on " +
+                                    attempt.failed_node + ")");
   } else if (named && SlurmEndedIt(attempt)) {
     std::size_t missing = *named;
     for (std::size_t i = 0; i < attempt.hosts.size(); ++i) {
@@ -241,18 +241,18 @@ class SlurmExecutorImpl final : public Executor {
   void PollOnce();
   // `down`: the nodes Slurm no longer reaches, when some ended job lacks a host's status.
   // `listed`: when the squeue that gave `jobs` was asked; unset when it failed.
-  void Observe(const std::map<std::string, SlurmJob>& jobs,
-               std::optional<Clock::time_point> listed, const std::set<std::string>& down);  // mu_
+  void Observe(const std::map<std::string, SlurmJob>& jobs, std::optional<Clock::time_point> listed,
+               const std::set<std::string>& down);  // mu_
   bool ObserveOne(SlurmAttempt& attempt, const SlurmJob* job,
                   std::optional<Clock::time_point> listed,
                   const std::set<std::string>& down);  // mu_
-  bool AwaitsNodeVerdict() const;  // mu_
+  bool AwaitsNodeVerdict() const;                      // mu_
   void CheckNodes();
   void ScanCheckpoints();
   void WorkLoop();
   void CallbackLoop();
-  void Enqueue(std::function<void()> work);  // mu_
-  void Post(std::function<void()> callback);  // mu_
+  void Enqueue(std::function<void()> work);     // mu_
+  void Post(std::function<void()> callback);    // mu_
   void PostEnded(const SlurmAttempt& attempt);  // mu_
   void Warn(const std::string& event, const std::string& message) const;
   bool FastPoll() const;  // mu_
@@ -314,8 +314,8 @@ Status SlurmExecutorImpl::PrepareFiles(const LaunchSpec& spec) {
   ALLOT_RETURN_IF_ERROR(WriteSlurmLaunch(launch_file, launch));
   const std::string script = "#!/bin/sh\n# Allot job " + spec.job_id + " attempt " +
                              std::to_string(spec.attempt) + " (" + spec.name + ")\nexec " +
-                             Quote(spec.self_exe) + " __slurmbatch --launch " +
-                             Quote(launch_file) + "\n";
+                             Quote(spec.self_exe) + " __slurmbatch --launch " + Quote(launch_file) +
+                             "\n";
   return env::WriteFileAtomically(spec.attempt_dir + "/" + kBatchScript, script, 0700);
 }
 
@@ -326,7 +326,8 @@ Status SlurmExecutorImpl::Launch(const LaunchSpec& spec) {
   if (spec.instance_count < 1) {
     return InvalidArgument("job " + spec.name + ": the instance count must be at least 1");
   }
-  if (spec.attempt_dir.empty()) return InvalidArgument("job " + spec.name + ": no attempt directory");
+  if (spec.attempt_dir.empty())
+    return InvalidArgument("job " + spec.name + ": no attempt directory");
   const auto placement = options_.placements.find(spec.instance_type);
   if (placement == options_.placements.end()) {
     return FailedPrecondition("instance type " + spec.instance_type +
@@ -440,8 +441,7 @@ void SlurmExecutorImpl::Cancel(SlurmAttempt& attempt) {
   });
 }
 
-void SlurmExecutorImpl::Stop(model::JobId job, int attempt, Duration grace,
-                             model::StopKind kind) {
+void SlurmExecutorImpl::Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) {
   std::lock_guard<std::mutex> lock(mu_);
   if (detached_) return;
   const auto it = attempts_.find(AttemptKey{job, attempt});
@@ -563,8 +563,8 @@ void SlurmExecutorImpl::CallbackLoop() {
 }
 
 void SlurmExecutorImpl::PostEnded(const SlurmAttempt& attempt) {
-  Post([this, exit = MakeSlurmExit(attempt), job_dir = attempt.job_dir,
-        sync_dir = attempt.sync_dir, copy_as = attempt.copy_as, reported = attempt.checkpoint] {
+  Post([this, exit = MakeSlurmExit(attempt), job_dir = attempt.job_dir, sync_dir = attempt.sync_dir,
+        copy_as = attempt.copy_as, reported = attempt.checkpoint] {
     if (!job_dir.empty()) {
       if (const Status synced = SyncCheckpoints(job_dir, sync_dir, copy_as); !synced.ok()) {
         Warn("slurm.checkpoint_sync_failed", "job " + std::to_string(exit.job) + " attempt " +
@@ -692,9 +692,9 @@ bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job,
   const bool ended = (job != nullptr && SlurmStateEnded(job->state)) || gone;
   RefreshHosts(attempt);
   // A job that ran and ended between two polls is reported started before it ends.
-  const bool left_files = std::any_of(attempt.hosts.begin(), attempt.hosts.end(), [](const auto& h) {
-    return h.exit_code.has_value() || !h.output_dir.empty();
-  });
+  const bool left_files =
+      std::any_of(attempt.hosts.begin(), attempt.hosts.end(),
+                  [](const auto& h) { return h.exit_code.has_value() || !h.output_dir.empty(); });
   const bool runs = !pending && !ended && job != nullptr;
   if ((runs || (ended && left_files)) && !attempt.started) {
     attempt.started = true;
@@ -713,7 +713,8 @@ bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job,
   if (!ended) {
     // A host that failed on its own stops the others, as on one machine.
     for (SlurmHost& host : attempt.hosts) {
-      if (host.exit_code && *host.exit_code != 0 && !attempt.stopping) host.failed_on_its_own = true;
+      if (host.exit_code && *host.exit_code != 0 && !attempt.stopping)
+        host.failed_on_its_own = true;
     }
     const bool failed = std::any_of(attempt.hosts.begin(), attempt.hosts.end(),
                                     [](const SlurmHost& h) { return h.failed_on_its_own; });
@@ -739,9 +740,9 @@ bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job,
     }
   }
   const bool explained = attempt.stopping || SlurmEndedIt(attempt);
-  const Duration wait = explained ? options_.missing_status_wait
-                                  : std::max(options_.missing_status_wait,
-                                             options_.node_failure_wait);
+  const Duration wait = explained
+                            ? options_.missing_status_wait
+                            : std::max(options_.missing_status_wait, options_.node_failure_wait);
   return now >= *attempt.slurm_done_at + Millis(wait);
 }
 
@@ -810,11 +811,12 @@ void SlurmExecutorImpl::CheckNodes() {
         continue;
       }
       if (short_types_.insert(type).second) {
-        warnings.emplace_back("slurm.partition_short",
-                              "partition " + placement->second.partition + " has " +
-                                  std::to_string(have) + " usable nodes, but the service "
-                                  "environments allow " + std::to_string(count) + " " + type +
-                                  " instances (one instance is one node)");
+        warnings.emplace_back("slurm.partition_short", "partition " + placement->second.partition +
+                                                           " has " + std::to_string(have) +
+                                                           " usable nodes, but the service "
+                                                           "environments allow " +
+                                                           std::to_string(count) + " " + type +
+                                                           " instances (one instance is one node)");
       }
     }
   }
@@ -835,8 +837,8 @@ Status CheckSlurmCluster(SlurmClient& client, const SlurmOptions& options) {
     std::string known;
     for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
     return FailedPrecondition("--slurm-map: instance type " + type + " names partition '" +
-                              placement.partition + "', which the cluster does not have (it has: " +
-                              known + ")");
+                              placement.partition +
+                              "', which the cluster does not have (it has: " + known + ")");
   }
   // sbatch, squeue and scancel are run later; a missing one is said now, not at the first job.
   for (const char* program : {"sbatch", "squeue", "scancel", "srun"}) {

@@ -50,16 +50,16 @@ namespace allot::exec {
 // Where one instance type runs: one instance is one node of the partition.
 struct SlurmPlacement {
   std::string partition;
-  std::string constraint;  // --constraint; empty: none
-  std::string gres;        // --gres per node, e.g. "gpu:1"; empty: none
-  int cpus = 0;            // per node (--cpus-per-task); 0: Slurm's default
+  std::string constraint;      // --constraint; empty: none
+  std::string gres;            // --gres per node, e.g. "gpu:1"; empty: none
+  int cpus = 0;                // per node (--cpus-per-task); 0: Slurm's default
   std::int64_t memory_mb = 0;  // per node (--mem); 0: Slurm's default
 };
 
 struct SlurmOptions {
   std::map<std::string, SlurmPlacement> placements;  // by instance type
-  bool sandbox = true;         // the nodes run the hosts in the sealed sandbox
-  std::string srun = "srun";   // as the batch step finds it
+  bool sandbox = true;        // the nodes run the hosts in the sealed sandbox
+  std::string srun = "srun";  // as the batch step finds it
   Duration poll_interval = 1000;
   Duration fast_poll_interval = 200;
   Duration kill_margin = Seconds(2);

@@ -15,26 +15,26 @@ Json EncodeSpec(const LaunchSpec& s) {
   for (const LaunchSpec::Channel& c : s.channels) channels.push_back({c.name, c.source_dir});
   Json slots = Json::array();
   for (const LaunchSpec::HostSlot& h : s.host_slots) slots.push_back({h.gpus, h.cpus});
-  Json out = {{"job", s.job},
-              {"job_id", s.job_id},
-              {"share", s.share},
-              {"attempt", s.attempt},
-              {"name", s.name},
-              {"argv", s.argv},
-              {"environment", s.environment},
-              {"instance_type", s.instance_type},
-              {"instance_count", s.instance_count},
-              {"attempt_dir", s.attempt_dir},
-              {"job_dir", s.job_dir},
-              {"hyperparameters", s.hyperparameters},
-              {"channels", channels},
-              {"checkpoint_local_path", s.checkpoint_local_path},
-              {"checkpoint_sync_dir", s.checkpoint_sync_dir},
-              {"self_exe", s.self_exe},
-              {"host_slots", slots},
-              {"limits",
-               {s.limits.memory_bytes, s.limits.pids, s.limits.tmp_bytes, s.limits.disk_bytes}},
-              {"readonly_paths", s.readonly_paths}};
+  Json out = {
+      {"job", s.job},
+      {"job_id", s.job_id},
+      {"share", s.share},
+      {"attempt", s.attempt},
+      {"name", s.name},
+      {"argv", s.argv},
+      {"environment", s.environment},
+      {"instance_type", s.instance_type},
+      {"instance_count", s.instance_count},
+      {"attempt_dir", s.attempt_dir},
+      {"job_dir", s.job_dir},
+      {"hyperparameters", s.hyperparameters},
+      {"channels", channels},
+      {"checkpoint_local_path", s.checkpoint_local_path},
+      {"checkpoint_sync_dir", s.checkpoint_sync_dir},
+      {"self_exe", s.self_exe},
+      {"host_slots", slots},
+      {"limits", {s.limits.memory_bytes, s.limits.pids, s.limits.tmp_bytes, s.limits.disk_bytes}},
+      {"readonly_paths", s.readonly_paths}};
   if (s.user) out["user"] = {s.user->uid, s.user->gid};
   return out;
 }
@@ -91,8 +91,7 @@ Result<SlurmLaunch> ReadSlurmLaunch(const std::string& path) {
     launch.spec = DecodeSpec(doc.at("spec"));
     launch.sandbox = doc.at("sandbox").get<bool>();
     launch.srun = doc.at("srun").get<std::string>();
-    launch.node_addresses =
-        doc.at("node_addresses").get<std::map<std::string, std::string>>();
+    launch.node_addresses = doc.at("node_addresses").get<std::map<std::string, std::string>>();
     return launch;
   } catch (const Json::exception& e) {
     return InvalidArgument(path + " is not a launch file: " + e.what());

@@ -21,7 +21,7 @@ inline constexpr char kSlurmJobIdFile[] = "slurm-job-id";
 struct SlurmLaunch {
   LaunchSpec spec;
   bool sandbox = true;
-  std::string srun = "srun";  // the srun program the batch step runs
+  std::string srun = "srun";                          // the srun program the batch step runs
   std::map<std::string, std::string> node_addresses;  // node name -> NodeAddr
 };
 

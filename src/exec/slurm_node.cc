@@ -155,9 +155,16 @@ int SlurmBatchMain(int argc, char** argv) {
   ::sigaction(SIGINT, &ignore, nullptr);
   const std::string n = std::to_string(launch->spec.instance_count);
   SpawnRequest request;
-  request.argv = {launch->srun,         "--nodes=" + n, "--ntasks=" + n, "--ntasks-per-node=1",
-                  "--kill-on-bad-exit=0", "--export=ALL", launch->spec.self_exe, "__slurmhost",
-                  "--launch", file};
+  request.argv = {launch->srun,
+                  "--nodes=" + n,
+                  "--ntasks=" + n,
+                  "--ntasks-per-node=1",
+                  "--kill-on-bad-exit=0",
+                  "--export=ALL",
+                  launch->spec.self_exe,
+                  "__slurmhost",
+                  "--launch",
+                  file};
   request.environment = CurrentEnvironment();
   if (request.environment.count("PATH") == 0) {
     request.environment["PATH"] = "/usr/local/bin:/usr/bin:/bin";

@@ -144,8 +144,8 @@ void ResetSignals() {
   } else {
     ResetSignals();
     if (plan.ignore_sigterm) ::signal(SIGTERM, SIG_IGN);
-    // Descriptors the parent opened without O_CLOEXEC do not leak into the program (Linux >=
-    // 5.11; on older kernels this fails and they stay open).
+      // Descriptors the parent opened without O_CLOEXEC do not leak into the program (Linux >=
+      // 5.11; on older kernels this fails and they stay open).
 #ifdef SYS_close_range
     ::syscall(SYS_close_range, plan.pass_fd >= 0 ? 4U : 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
 #endif

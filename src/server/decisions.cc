@@ -262,9 +262,9 @@ void Controller::ExecutorStarted(model::JobId seq, int attempt,
 
 // The reference is written with the attempt, so a restart finds the attempt where it runs.
 void Controller::ExecutorSubmitted(model::JobId seq, int attempt, const std::string& ref) {
-  log::Info("executor.submitted", {{"job", static_cast<std::int64_t>(seq)},
-                                   {"attempt", std::int64_t{attempt}},
-                                   {"ref", ref}});
+  log::Info(
+      "executor.submitted",
+      {{"job", static_cast<std::int64_t>(seq)}, {"attempt", std::int64_t{attempt}}, {"ref", ref}});
   std::lock_guard<std::mutex> lock(mu_);
   RecordReport([this, seq, attempt, ref] {
     JobRecord* job = JobBySeq(seq);

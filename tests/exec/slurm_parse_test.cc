@@ -46,8 +46,8 @@ TEST(SqueueTextTest, ReadsJobs) {
   EXPECT_EQ((*jobs)[0].work_dir, "/shared/jobs/abc-123/attempt-1");
   EXPECT_EQ((*jobs)[1].state, "NODE_FAIL");
   EXPECT_EQ((*jobs)[1].reason, "NodeDown");
-  EXPECT_EQ((*jobs)[2].comment, "");          // no comment
-  EXPECT_EQ((*jobs)[2].nodes, "");            // pending: no nodes yet
+  EXPECT_EQ((*jobs)[2].comment, "");                  // no comment
+  EXPECT_EQ((*jobs)[2].nodes, "");                    // pending: no nodes yet
   EXPECT_EQ((*jobs)[2].work_dir, "/shared/odd|dir");  // the last field keeps its bars
   EXPECT_TRUE(ParseSqueueText("").ok());
   EXPECT_TRUE(ParseSqueueText("")->empty());

@@ -199,6 +199,19 @@ class SlurmExecutorTest(unittest.TestCase):
         self.assertIn(f"on {victim}", d["statusReason"])
 
 
+    def test_an_environment_larger_than_its_partition_is_said(self):
+        nodes = len(slurm_cluster.nodes())
+        env = self.fx.environment(nodes + 1, instance_type="ml.m5.large")
+        wait_for(lambda: "slurm.partition_short" in self.server.log_text(), 20,
+                 what="the partition_short warning")
+        line = [l for l in self.server.log_text().splitlines() if "slurm.partition_short" in l][-1]
+        self.assertIn(f"has {nodes} usable nodes", line)
+        self.assertIn(f"allow {nodes + 1} ml.m5.large instances", line)
+        self.batch.update_service_environment(
+            serviceEnvironment=env, capacityLimits=[{"capacityUnit": "ml.m5.large",
+                                                     "maxCapacity": 1}])
+
+
 class SlurmConfigurationTest(unittest.TestCase):
     """A server that cannot use its cluster says why at start and exits: no hang, no fallback."""
 
