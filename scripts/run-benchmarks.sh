@@ -48,3 +48,18 @@ fi
 echo "simulator: 1,000,000 jobs, 20 shares (examples/sim/scale-1m.yaml):"
 /usr/bin/time -f "  whole command: %e s, max RSS %M KB" "$build/bin/allot" sim \
   --format kueue-baseline --trace "$root/examples/sim/scale-1m.yaml" -q
+
+# Allot on Slurm (issue 11): reclaim latency beside Slurm's own preemption, dispatch overhead, and
+# throughput with 1,000 waiting jobs beside plain sbatch, on a Slurm test cluster of the bench's
+# own (scripts/bench-slurm.sh, about 8 minutes). Only where the Slurm packages are installed or
+# can be (the cluster's daemons run as root; scripts/slurm-cluster.sh installs them with apt-get).
+slurm_ready=1
+for p in munge slurmctld slurmd slurm-client; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || slurm_ready=0
+done
+if [ "$(id -u)" -eq 0 ] && { [ "$slurm_ready" = 1 ] || command -v apt-get >/dev/null; }; then
+  echo "Allot on Slurm (scripts/bench-slurm.sh):"
+  "$root/scripts/bench-slurm.sh" "$build"
+else
+  echo "Allot on Slurm: skipped (needs root, and the Slurm packages or apt-get to install them)"
+fi

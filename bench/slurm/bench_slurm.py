@@ -1,0 +1,907 @@
+#!/usr/bin/env python3
+"""Allot on Slurm, measured side by side in one run (issue 11, "Measure, side by side in one run").
+
+A release `allot server --executor slurm --log-format json` on the real Slurm test cluster
+(scripts/slurm-cluster.sh), driven with real boto3 calls through the integration harness
+(tests/integration/allot_harness.py). Times come from the server's own JSON log (the `decision`
+lines and the `executor.*` lines, millisecond stamps) and from this process's clock around each
+call; the jobs' own stdout gives when a payload started or got SIGTERM. Four parts:
+
+1. reclaim: environment maxCapacity 4 of a type whose instance is one whole node; share
+   `lender` (LEND, 2) and `borrower` (LEND_AND_BORROW, 2, borrowLimit 100); the borrower runs 4
+   one-node jobs, the lender submits one and Allot preempts a borrowed job. From the submit until
+   the preemptor is RUNNING, with a cooperative victim (exits on SIGTERM) and a stubborn one
+   (ignores it), Allot's grace 10 s (--stop-grace-seconds, as Slurm's GraceTime=10).
+2. Slurm's own preemption on the same cluster (ALLOT_SLURM_MODE=baseline: partition priority,
+   scavenger GraceTime 10, KillWait 5): 4 one-node scavenger jobs, then a one-node team job;
+   submit -> preemptor RUNNING (squeue polled every 50 ms), with a self-requeuing, a cooperative
+   and a stubborn victim. The cluster is switched back to its default mode afterwards, always.
+3. dispatch overhead: 200 one-CPU jobs (`sleep 1`) submitted at a steady 20/s under a capacity of
+   64: from the engine's dispatch (RUNNABLE->SCHEDULED) until executor.submitted (sbatch
+   returned) and until RUNNING.
+4. throughput: 1,000 one-CPU jobs (`exit 0`) submitted while the environment's maxCapacity is 0,
+   then UpdateServiceEnvironment to 64: executor.submitted and executor.ended per second, the
+   server's CPU (/proc/PID/stat, its own and its children's: sbatch, squeue), slurmctld's CPU,
+   the machine's, and what one squeue poll costs; beside plain `sbatch --wrap true` (200 serial,
+   200 with 4 and 200 with 8 in parallel) on the same cluster.
+
+The bench runs on a cluster of its own (ALLOT_SLURM_DIR=/tmp/allot-slurm-bench, ports 18817,
+18901-18904, srun 62001-62999; scripts/bench-slurm.sh sets them), so that tests using the
+default cluster neither disturb it nor are disturbed (part 2 restarts the daemons twice). It
+brings that cluster down at the end unless --keep-cluster.
+
+    scripts/bench-slurm.sh [--reps 5] [--baseline-reps 3] [--out DIR]
+
+Prints a table at the end and writes DIR/results.json and the server's log.
+"""
+
+import argparse
+import calendar
+import collections
+import concurrent.futures
+import contextlib
+import datetime
+import glob
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+
+# A cluster of the bench's own unless the caller names one.
+for _k, _v in (("ALLOT_SLURM_DIR", "/tmp/allot-slurm-bench"), ("ALLOT_SLURM_CTLD_PORT", "18817"),
+               ("ALLOT_SLURM_SLURMD_PORT0", "18901"), ("ALLOT_SLURM_SRUN_PORTS", "62001-62999")):
+    os.environ.setdefault(_k, _v)
+
+import slurm_cluster  # noqa: E402
+from allot_harness import AllotServer, Fixture, payload  # noqa: E402
+
+SCRIPT = os.path.join(ROOT, "scripts", "slurm-cluster.sh")
+NODE_TYPE = "ml.g5.xlarge"   # one instance = one whole node (16 CPUs, 15 GiB of 16000 MB)
+SLOT_TYPE = "ml.m5.large"    # one instance = 1 CPU, 200 MB: 16 a node, 64 on the cluster
+SLURM_MAP = f"""# bench/slurm/bench_slurm.py
+{NODE_TYPE}: {{partition: allot, cpus: 16, memory: 15G}}
+{SLOT_TYPE}: {{partition: allot, cpus: 1, memory: 200M}}
+"""
+GRACE = 10  # Allot's --stop-grace-seconds, as the baseline's GraceTime
+
+# Victims print when they are ready and when SIGTERM reaches them; a stubborn one goes on.
+LOOP = "while :; do sleep 1 & wait $!; done"
+ALLOT_VICTIMS = {
+    "cooperative": f"trap 'echo term $(date +%s.%N); exit 0' TERM; echo ready; {LOOP}",
+    "stubborn": f"trap 'echo term $(date +%s.%N)' TERM; echo ready; {LOOP}",
+}
+PREEMPTOR = f"trap 'exit 0' TERM; echo start $(date +%s.%N); {LOOP}"
+
+T_START = time.monotonic()
+
+
+def say(*args):
+    print(f"[bench-slurm +{time.monotonic() - T_START:6.1f}s]", *args, flush=True)
+
+
+# --- numbers ------------------------------------------------------------------------------
+
+
+def pct(values, p):
+    """Nearest-rank percentile."""
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    return v[max(0, min(len(v) - 1, math.ceil(p / 100 * len(v)) - 1))]
+
+
+def med(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def fmt_s(x, digits=2):
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def fmt_ms(x):
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 1000:.0f}"
+
+
+# --- the server's JSON log ------------------------------------------------------------------
+
+_TS_CACHE = {}
+
+
+def parse_ts(s):
+    """'2026-12-03T15:51:46.123Z' -> epoch seconds."""
+    head = s[:19]
+    base = _TS_CACHE.get(head)
+    if base is None:
+        base = calendar.timegm(time.strptime(head, "%Y-%m-%dT%H:%M:%S"))
+        if len(_TS_CACHE) > 100000:
+            _TS_CACHE.clear()
+        _TS_CACHE[head] = base
+    return base + int(s[20:23]) / 1000.0
+
+
+STATUS_RE = re.compile(r"^status (\d+) (\w+)->(\w+)")
+PREEMPT_RE = re.compile(r"^preempt by (\d+):(.*)$")
+STOP_RE = re.compile(r"^stop (\d+) attempt=(\d+) (\w+)")
+
+
+class ServerLog:
+    """Follows the server's log file and indexes what the bench reads."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+        self.rest = b""
+        self.lock = threading.Lock()
+        self.seq_of = {}                      # job id -> engine seq
+        self.trans = collections.defaultdict(lambda: collections.defaultdict(list))  # seq -> "A->B" -> [t]
+        self.reached = collections.defaultdict(dict)  # status -> seq -> first t
+        self.ex = collections.defaultdict(lambda: collections.defaultdict(dict))  # event -> seq -> attempt -> t
+        self.ended_outcome = {}               # (seq, attempt) -> outcome
+        self.preempts = []                    # (t, preemptor seq, [victim seqs])
+        self.stops = []                       # (t, seq, attempt, kind)
+        self.other = collections.Counter()    # other events (warnings...)
+        self.warnings = []
+
+    def poll(self):
+        with self.lock:
+            try:
+                with open(self.path, "rb") as f:
+                    f.seek(self.offset)
+                    data = f.read()
+            except OSError:
+                return
+            self.offset += len(data)
+            data = self.rest + data
+            lines = data.split(b"\n")
+            self.rest = lines.pop()
+            for raw in lines:
+                self._line(raw)
+
+    def _line(self, raw):
+        if not raw.startswith(b"{"):
+            if raw.strip():
+                self.warnings.append(raw.decode(errors="replace")[:300])
+            return
+        try:
+            e = json.loads(raw)
+        except ValueError:
+            return
+        ev = e.get("event")
+        t = parse_ts(e["ts"])
+        if ev == "decision":
+            d = e.get("decision", "")
+            m = STATUS_RE.match(d)
+            if m:
+                seq = int(m.group(1))
+                if e.get("job"):
+                    self.seq_of[e["job"]] = seq
+                key = f"{m.group(2)}->{m.group(3)}"
+                self.trans[seq][key].append(t)
+                self.reached[m.group(3)].setdefault(seq, t)
+                return
+            m = PREEMPT_RE.match(d)
+            if m:
+                self.preempts.append((t, int(m.group(1)),
+                                      [int(v) for v in re.findall(r"(\d+)@", m.group(2))]))
+                return
+            m = STOP_RE.match(d)
+            if m:
+                self.stops.append((t, int(m.group(1)), int(m.group(2)), m.group(3)))
+            return
+        if ev and ev.startswith("executor.") and isinstance(e.get("job"), int):
+            self.ex[ev][e["job"]].setdefault(int(e.get("attempt", 0)), t)
+            if ev == "executor.ended":
+                self.ended_outcome[(e["job"], int(e.get("attempt", 0)))] = e.get("outcome")
+            return
+        if ev != "api.call":
+            self.other[ev] += 1
+            if e.get("level") in ("warning", "warn", "error"):
+                self.warnings.append(raw.decode(errors="replace")[:300])
+
+    def wait(self, predicate, timeout, what, interval=0.02):
+        deadline = time.monotonic() + timeout
+        while True:
+            self.poll()
+            with self.lock:
+                got = predicate()
+            if got:
+                return got
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+            time.sleep(interval)
+
+    def seq(self, job_id):
+        return self.seq_of.get(job_id)
+
+    def first_to(self, seq, status):
+        """First time `seq` reached `status` (from any status)."""
+        return self.reached[status].get(seq)
+
+    def first_trans(self, seq, key):
+        ts = self.trans[seq].get(key)
+        return ts[0] if ts else None
+
+
+# --- processes and the machine ----------------------------------------------------------------
+
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu(pid):
+    """(own CPU s, reaped children's CPU s) of pid, from /proc/PID/stat."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return ((int(fields[11]) + int(fields[12])) / CLK, (int(fields[13]) + int(fields[14])) / CLK)
+    except (OSError, IndexError, ValueError):
+        return (float("nan"), float("nan"))
+
+
+def machine_cpu():
+    """(busy s, total s) over all CPUs, from /proc/stat."""
+    with open("/proc/stat") as f:
+        parts = [int(x) for x in f.readline().split()[1:]]
+    idle = parts[3] + (parts[4] if len(parts) > 4 else 0)
+    return ((sum(parts) - idle) / CLK, sum(parts) / CLK)
+
+
+def slurmctld_pid():
+    try:
+        with open(os.path.join(slurm_cluster.cluster_dir(), "run", "slurmctld.pid")) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def load_avg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def slurm(*argv, timeout=60, check=True):
+    r = subprocess.run(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=slurm_cluster.slurm_env(), timeout=timeout,
+                       check=False, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({r.returncode}): {r.stderr.strip()}")
+    return r.stdout
+
+
+def cluster_script(*args, mode=None, timeout=600):
+    env = dict(os.environ)
+    if mode:
+        env["ALLOT_SLURM_MODE"] = mode
+    else:
+        env.pop("ALLOT_SLURM_MODE", None)
+    r = subprocess.run([SCRIPT, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, env=env, timeout=timeout, check=False, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"scripts/slurm-cluster.sh {' '.join(args)} failed:\n{r.stdout}")
+    return r.stdout
+
+
+def squeue_format():
+    """The --format Allot's poller gives squeue (read from src/exec/slurm_client.cc)."""
+    try:
+        with open(os.path.join(ROOT, "src", "exec", "slurm_client.cc")) as f:
+            m = re.search(r'kSqueueFormat\[\]\s*=\s*"([^"]+)"', f.read())
+        if m:
+            return m.group(1)
+    except OSError:
+        pass
+    return None
+
+
+def time_squeue():
+    """(seconds, lines) of the squeue Allot polls with, and (seconds, bytes) of squeue --json."""
+    out = {}
+    form = squeue_format()
+    if form:
+        t = time.monotonic()
+        text = slurm("squeue", "--noheader", "--all", "--states=all", f"--format={form}")
+        out["text_s"] = time.monotonic() - t
+        out["text_lines"] = text.count("\n")
+    t = time.monotonic()
+    text = slurm("squeue", "--json")
+    out["json_s"] = time.monotonic() - t
+    out["json_bytes"] = len(text)
+    return out
+
+
+class Sampler(threading.Thread):
+    """Times one squeue every `every` seconds while it runs."""
+
+    def __init__(self, every=3.0):
+        super().__init__(daemon=True)
+        self.every = every
+        self.samples = []
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.wait(self.every):
+            with contextlib.suppress(Exception):
+                self.samples.append(time_squeue())
+
+
+# --- 1. reclaim through Allot ---------------------------------------------------------------
+
+
+def stdout_lines(server, job_id, attempt=1):
+    lines = []
+    for path in glob.glob(server.job_dir(job_id, f"attempt-{attempt}", "*", "stdout")):
+        with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as f:
+            lines += f.read().splitlines()
+    return lines
+
+
+def stamp(lines, word):
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == word:
+            with contextlib.suppress(ValueError):
+                return float(parts[1])
+    return None
+
+
+def wait_jobs_final(fx, job_ids, timeout=90):
+    deadline = time.monotonic() + timeout
+    left = list(job_ids)
+    while left:
+        left = [j for j in left if fx.describe(j)["status"] not in ("SUCCEEDED", "FAILED")]
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"jobs not finished after {timeout}s: {left}")
+        time.sleep(0.2)
+
+
+def kill_server_slurm_jobs(server):
+    ids = [str(j["job_id"]) for j in server.slurm_jobs() if not slurm_cluster.is_finished(j)]
+    if ids:
+        slurm("scancel", "--full", "--signal=KILL", *ids, check=False)
+    return ids
+
+
+def wait_slurm_quiet(server, timeout=90):
+    deadline = time.monotonic() + timeout
+    while [j for j in server.slurm_jobs() if not slurm_cluster.is_finished(j)]:
+        if time.monotonic() > deadline:
+            raise TimeoutError("Slurm jobs of the server still run")
+        time.sleep(0.2)
+    slurm_cluster.wait_nodes_idle(timeout=max(5.0, deadline - time.monotonic()))
+
+
+def allot_reclaim(server, fx, log, kind, reps):
+    env = fx.environment(capacity=4, instance_type=NODE_TYPE)
+    queue = fx.queue(env, fx.policy())
+    lender, borrower = fx.unique("lender"), fx.unique("borrower")
+    fx.share(queue, name=lender, capacity=2, strategy="LEND", instance_type=NODE_TYPE)
+    fx.share(queue, name=borrower, capacity=2, strategy="LEND_AND_BORROW", borrow_limit=100,
+             instance_type=NODE_TYPE)
+    results = []
+    for rep in range(1, reps + 1):
+        victims = [fx.submit(queue, borrower, script=ALLOT_VICTIMS[kind],
+                             name=fx.unique(f"victim-{kind}"))["jobId"] for _ in range(4)]
+        preemptor = None
+        try:
+            for v in victims:
+                fx.wait_status(v, "RUNNING", timeout=60)
+                deadline = time.monotonic() + 30
+                while "ready" not in stdout_lines(server, v):
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"victim {v} printed no 'ready'")
+                    time.sleep(0.05)
+            time.sleep(0.5)
+            t0 = time.time()
+            preemptor = fx.submit(queue, lender, script=PREEMPTOR,
+                                  name=fx.unique("preemptor"))["jobId"]
+            t1 = time.time()
+            seq = log.wait(lambda: log.seq(preemptor), 10, "the preemptor's seq")
+            t_run = log.wait(lambda: log.first_to(seq, "RUNNING"), 60 + 2 * GRACE,
+                             "the preemptor RUNNING")
+            deadline = time.monotonic() + 5
+            while stamp(stdout_lines(server, preemptor), "start") is None and \
+                    time.monotonic() < deadline:
+                time.sleep(0.05)
+            log.poll()
+            pre = next((p for p in log.preempts if p[1] == seq), None)
+            vseqs = pre[2] if pre else []
+            vids = [v for v in victims if log.seq(v) in vseqs]
+            term = [stamp(stdout_lines(server, v), "term") for v in vids]
+            term = [x for x in term if x is not None]
+            ended = [log.ex["executor.ended"].get(s, {}).get(1) for s in vseqs]
+            ended = [x for x in ended if x is not None]
+
+            def rel(x):
+                return None if x is None else x - t0
+            r = {
+                "rep": rep, "victims": len(vseqs),
+                "submit_call": t1 - t0,
+                "preempt_decision": rel(pre[0] if pre else None),
+                "victim_sigterm": rel(min(term) if term else None),
+                "victim_ended": rel(max(ended) if ended else None),
+                "dispatch": rel(log.first_trans(seq, "RUNNABLE->SCHEDULED")),
+                "sbatch_returned": rel(log.ex["executor.submitted"].get(seq, {}).get(1)),
+                "slurm_running_seen": rel(log.ex["executor.started"].get(seq, {}).get(1)),
+                "running": rel(t_run),
+                "payload_start": rel(stamp(stdout_lines(server, preemptor), "start")),
+            }
+            results.append(r)
+            say(f"allot reclaim {kind} rep {rep}: submit->RUNNING {r['running']:.2f} s "
+                f"(preempt decision +{fmt_s(r['preempt_decision'])}, victim SIGTERM "
+                f"+{fmt_s(r['victim_sigterm'])}, victim ended +{fmt_s(r['victim_ended'])}, "
+                f"dispatch +{fmt_s(r['dispatch'])}, sbatch returned +{fmt_s(r['sbatch_returned'])}, "
+                f"payload +{fmt_s(r['payload_start'])}; {len(vseqs)} victim(s))")
+        finally:
+            for j in victims + ([preemptor] if preemptor else []):
+                with contextlib.suppress(Exception):
+                    fx.batch.terminate_service_job(jobId=j, reason="bench: end of repetition")
+            if kind == "stubborn":
+                time.sleep(0.3)  # the terminations first, so that nothing is retried
+                kill_server_slurm_jobs(server)
+            wait_jobs_final(fx, victims + ([preemptor] if preemptor else []))
+            wait_slurm_quiet(server)
+    return results
+
+
+# --- 2. Slurm's own preemption ------------------------------------------------------------------
+
+SLURM_TRAIN = {
+    "selfrequeue": "trap 'echo term $(date +%s.%N) >> \"$D/term.$SLURM_JOB_ID\"; "
+                   "scontrol requeue $SLURM_JOB_ID; exit 0' TERM",
+    "cooperative": "trap 'echo term $(date +%s.%N) >> \"$D/term.$SLURM_JOB_ID\"; exit 0' TERM",
+    "stubborn": "trap 'echo term $(date +%s.%N) >> \"$D/term.$SLURM_JOB_ID\"' TERM",
+}
+WHOLE_NODE = ["-N1", "--ntasks-per-node=1", "-c16", "--mem=15G"]
+
+
+def sbatch(*args):
+    return slurm("sbatch", "--parsable", *args).strip().split(";")[0]
+
+
+def squeue_state(job_id):
+    return slurm("squeue", "-h", "-j", job_id, "-o", "%T", check=False).strip()
+
+
+def cancel_baseline_jobs(ids, timeout=60):
+    """SIGKILL what runs (a plain scancel's SIGTERM would make a self-requeuing victim requeue
+    itself), cancel what waits, until none is left."""
+    deadline = time.monotonic() + timeout
+    while ids:
+        states = {i: squeue_state(i) for i in ids}
+        running = [i for i, s in states.items() if s in ("RUNNING", "SUSPENDED")]
+        waiting = [i for i, s in states.items() if s in ("PENDING", "REQUEUED", "REQUEUE_HOLD",
+                                                         "REQUEUE_FED", "CONFIGURING")]
+        if running:
+            slurm("scancel", "--full", "--signal=KILL", *running, check=False)
+        if waiting:
+            slurm("scancel", *waiting, check=False)
+        if not [s for s in states.values() if s]:  # squeue -j lists only unfinished jobs
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"baseline jobs still there: {states}")
+        time.sleep(0.3)
+    slurm_cluster.wait_nodes_idle(timeout=60)
+
+
+def slurm_baseline(kinds, reps, workdir):
+    d = os.path.join(workdir, "baseline")
+    os.makedirs(d, exist_ok=True)
+    for kind, trap in SLURM_TRAIN.items():
+        with open(os.path.join(d, f"train-{kind}.sh"), "w") as f:
+            f.write(f"#!/bin/bash\nD={d}\n{trap}\necho ready >> \"$D/ready.$SLURM_JOB_ID\"\n"
+                    f"{LOOP}\n")
+        with open(os.path.join(d, f"victim-{kind}.sh"), "w") as f:
+            f.write(f"#!/bin/bash\nsrun --ntasks-per-node=1 {d}/train-{kind}.sh\n")
+    with open(os.path.join(d, "high.sh"), "w") as f:
+        f.write(f"#!/bin/bash\necho $(date +%s.%N) > {d}/high.$SLURM_JOB_ID\n{LOOP}\n")
+    for p in glob.glob(os.path.join(d, "*.sh")):
+        os.chmod(p, 0o755)
+    out = {}
+    for kind in kinds:
+        out[kind] = []
+        for rep in range(1, reps + 1):
+            victims = []
+            high = None
+            try:
+                for _ in range(4):
+                    victims.append(sbatch("-p", "scavenger", *WHOLE_NODE, f"--chdir={d}",
+                                          "-o", "/dev/null", "--requeue",
+                                          os.path.join(d, f"victim-{kind}.sh")))
+                deadline = time.monotonic() + 60
+                while not all(os.path.exists(os.path.join(d, f"ready.{v}")) for v in victims):
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"baseline victims {victims} not ready")
+                    time.sleep(0.05)
+                time.sleep(0.5)
+                t0 = time.time()
+                high = sbatch("-p", "team", *WHOLE_NODE, f"--chdir={d}", "-o", "/dev/null",
+                              os.path.join(d, "high.sh"))
+                t1 = time.time()
+                t_run = None
+                deadline = time.monotonic() + 120
+                while time.monotonic() < deadline:
+                    if squeue_state(high) == "RUNNING":
+                        t_run = time.time()
+                        break
+                    time.sleep(0.05)
+                if t_run is None:
+                    raise TimeoutError(f"baseline preemptor {high} not RUNNING after 120 s")
+                start = None
+                deadline = time.monotonic() + 5
+                while start is None and time.monotonic() < deadline:
+                    with contextlib.suppress(OSError, ValueError):
+                        start = float(open(os.path.join(d, f"high.{high}")).read().split()[0])
+                    if start is None:
+                        time.sleep(0.05)
+                terms = []
+                for v in victims:
+                    with contextlib.suppress(OSError):
+                        for line in open(os.path.join(d, f"term.{v}")):
+                            with contextlib.suppress(IndexError, ValueError):
+                                terms.append(float(line.split()[1]))
+                states = {v: squeue_state(v) for v in victims}
+                r = {"rep": rep, "submit_call": t1 - t0,
+                     "victim_sigterm": (min(terms) - t0) if terms else None,
+                     "running": t_run - t0,
+                     "payload_start": (start - t0) if start else None,
+                     "victims_afterwards": sorted(states.values())}
+                out[kind].append(r)
+                say(f"slurm preemption {kind} rep {rep}: submit->RUNNING {r['running']:.2f} s "
+                    f"(victim SIGTERM +{fmt_s(r['victim_sigterm'])}, payload "
+                    f"+{fmt_s(r['payload_start'])}; victims afterwards {r['victims_afterwards']})")
+            finally:
+                cancel_baseline_jobs(victims + ([high] if high else []))
+    return out
+
+
+# --- 3. dispatch overhead -----------------------------------------------------------------------
+
+
+def slot_queue(fx, capacity):
+    env = fx.environment(capacity=capacity, instance_type=SLOT_TYPE)
+    return env, fx.queue(env)
+
+
+def submit_slot_job(fx, queue, script, name):
+    return fx.submit(queue, name=name,
+                     serviceRequestPayload=payload(script, instance_type=SLOT_TYPE))["jobId"]
+
+
+def dispatch_overhead(fx, log, jobs, rate):
+    _, queue = slot_queue(fx, 64)
+    ids = []
+    t_begin = time.monotonic()
+    for i in range(jobs):
+        due = t_begin + i / rate
+        delay = due - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        ids.append(submit_slot_job(fx, queue, "sleep 1", f"dispatch-{i}"))
+    say(f"dispatch: {jobs} jobs submitted in {time.monotonic() - t_begin:.1f} s")
+
+    def done():
+        seqs = [log.seq(j) for j in ids]
+        if None in seqs:
+            return None
+        fin = [s for s in seqs if log.first_to(s, "SUCCEEDED") or log.first_to(s, "FAILED")]
+        return seqs if len(fin) == len(seqs) else None
+    seqs = log.wait(done, 180, f"{jobs} jobs finished", interval=0.2)
+    failed = [s for s in seqs if log.first_to(s, "FAILED")]
+    sub, started, run = [], [], []
+    for s in seqs:
+        d = log.first_trans(s, "RUNNABLE->SCHEDULED")
+        x = log.ex["executor.submitted"].get(s, {}).get(1)
+        st = log.ex["executor.started"].get(s, {}).get(1)
+        r = log.first_to(s, "RUNNING")
+        if d is None:
+            continue
+        if x is not None:
+            sub.append(x - d)
+        if st is not None:
+            started.append(st - d)
+        if r is not None:
+            run.append(r - d)
+    res = {"jobs": jobs, "rate": rate, "failed": len(failed),
+           "to_sbatch_returned": {"p50": pct(sub, 50), "p99": pct(sub, 99), "max": max(sub)},
+           "to_started_seen": {"p50": pct(started, 50), "p99": pct(started, 99)},
+           "to_running": {"p50": pct(run, 50), "p99": pct(run, 99), "max": max(run)}}
+    say(f"dispatch overhead over {len(sub)} jobs: ->sbatch returned p50 {fmt_ms(pct(sub, 50))} ms "
+        f"p99 {fmt_ms(pct(sub, 99))} ms; ->RUNNING p50 {fmt_ms(pct(run, 50))} ms p99 "
+        f"{fmt_ms(pct(run, 99))} ms; {len(failed)} failed")
+    return res
+
+
+# --- 4. throughput --------------------------------------------------------------------------------
+
+
+def rate_between(times, t_from, lo=0.1, hi=0.9):
+    """Jobs per second between the lo and hi fractions of `times` (steady state), and overall from
+    t_from to the last."""
+    v = sorted(times)
+    if len(v) < 10:
+        return float("nan"), float("nan")
+    a, b = v[int(lo * (len(v) - 1))], v[int(hi * (len(v) - 1))]
+    steady = (int(hi * (len(v) - 1)) - int(lo * (len(v) - 1))) / (b - a) if b > a else float("inf")
+    overall = len(v) / (v[-1] - t_from) if v[-1] > t_from else float("inf")
+    return overall, steady
+
+
+def throughput(server, batch, fx, log, jobs, capacity, clients=8):
+    env, queue = slot_queue(fx, 0)
+    t = time.monotonic()
+
+    def submit_range(k):
+        c = server.client()
+        f = Fixture(c)
+        return [submit_slot_job(f, queue, "exit 0", f"tp-{k}-{i}") for i in range(k, jobs, clients)]
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        ids = [j for part in pool.map(submit_range, range(clients)) for j in part]
+    say(f"throughput: {len(ids)} jobs submitted in {time.monotonic() - t:.1f} s "
+        f"({clients} clients), capacity 0")
+    log.wait(lambda: all(log.seq(j) is not None and log.first_to(log.seq(j), "RUNNABLE")
+                         for j in ids), 60, "all RUNNABLE", interval=0.2)
+    seqs = [log.seq(j) for j in ids]
+    pid = server.proc.pid
+    ctld = slurmctld_pid()
+    cpu0, ctld0, mach0 = proc_cpu(pid), proc_cpu(ctld) if ctld else None, machine_cpu()
+    sampler = Sampler()
+    sampler.start()
+    t_open = time.time()
+    batch.update_service_environment(
+        serviceEnvironment=env, capacityLimits=[{"capacityUnit": SLOT_TYPE, "maxCapacity": capacity}])
+    try:
+        log.wait(lambda: all(log.first_to(s, "SUCCEEDED") or log.first_to(s, "FAILED")
+                             for s in seqs), 400, f"{jobs} jobs finished", interval=0.25)
+    finally:
+        sampler.stop.set()
+    t_end = time.time()
+    cpu1, ctld1, mach1 = proc_cpu(pid), proc_cpu(ctld) if ctld else None, machine_cpu()
+    wall = t_end - t_open
+    sub = [log.ex["executor.submitted"][s][1] for s in seqs if 1 in log.ex["executor.submitted"].get(s, {})]
+    ended = [log.ex["executor.ended"][s][1] for s in seqs if 1 in log.ex["executor.ended"].get(s, {})]
+    failed = [s for s in seqs if log.first_to(s, "FAILED")]
+    sub_overall, sub_steady = rate_between(sub, t_open)
+    end_overall, end_steady = rate_between(ended, t_open)
+    first_burst = sorted(sub)[:capacity]
+    burst_rate = (len(first_burst) / (first_burst[-1] - t_open)) if first_burst else float("nan")
+    lag = []
+    for s in seqs:
+        d = log.first_trans(s, "RUNNABLE->SCHEDULED")
+        x = log.ex["executor.submitted"].get(s, {}).get(1)
+        if d is not None and x is not None:
+            lag.append(x - d)
+    res = {
+        "jobs": jobs, "capacity": capacity, "failed": len(failed), "wall_s": wall,
+        "submitted_per_s": sub_overall, "submitted_per_s_steady": sub_steady,
+        "first_capacity_submitted_per_s": burst_rate,
+        "ended_per_s": end_overall, "ended_per_s_steady": end_steady,
+        "dispatch_to_sbatch_returned": {"p50": pct(lag, 50), "p99": pct(lag, 99)},
+        "server_cpu_cores": (cpu1[0] - cpu0[0]) / wall,
+        "server_children_cpu_cores": (cpu1[1] - cpu0[1]) / wall,
+        "slurmctld_cpu_cores": ((ctld1[0] - ctld0[0]) / wall) if ctld else None,
+        "machine_busy_cores": (mach1[0] - mach0[0]) / wall,
+        "machine_cores": (mach1[1] - mach0[1]) / wall,
+        "squeue_samples": sampler.samples,
+    }
+    sq = [x["text_s"] for x in sampler.samples if "text_s" in x]
+    sj = [x["json_s"] for x in sampler.samples if "json_s" in x]
+    res["squeue_text_s_median"] = med(sq)
+    res["squeue_json_s_median"] = med(sj)
+    res["squeue_lines_max"] = max((x.get("text_lines", 0) for x in sampler.samples), default=0)
+    say(f"throughput at capacity {capacity}: {jobs} jobs in {wall:.1f} s; handed to Slurm "
+        f"{sub_overall:.1f}/s (steady {sub_steady:.1f}/s, first {len(first_burst)} at "
+        f"{burst_rate:.1f}/s), ended {end_overall:.1f}/s (steady {end_steady:.1f}/s); server CPU "
+        f"{res['server_cpu_cores']:.2f} cores + children {res['server_children_cpu_cores']:.2f}, "
+        f"slurmctld {fmt_s(res['slurmctld_cpu_cores'])}, machine busy "
+        f"{res['machine_busy_cores']:.2f} of {res['machine_cores']:.2f}; squeue poll "
+        f"{fmt_ms(res['squeue_text_s_median'])} ms ({res['squeue_lines_max']} lines), "
+        f"--json {fmt_ms(res['squeue_json_s_median'])} ms; {len(failed)} failed")
+    return res
+
+
+def plain_sbatch(workdir, n=200, parallel=(1, 4, 8)):
+    """sbatch --wrap true, n jobs per level of parallelism; then how fast Slurm completes them."""
+    d = os.path.join(workdir, "sbatch")
+    os.makedirs(d, exist_ok=True)
+    args = ["sbatch", "--parsable", "-p", "allot", "-c1", "--mem=200M", f"--chdir={d}",
+            "-o", "/dev/null", "-J", "bench-sbatch", "--wrap", "true"]
+    out = {}
+    all_ids = []
+    env = slurm_cluster.slurm_env()
+    t_first = time.time()
+    for p in parallel:
+        def one(_):
+            r = subprocess.run(args, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                               text=True, timeout=60, check=False)
+            return r.stdout.strip().split(";")[0] if r.returncode == 0 else None
+        t = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(p) as pool:
+            ids = list(pool.map(one, range(n)))
+        dt = time.monotonic() - t
+        ok = [i for i in ids if i]
+        all_ids += ok
+        out[f"x{p}"] = len(ok) / dt
+        say(f"plain sbatch --wrap true, {p} in parallel: {len(ok)} jobs in {dt:.2f} s = "
+            f"{len(ok) / dt:.1f}/s")
+    wanted = {int(i) for i in all_ids}
+    deadline = time.monotonic() + 180
+    while True:
+        jobs = slurm_cluster.squeue_jobs(wanted)
+        if all(slurm_cluster.is_finished(j) for j in jobs) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    t_done = time.time()
+    ends = [j.get("end_time") for j in jobs if slurm_cluster.is_finished(j)]
+    ends = [e.get("number") if isinstance(e, dict) else e for e in ends]
+    ends = [e for e in ends if isinstance(e, int) and e > 0]
+    out["jobs"] = len(all_ids)
+    out["finished"] = len(ends)
+    out["completed_per_s"] = len(all_ids) / (t_done - t_first)
+    say(f"plain sbatch: {len(all_ids)} jobs submitted and finished in {t_done - t_first:.1f} s = "
+        f"{out['completed_per_s']:.1f}/s end to end")
+    return out
+
+
+# --- the run --------------------------------------------------------------------------------------
+
+
+def git_commit():
+    try:
+        r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                           text=True, timeout=10, check=True)
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no",
+                                "src"], capture_output=True, text=True, timeout=10).stdout.strip()
+        return r.stdout.strip() + (" (+ uncommitted src/ changes)" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def summarize(rows):
+    v = [r["running"] for r in rows if r.get("running") is not None]
+    return {"n": len(v), "median": med(v), "max": max(v) if v else float("nan"),
+            "min": min(v) if v else float("nan")}
+
+
+def print_table(res):
+    m = res["machine"]
+    print()
+    print(f"Allot on Slurm, {m['date']}, commit {m['commit']}, {m['nproc']} cores, load "
+          f"{m['load_before']} before / {m['load_after']} after, Slurm {m['slurm']}, "
+          f"total {res['total_s']:.0f} s")
+    print()
+    print("| measurement | median | max | reps | goal |")
+    print("| --- | --- | --- | --- | --- |")
+    for kind, rows in res.get("allot_reclaim", {}).items():
+        s = summarize(rows)
+        goal = (f"< 2 s" if kind == "cooperative" else f"<= {GRACE + 2} s (grace + 2)")
+        ok = s["max"] < 2 if kind == "cooperative" else s["max"] <= GRACE + 2
+        print(f"| reclaim through Allot, {kind} victim: submit -> preemptor RUNNING | "
+              f"{fmt_s(s['median'])} s | {fmt_s(s['max'])} s | {s['n']} | {goal}: "
+              f"{'met' if ok else 'NOT met'} |")
+    for kind, rows in res.get("slurm_preemption", {}).items():
+        s = summarize(rows)
+        print(f"| Slurm partition-priority preemption, {kind} victim: submit -> RUNNING | "
+              f"{fmt_s(s['median'])} s | {fmt_s(s['max'])} s | {s['n']} | |")
+    d = res.get("dispatch")
+    if d:
+        print(f"| dispatch -> sbatch returned ({d['jobs']} jobs at {d['rate']}/s, capacity 64) | "
+              f"p50 {fmt_ms(d['to_sbatch_returned']['p50'])} ms | p99 "
+              f"{fmt_ms(d['to_sbatch_returned']['p99'])} ms | | |")
+        print(f"| dispatch -> RUNNING (same jobs) | p50 {fmt_ms(d['to_running']['p50'])} ms | "
+              f"p99 {fmt_ms(d['to_running']['p99'])} ms | | |")
+    for t in res.get("throughput", []):
+        print(f"| {t['jobs']} waiting jobs, capacity 0 -> {t['capacity']}: handed to Slurm | "
+              f"{t['submitted_per_s']:.1f}/s overall, {t['submitted_per_s_steady']:.1f}/s steady, "
+              f"first {t['capacity']} at {t['first_capacity_submitted_per_s']:.1f}/s | | | |")
+        print(f"| same: completed | {t['ended_per_s']:.1f}/s overall, "
+              f"{t['ended_per_s_steady']:.1f}/s steady | | | |")
+        print(f"| same: CPU (cores) | server {t['server_cpu_cores']:.2f} + its sbatch/squeue "
+              f"{t['server_children_cpu_cores']:.2f}, slurmctld {fmt_s(t['slurmctld_cpu_cores'])}, "
+              f"machine {t['machine_busy_cores']:.2f} of {t['machine_cores']:.1f} | | | |")
+        print(f"| same: one squeue poll (Allot's format / --json) | "
+              f"{fmt_ms(t['squeue_text_s_median'])} ms / {fmt_ms(t['squeue_json_s_median'])} ms | "
+              f"{t['squeue_lines_max']} jobs listed | | |")
+    p = res.get("plain_sbatch")
+    if p:
+        print(f"| plain sbatch --wrap true, 1 / 4 / 8 in parallel | {p['x1']:.1f} / {p['x4']:.1f} / "
+              f"{p['x8']:.1f} jobs/s | | | |")
+        print(f"| plain sbatch: {p['jobs']} jobs submitted and finished | "
+              f"{p['completed_per_s']:.1f}/s | | | |")
+    print()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=5, help="reclaim repetitions per victim kind")
+    ap.add_argument("--baseline-reps", type=int, default=3,
+                    help="Slurm preemption repetitions per victim kind")
+    ap.add_argument("--dispatch-jobs", type=int, default=200)
+    ap.add_argument("--dispatch-rate", type=float, default=20.0)
+    ap.add_argument("--throughput-jobs", type=int, default=1000)
+    ap.add_argument("--throughput-capacity", type=int, action="append",
+                    help="maxCapacity opened for the waiting jobs (repeatable; default 64)")
+    ap.add_argument("--parts", default="reclaim,dispatch,throughput,sbatch,baseline")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench-slurm"))
+    ap.add_argument("--keep-cluster", action="store_true",
+                    help="leave the bench cluster up (default mode) at the end")
+    a = ap.parse_args()
+    parts = set(a.parts.split(","))
+    capacities = a.throughput_capacity or [64]
+    os.makedirs(a.out, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="allot-bench-slurm-")
+    os.chmod(workdir, 0o755)
+
+    res = {"machine": {"nproc": os.cpu_count(), "load_before": load_avg(),
+                       "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                       "commit": git_commit(), "allot_bin": os.environ.get("ALLOT_BIN")}}
+    say(f"cluster {os.environ['ALLOT_SLURM_DIR']} (default mode), release binary "
+        f"{os.environ.get('ALLOT_BIN')}")
+    cluster_script("up")
+    slurm_cluster.ensure_cluster()
+    res["machine"]["slurm"] = slurm("sinfo", "--version").strip()
+    server = None
+    try:
+        if parts & {"reclaim", "dispatch", "throughput"}:
+            server = AllotServer("--log-format", "json", stop_grace_seconds=GRACE, executor="slurm")
+            with open(os.path.join(os.path.dirname(server.data_dir), "slurm-map.yaml"), "w") as f:
+                f.write(SLURM_MAP)
+            server.start()
+            log = ServerLog(server._logs[-1])
+            batch = server.client()
+            fx = Fixture(batch)
+            if "reclaim" in parts:
+                res["allot_reclaim"] = {}
+                for kind in ("cooperative", "stubborn"):
+                    res["allot_reclaim"][kind] = allot_reclaim(server, fx, log, kind, a.reps)
+            if "dispatch" in parts:
+                res["dispatch"] = dispatch_overhead(fx, log, a.dispatch_jobs, a.dispatch_rate)
+            if "throughput" in parts:
+                res["throughput"] = [throughput(server, batch, fx, log, a.throughput_jobs, c)
+                                     for c in capacities]
+            log.poll()
+            res["server_warnings"] = log.warnings[-20:]
+            res["server_events"] = dict(log.other)
+        if "sbatch" in parts:
+            res["plain_sbatch"] = plain_sbatch(workdir)
+    finally:
+        if server is not None:
+            with contextlib.suppress(Exception):
+                for i, path in enumerate(server._logs):
+                    shutil.copy(path, os.path.join(a.out, f"server-{i + 1}.log"))
+            server.cleanup()
+    try:
+        if "baseline" in parts:
+            say("switching the cluster to baseline mode (Slurm's partition-priority preemption)")
+            cluster_script("up", mode="baseline")
+            res["slurm_preemption"] = slurm_baseline(("selfrequeue", "cooperative", "stubborn"),
+                                                     a.baseline_reps, workdir)
+    finally:
+        try:
+            say("switching the cluster back to its default mode")
+            cluster_script("up")
+            if not a.keep_cluster and os.environ["ALLOT_SLURM_DIR"] != "/tmp/allot-slurm":
+                cluster_script("down")
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    res["machine"]["load_after"] = load_avg()
+    res["total_s"] = time.monotonic() - T_START
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump(res, f, indent=1, default=str)
+    print_table(res)
+    say(f"results in {a.out}/results.json, the server's log in {a.out}/server-1.log")
+
+
+if __name__ == "__main__":
+    main()
