@@ -69,11 +69,11 @@ Result<Json> ParseDocument(const std::string& text, const char* what) {
 }
 
 const std::set<std::string>& UnusableNodeStates() {
-  static const std::set<std::string> states = {
+  static const std::set<std::string> kStates = {
       "DOWN",       "DRAIN",       "DRAINED",    "DRAINING",       "FAIL",
       "FAILING",    "FUTURE",      "UNKNOWN",    "NOT_RESPONDING", "POWERED_DOWN",
       "POWER_DOWN", "INVALID_REG", "MAINTENANCE"};
-  return states;
+  return kStates;
 }
 
 bool NodeUsable(const std::string& state_text, const Json& node) {
@@ -182,10 +182,10 @@ class SlurmCli final : public SlurmClient {
 }  // namespace
 
 bool SlurmStateEnded(const std::string& state) {
-  static const std::set<std::string> ended = {
+  static const std::set<std::string> kEnded = {
       "COMPLETED", "FAILED",    "CANCELLED", "TIMEOUT",       "NODE_FAIL",
       "PREEMPTED", "BOOT_FAIL", "DEADLINE",  "OUT_OF_MEMORY", "SPECIAL_EXIT"};
-  return ended.count(std::string(Split(state, '+').front())) != 0;
+  return kEnded.count(std::string(Split(state, '+').front())) != 0;
 }
 
 bool SlurmStatePending(const std::string& state) {
