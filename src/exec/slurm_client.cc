@@ -139,6 +139,18 @@ class SlurmCli final : public SlurmClient {
     return ParseSqueueText(out->out);
   }
 
+  Result<SlurmJob> Accounting(const std::string& id) override {
+    Result<CommandOutput> out = Run({Program("sacct"), "--noheader", "--parsable2", "--allocations",
+                                     "--jobs=" + id, "--format=JobID,State,NodeList"});
+    if (!out.ok()) {
+      if (out.status().message().find("accounting storage is disabled") != std::string::npos) {
+        return FailedPrecondition("the cluster keeps no accounting");
+      }
+      return out.status();
+    }
+    return ParseSacctLine(out->out, id);
+  }
+
   Status CheckProgram(const std::string& program) override {
     Result<CommandOutput> out = Run({Program(program), "--version"});
     if (out.ok()) return Status::Ok();
@@ -226,6 +238,20 @@ Result<std::vector<SlurmJob>> ParseSqueueText(const std::string& text) {
     jobs.push_back(std::move(job));
   }
   return jobs;
+}
+
+Result<SlurmJob> ParseSacctLine(const std::string& text, const std::string& id) {
+  for (std::string_view line : Split(text, '\n')) {
+    const std::vector<std::string_view> fields = Split(Trim(line), '|');
+    if (fields.size() != 3 || fields[0] != id) continue;
+    SlurmJob job;
+    job.id = id;
+    // "CANCELLED by 0": the state is the first word.
+    job.state = Upper(std::string(Split(fields[1], ' ').front()));
+    job.nodes = std::string(fields[2]);
+    return job;
+  }
+  return NotFound("Slurm's accounting does not know job " + id);
 }
 
 Result<std::vector<SlurmNode>> ParseNodesJson(const std::string& text) {

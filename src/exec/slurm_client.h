@@ -71,6 +71,10 @@ class SlurmClient {
   virtual Status Cancel(const std::string& id) = 0;
   // Every job slurmctld still holds (running, pending and recently ended).
   virtual Result<std::vector<SlurmJob>> Jobs() = 0;
+  // A job from Slurm's accounting (sacct), for one that left slurmctld's memory: its state and
+  // nodes. NotFound when accounting does not know it; FailedPrecondition when the cluster keeps
+  // no accounting.
+  virtual Result<SlurmJob> Accounting(const std::string& id) = 0;
   // FailedPrecondition when the Slurm command `program` (sbatch, squeue, ...) cannot be run.
   virtual Status CheckProgram(const std::string& program) = 0;
   // Every node with its partitions (a partition without nodes is not seen).
@@ -89,6 +93,8 @@ std::unique_ptr<SlurmClient> NewSlurmCli(const SlurmCliOptions& options);
 // --format='%i|%T|%r|%N|%k|%Z' and sinfo --json. InvalidArgument for what Slurm does not write;
 // sinfo's "errors" beside an empty list (it exits 0 when slurmctld does not answer) Unavailable.
 Result<std::vector<SlurmJob>> ParseSqueueText(const std::string& text);
+// sacct --noheader --parsable2 --allocations --format=JobID,State,NodeList: the allocation's line.
+Result<SlurmJob> ParseSacctLine(const std::string& text, const std::string& id);
 Result<std::vector<SlurmNode>> ParseNodesJson(const std::string& text);
 
 }  // namespace allot::exec

@@ -73,6 +73,8 @@ struct SlurmAttempt {
   std::string reason;
   std::optional<Clock::time_point> slurm_done_at;  // first poll that found the job ended
   std::string failed_node;  // a node of the job that stopped responding while hosts lacked status
+  bool gone = false;        // no longer listed by squeue
+  bool accounting_asked = false;  // sacct asked once the job left squeue with hosts unknown
 };
 
 std::string ReadText(const std::string& path) {
@@ -245,8 +247,9 @@ class SlurmExecutorImpl final : public Executor {
                const std::set<std::string>& down);  // mu_
   bool ObserveOne(SlurmAttempt& attempt, const SlurmJob* job,
                   std::optional<Clock::time_point> listed,
-                  const std::set<std::string>& down);  // mu_
-  bool AwaitsNodeVerdict() const;                      // mu_
+                  const std::set<std::string>& down);      // mu_
+  bool AwaitsNodeVerdict() const;                          // mu_
+  void AskAccounting(std::unique_lock<std::mutex>& lock);  // mu_
   void CheckNodes();
   void ScanCheckpoints();
   void WorkLoop();
@@ -627,6 +630,7 @@ void SlurmExecutorImpl::PollOnce() {
     Warn("slurm.poll_recovered", "squeue answers again");
     poll_failing_ = false;
   }
+  AskAccounting(lock);
   std::set<std::string> down;
   if (AwaitsNodeVerdict()) {
     lock.unlock();  // sinfo answers in milliseconds, but not under the lock
@@ -639,6 +643,31 @@ void SlurmExecutorImpl::PollOnce() {
     }
   }
   Observe(by_id, jobs.ok() ? std::optional<Clock::time_point>(asked) : std::nullopt, down);
+}
+
+// A job gone from squeue whose hosts did not all leave a status: Slurm's accounting, where the
+// cluster keeps one, says how it ended (NODE_FAIL, CANCELLED, ...). Asked once per attempt.
+void SlurmExecutorImpl::AskAccounting(std::unique_lock<std::mutex>& lock) {
+  std::vector<std::pair<AttemptKey, std::string>> ask;
+  for (auto& [key, a] : attempts_) {
+    const bool unknown_host = std::any_of(a.hosts.begin(), a.hosts.end(),
+                                          [](const SlurmHost& h) { return !h.exit_code; });
+    if (a.accounting_asked || !a.gone || !unknown_host) continue;
+    a.accounting_asked = true;
+    ask.emplace_back(key, a.slurm_id);
+  }
+  for (const auto& [key, id] : ask) {
+    lock.unlock();
+    Result<SlurmJob> job = client_->Accounting(id);
+    lock.lock();
+    const auto it = attempts_.find(key);
+    if (it == attempts_.end() || !job.ok()) continue;
+    it->second.state = job->state;
+    if (Result<std::vector<std::string>> nodes = ExpandHostList(job->nodes);
+        nodes.ok() && nodes->size() == it->second.hosts.size()) {
+      for (std::size_t i = 0; i < nodes->size(); ++i) it->second.hosts[i].node = (*nodes)[i];
+    }
+  }
 }
 
 // An ended job whose hosts did not all leave a status, and whose end Slurm does not explain:
@@ -689,7 +718,11 @@ bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job,
   }
   const bool pending = job != nullptr && SlurmStatePending(job->state);
   const bool gone = job == nullptr && listed && attempt.submitted_at < *listed;
-  const bool ended = (job != nullptr && SlurmStateEnded(job->state)) || gone;
+  if (gone && !attempt.gone) {
+    attempt.gone = true;
+    attempt.state.clear();  // what it last was is not how it ended; sacct may say
+  }
+  const bool ended = (job != nullptr && SlurmStateEnded(job->state)) || attempt.gone;
   RefreshHosts(attempt);
   // A job that ran and ended between two polls is reported started before it ends.
   const bool left_files =

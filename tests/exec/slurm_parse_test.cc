@@ -59,6 +59,15 @@ TEST(SqueueTextTest, RefusesWhatSqueueDoesNotPrint) {
   EXPECT_FALSE(ParseSqueueText("x1|RUNNING|None|n1||/d\n").ok());
 }
 
+TEST(SacctTest, ReadsTheAllocationsLine) {
+  Result<SlurmJob> job = ParseSacctLine("41|COMPLETED|n1\n42|CANCELLED by 0|n[2-3]\n", "42");
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->state, "CANCELLED");
+  EXPECT_EQ(job->nodes, "n[2-3]");
+  EXPECT_EQ(ParseSacctLine("", "42").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ParseSacctLine("421|FAILED|n1\n", "42").status().code(), StatusCode::kNotFound);
+}
+
 // sinfo exits 0 when slurmctld does not answer, with an empty list: that is no answer, not
 // "no nodes".
 TEST(SinfoJsonTest, AnErrorBesideAnEmptyListIsNoAnswer) {
