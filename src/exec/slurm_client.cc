@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
@@ -267,6 +268,8 @@ Result<std::vector<SlurmNode>> ParseNodesJson(const std::string& text) {
     node.address = Text(n, "address");
     node.state = Upper(Text(n, "state"));
     node.usable = NodeUsable(node.state, n);
+    node.cpus = static_cast<int>(std::strtol(Text(n, "cpus").c_str(), nullptr, 10));
+    node.memory_mb = std::strtoll(Text(n, "real_memory").c_str(), nullptr, 10);
     for (const Json& p : n.value("partitions", Json::array())) {
       if (p.is_string()) node.partitions.push_back(p.get<std::string>());
     }

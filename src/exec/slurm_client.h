@@ -50,6 +50,8 @@ struct SlurmNode {
   std::string address;  // NodeAddr
   std::string state;    // IDLE, ALLOCATED, MIXED, DOWN, DRAIN, ... (with +FLAGS)
   std::vector<std::string> partitions;
+  int cpus = 0;
+  std::int64_t memory_mb = 0;  // RealMemory
   // Whether Slurm may place jobs on it now (not DOWN, DRAIN, FAIL, NOT_RESPONDING, ...).
   bool usable = false;
 };

@@ -74,6 +74,7 @@ struct SlurmAttempt {
   std::optional<Clock::time_point> slurm_done_at;  // first poll that found the job ended
   std::string failed_node;  // a node of the job that stopped responding while hosts lacked status
   bool gone = false;        // no longer listed by squeue
+  std::string hopeless;     // the pending reason of a job Slurm will never start
   bool accounting_asked = false;  // sacct asked once the job left squeue with hosts unknown
 };
 
@@ -108,6 +109,14 @@ std::string HostLabel(const SlurmAttempt& attempt, std::size_t index) {
   return node.empty() ? name : name + " (node " + node + ")";
 }
 
+// The last line of a small text file, at most 300 characters; empty if none.
+std::string LastLine(const std::string& path) {
+  const std::string text = ReadText(path);
+  std::string last(text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1));
+  if (last.size() > 300) last = last.substr(0, 300) + "...";
+  return last;
+}
+
 // Why a host that left no exit status is gone, from what Slurm says of the job.
 std::string MissingHostReason(const SlurmAttempt& attempt, std::size_t index) {
   const std::string base(Split(attempt.state, '+').front());
@@ -126,8 +135,22 @@ std::string MissingHostReason(const SlurmAttempt& attempt, std::size_t index) {
     return kPlatformError + job + " is no longer known to Slurm and " + HostLabel(attempt, index) +
            " left no exit status";
   }
-  return kPlatformError + job + " ended " + base + " and " + HostLabel(attempt, index) +
-         " left no exit status";
+  std::string reason = kPlatformError + job + " ended " + base + " and " +
+                       HostLabel(attempt, index) + " left no exit status";
+  // What the batch step said (srun's own errors: a missing program on a node, a failed launch).
+  const std::string said = LastLine(attempt.attempt_dir + "/slurm-" + attempt.slurm_id + ".out");
+  return said.empty() ? reason : reason + " (the batch step said: " + said + ")";
+}
+
+// Pending reasons that no wait cures: the request exceeds what the partition, its nodes or the
+// account allow. Such a job is cancelled and its attempt fails with the reason, instead of
+// holding its quota while SCHEDULED forever.
+bool HopelessPendingReason(const std::string& reason) {
+  static const std::set<std::string> kHopeless = {
+      "PartitionConfig",   "PartitionNodeLimit", "PartitionTimeLimit",
+      "BadConstraints",    "InvalidAccount",     "InvalidQOS",
+      "AccountNotAllowed", "QOSNotAllowed",      "DependencyNeverSatisfied"};
+  return kHopeless.count(reason) != 0;
 }
 
 // Whether Slurm, not the job nor Allot, ended the job: a node failed, a Slurm limit, or a
@@ -158,7 +181,12 @@ AttemptExit MakeSlurmExit(const SlurmAttempt& attempt) {
   const std::optional<std::size_t> named = first_on_its_own ? first_on_its_own : first_failed;
   // Slurm ended it on its own (a node failed, an operator's scancel, a time limit): that is the
   // reason, whatever the hosts said as they were killed.
-  if (named && !attempt.failed_node.empty() && !attempt.stopping) {
+  if (named && !attempt.hopeless.empty() && !attempt.stopping) {
+    exit.reason = kPlatformError + ("Slurm cannot run job " + attempt.slurm_id +
+                                    ": it waited with reason " + attempt.hopeless +
+                                    " (the request exceeds what the partition or account "
+                                    "allows; see --slurm-map)");
+  } else if (named && !attempt.failed_node.empty() && !attempt.stopping) {
     exit.reason = kPlatformError + ("Slurm job " + attempt.slurm_id + " ended " +
                                     std::string(Split(attempt.state, '+').front()) + ": node " +
                                     attempt.failed_node + " stopped responding (NODE_FAIL on " +
@@ -717,6 +745,10 @@ bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job,
     }
   }
   const bool pending = job != nullptr && SlurmStatePending(job->state);
+  if (pending && attempt.hopeless.empty() && HopelessPendingReason(job->reason)) {
+    attempt.hopeless = job->reason;
+    Cancel(attempt);
+  }
   const bool gone = job == nullptr && listed && attempt.submitted_at < *listed;
   if (gone && !attempt.gone) {
     attempt.gone = true;
@@ -772,7 +804,10 @@ bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job,
       return true;
     }
   }
-  const bool explained = attempt.stopping || SlurmEndedIt(attempt);
+  // A job none of whose hosts started a supervisor failed to launch: no node verdict to wait for.
+  const bool launched = std::any_of(attempt.hosts.begin(), attempt.hosts.end(),
+                                    [](const SlurmHost& h) { return !h.output_dir.empty(); });
+  const bool explained = attempt.stopping || SlurmEndedIt(attempt) || !launched;
   const Duration wait = explained
                             ? options_.missing_status_wait
                             : std::max(options_.missing_status_wait, options_.node_failure_wait);
@@ -872,6 +907,29 @@ Status CheckSlurmCluster(SlurmClient& client, const SlurmOptions& options) {
     return FailedPrecondition("--slurm-map: instance type " + type + " names partition '" +
                               placement.partition +
                               "', which the cluster does not have (it has: " + known + ")");
+  }
+  // A placement no node of its partition can hold would wait in Slurm's queue forever.
+  for (const auto& [type, placement] : options.placements) {
+    int most_cpus = 0;
+    std::int64_t most_memory = 0;
+    bool fits = false;
+    for (const SlurmNode& node : *nodes) {
+      if (std::find(node.partitions.begin(), node.partitions.end(), placement.partition) ==
+          node.partitions.end()) {
+        continue;
+      }
+      most_cpus = std::max(most_cpus, node.cpus);
+      most_memory = std::max(most_memory, node.memory_mb);
+      fits = fits || ((node.cpus == 0 || node.cpus >= placement.cpus) &&
+                      (node.memory_mb == 0 || node.memory_mb >= placement.memory_mb));
+    }
+    if (!fits) {
+      return FailedPrecondition(
+          "--slurm-map: instance type " + type + " asks " + std::to_string(placement.cpus) +
+          " CPUs and " + std::to_string(placement.memory_mb) + " MB per node, but the " +
+          "largest node of partition " + placement.partition + " has " + std::to_string(most_cpus) +
+          " CPUs and " + std::to_string(most_memory) + " MB");
+    }
   }
   // sbatch, squeue and scancel are run later; a missing one is said now, not at the first job.
   for (const char* program : {"sbatch", "squeue", "scancel", "srun"}) {

@@ -234,10 +234,29 @@ class SlurmConfigurationTest(unittest.TestCase):
         self.assertLess(time.monotonic() - started, 60)
         return r.stdout + r.stderr
 
+    def test_a_job_slurm_refuses_fails_with_sbatchs_words(self):
+        server = AllotServer(executor="slurm")
+        self.addCleanup(server.cleanup)
+        # A feature no node has: sbatch refuses the job.
+        with open(os.path.join(os.path.dirname(server.data_dir), "slurm-map.yaml"), "w") as f:
+            f.write(f"{INSTANCE}: {{partition: allot, constraint: nosuchfeature}}\n")
+        server.start()
+        fx = Fixture(server.client())
+        queue, _ = fx.qm_queue(capacity=1, shares=(("team", 1),))
+        job = fx.submit(queue, "team", script="exit 0")["jobId"]
+        d = fx.wait_status(job, "FAILED", timeout=60)
+        self.assertIn("Slurm did not take the job", d["statusReason"])
+        self.assertIn("sbatch", d["statusReason"])
+
     def test_unknown_partition(self):
         out = self.start_fails(map_text=f"{INSTANCE}: {{partition: nosuch}}\n")
         self.assertIn("partition 'nosuch'", out)
         self.assertIn("allot", out)  # the partitions it has
+
+    def test_placement_larger_than_any_node(self):
+        out = self.start_fails(map_text=f"{INSTANCE}: {{partition: allot, cpus: 512}}\n")
+        self.assertIn("asks 512 CPUs", out)
+        self.assertIn("largest node of partition allot has 16 CPUs", out)
 
     def test_missing_sbatch(self):
         bin_dir = tempfile.mkdtemp(prefix="allot-fake-bin-")
