@@ -128,6 +128,7 @@ struct AdoptSpec {
   std::optional<JobUser> user;
   // What `submitted` reported for the attempt; empty if nothing was reported.
   std::string executor_ref;
+  std::string job_id;  // the API's jobId (LaunchSpec::job_id): the Slurm job's comment
 };
 
 class Executor {

@@ -37,7 +37,8 @@ struct SlurmAttempt {
   CopyIdentity copy_as;
   Timestamp checkpoint = 0;
   std::vector<SlurmHost> hosts;
-  std::string slurm_id;                                  // empty while sbatch runs
+  std::string slurm_id;  // empty while sbatch runs
+  std::string job_id;    // the API's jobId: the Slurm job's --comment, checked before trusting it
   std::chrono::steady_clock::time_point submitted_at{};  // when sbatch returned (adopted: long ago)
   bool started = false;                                  // `started` reported (or adopted)
   bool stopping = false;

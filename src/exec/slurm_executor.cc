@@ -200,6 +200,7 @@ Status SlurmExecutorImpl::Launch(const LaunchSpec& spec) {
   attempt.job = spec.job;
   attempt.attempt = spec.attempt;
   attempt.name = spec.name;
+  attempt.job_id = spec.job_id;
   attempt.attempt_dir = spec.attempt_dir;
   attempt.job_dir = spec.job_dir;
   attempt.sync_dir = spec.checkpoint_sync_dir;
@@ -338,6 +339,7 @@ Status SlurmExecutorImpl::Adopt(const AdoptSpec& spec) {
     attempt.copy_as = CopyIdentityOf(as_launched, LayoutOptions{.sandbox = true});
   }
   attempt.slurm_id = id;
+  attempt.job_id = spec.job_id;
   attempt.started = true;  // the server restores it as RUNNING; `started` is not reported again
   if (!spec.job_dir.empty()) attempt.checkpoint = NewestCheckpoint(spec.job_dir);
   for (int k = 1; k <= std::max(spec.instance_count, 1); ++k) {
@@ -538,7 +540,18 @@ void SlurmExecutorImpl::Observe(const std::map<std::string, SlurmJob>& jobs,
       ++it;
       continue;
     }
-    const auto found = jobs.find(attempt.slurm_id);
+    auto found = jobs.find(attempt.slurm_id);
+    // A Slurm job under the stored id that another job id commented is not this attempt's
+    // (Slurm's ids restart after its state is wiped): the attempt's job is gone, and the
+    // stranger is never signalled or cancelled.
+    if (found != jobs.end() && !attempt.job_id.empty() && found->second.comment != attempt.job_id) {
+      if (!attempt.gone) {
+        Warn("slurm.id_reused", "Slurm job " + attempt.slurm_id + " belongs to '" +
+                                    found->second.comment + "', not to job " + attempt.job_id);
+      }
+      attempt.cancelled = true;  // nothing of it may be cancelled any more
+      found = jobs.end();
+    }
     if (ObserveOne(attempt, found == jobs.end() ? nullptr : &found->second, listed, down)) {
       PostEnded(attempt);
       it = attempts_.erase(it);

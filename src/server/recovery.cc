@@ -231,6 +231,7 @@ bool Controller::AdoptAttempt(JobRecord& job) {
     if (user.ok()) spec.user = *user;
   }
   if (!job.attempts().empty()) spec.executor_ref = job.attempts().back().executor_ref;
+  spec.job_id = job.id;
   // AlreadyExists: the executor still watches it (a rebuild after a failed write, not a restart).
   const Status adopted = executor_->Adopt(spec);
   if (!adopted.ok() && adopted.code() != StatusCode::kAlreadyExists) return false;
