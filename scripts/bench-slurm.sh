@@ -13,13 +13,14 @@
 # root); installs the Slurm packages where they are missing. About 8 minutes on 2 cores.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=build/release
+# A BUILD_DIR given wins over $ALLOT_BIN; without either, build/release.
 if [[ $# -gt 0 && $1 != -* ]]; then
   build=$1
   shift
+  [[ $build == /* ]] || build=$(cd "$build" 2>/dev/null && pwd || echo "$root/$build")
+  ALLOT_BIN=$build/bin/allot
 fi
-[[ $build == /* ]] || build=$(cd "$build" 2>/dev/null && pwd || echo "$root/$build")
-export ALLOT_BIN=${ALLOT_BIN:-$build/bin/allot}
+export ALLOT_BIN=${ALLOT_BIN:-$root/build/release/bin/allot}
 if [[ ! -x $ALLOT_BIN ]]; then
   echo "bench-slurm: no $ALLOT_BIN (cmake --preset release && cmake --build --preset release)" >&2
   exit 1

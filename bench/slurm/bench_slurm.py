@@ -16,19 +16,27 @@ call; the jobs' own stdout gives when a payload started or got SIGTERM. Four par
    scavenger GraceTime 10, KillWait 5): 4 one-node scavenger jobs, then a one-node team job;
    submit -> preemptor RUNNING (squeue polled every 50 ms), with a self-requeuing, a cooperative
    and a stubborn victim. The cluster is switched back to its default mode afterwards, always.
-3. dispatch overhead: 200 one-CPU jobs (`sleep 1`) submitted at a steady 20/s under a capacity of
-   64: from the engine's dispatch (RUNNABLE->SCHEDULED) until executor.submitted (sbatch
-   returned) and until RUNNING.
-4. throughput: 1,000 one-CPU jobs (`exit 0`) submitted while the environment's maxCapacity is 0,
-   then UpdateServiceEnvironment to 64: executor.submitted and executor.ended per second, the
-   server's CPU (/proc/PID/stat, its own and its children's: sbatch, squeue), slurmctld's CPU,
-   the machine's, and what one squeue poll costs; beside plain `sbatch --wrap true` (200 serial,
-   200 with 4 and 200 with 8 in parallel) on the same cluster.
+3. dispatch overhead: 200 one-CPU jobs (`sleep 1`; 64 fit on the cluster) submitted at a steady
+   3/s: from the engine's dispatch (RUNNABLE->SCHEDULED) until executor.submitted (sbatch
+   returned) and until RUNNING. 3/s because on this 2-core machine, where the 4 nodes share the
+   CPUs, a job's processes on Slurm (two slurmstepd, srun, __slurmbatch, __slurmhost,
+   __supervise, bubblewrap) take about half a CPU second: much faster arrivals saturate the
+   machine, slurmd then misses BatchStartTimeout and Slurm ends jobs NODE_FAIL.
+4. throughput: 1,000 jobs (`exit 0`, 4 CPUs each: 16 run on the cluster at once) submitted while
+   the environment's maxCapacity is 0, then UpdateServiceEnvironment to 1,000: Allot hands every
+   job to Slurm at once (executor.submitted per second), Slurm runs 16 at a time (executor.ended
+   per second, for --throughput-window s after the last hand-off; the rest is terminated).
+   Where the time goes: the server's CPU (/proc/PID/stat: its own and its children's, sbatch and
+   squeue), its busiest threads' time on a CPU and waiting for one (/proc/PID/task/TID/schedstat),
+   how many sbatch calls are in flight, how often a squeue poll runs and what one costs,
+   slurmctld's CPU and the machine's. Beside plain `sbatch --wrap true` of the same shape (200
+   serial, 200 with 4 and 200 with 8 in parallel) on the same cluster.
 
 The bench runs on a cluster of its own (ALLOT_SLURM_DIR=/tmp/allot-slurm-bench, ports 18817,
 18901-18904, srun 62001-62999; scripts/bench-slurm.sh sets them), so that tests using the
 default cluster neither disturb it nor are disturbed (part 2 restarts the daemons twice). It
-brings that cluster down at the end unless --keep-cluster.
+brings that cluster down and removes it at the end unless --keep-cluster (slurmctld.log goes to
+the output directory).
 
     scripts/bench-slurm.sh [--reps 5] [--baseline-reps 3] [--out DIR]
 
@@ -47,6 +55,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -149,9 +158,11 @@ class ServerLog:
         self.rest = b""
         self.lock = threading.Lock()
         self.seq_of = {}                      # job id -> engine seq
-        self.trans = collections.defaultdict(lambda: collections.defaultdict(list))  # seq -> "A->B" -> [t]
+        # seq -> "A->B" -> [t]
+        self.trans = collections.defaultdict(lambda: collections.defaultdict(list))
         self.reached = collections.defaultdict(dict)  # status -> seq -> first t
-        self.ex = collections.defaultdict(lambda: collections.defaultdict(dict))  # event -> seq -> attempt -> t
+        # event -> seq -> attempt -> t
+        self.ex = collections.defaultdict(lambda: collections.defaultdict(dict))
         self.ended_outcome = {}               # (seq, attempt) -> outcome
         self.preempts = []                    # (t, preemptor seq, [victim seqs])
         self.stops = []                       # (t, seq, attempt, kind)
@@ -175,9 +186,7 @@ class ServerLog:
 
     def _line(self, raw):
         if not raw.startswith(b"{"):
-            if raw.strip():
-                self.warnings.append(raw.decode(errors="replace")[:300])
-            return
+            return  # the start banner
         try:
             e = json.loads(raw)
         except ValueError:
@@ -248,7 +257,8 @@ def proc_cpu(pid):
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
-        return ((int(fields[11]) + int(fields[12])) / CLK, (int(fields[13]) + int(fields[14])) / CLK)
+        return ((int(fields[11]) + int(fields[12])) / CLK,
+                (int(fields[13]) + int(fields[14])) / CLK)
     except (OSError, IndexError, ValueError):
         return (float("nan"), float("nan"))
 
@@ -517,7 +527,8 @@ def allot_reclaim(server, fx, log, kind, reps):
             say(f"allot reclaim {kind} rep {rep}: submit->RUNNING {r['running']:.2f} s "
                 f"(preempt decision +{fmt_s(r['preempt_decision'])}, victim SIGTERM "
                 f"+{fmt_s(r['victim_sigterm'])}, victim ended +{fmt_s(r['victim_ended'])}, "
-                f"dispatch +{fmt_s(r['dispatch'])}, sbatch returned +{fmt_s(r['sbatch_returned'])}, "
+                f"dispatch +{fmt_s(r['dispatch'])}, sbatch returned "
+                f"+{fmt_s(r['sbatch_returned'])}, "
                 f"payload +{fmt_s(r['payload_start'])}; {len(vseqs)} victim(s))")
         finally:
             t_clean = time.monotonic()
@@ -798,12 +809,14 @@ def throughput(server, batch, fx, log, jobs, capacity, window, clients=8):
     # The server's threads by how long they were runnable (on a CPU or waiting for one) during the
     # hand-off: [on CPU, waiting for a CPU] as fractions of the hand-off's wall time.
     span = t_handed - t_open
-    busiest = sorted(([(a - threads0.get(t, (0, 0))[0]) / span, (b - threads0.get(t, (0, 0))[1]) / span]
+    busiest = sorted(([(a - threads0.get(t, (0, 0))[0]) / span,
+                       (b - threads0.get(t, (0, 0))[1]) / span]
                       for t, (a, b) in threads1.items()), key=lambda x: -(x[0] + x[1]))[:3]
     listed = time_squeue()
     log.poll()
     sub = [sub_of[s][1] for s in seqs if 1 in sub_of.get(s, {})]
-    ended = [log.ex["executor.ended"][s][1] for s in seqs if 1 in log.ex["executor.ended"].get(s, {})]
+    ended_of = log.ex["executor.ended"]
+    ended = [ended_of[s][1] for s in seqs if 1 in ended_of.get(s, {})]
     ended = [x for x in ended if x <= t_end]
     failed = [s for s in seqs if log.first_to(s, "FAILED")]
     sub_overall, sub_steady = rate_between(sub, t_open)
@@ -976,7 +989,8 @@ def print_table(res):
         print(f"| dispatch -> RUNNING (same jobs) | p50 {fmt_ms(d['to_running']['p50'])} ms | "
               f"p99 {fmt_ms(d['to_running']['p99'])} ms | | |")
         print(f"| same jobs: failed / machine busy / CPU per job beside server and bench | "
-              f"{d['failed']} / {d['machine_busy_cores']:.2f} cores / {d['cpu_s_per_job']:.2f} s | | | |")
+              f"{d['failed']} / {d['machine_busy_cores']:.2f} cores / "
+              f"{d['cpu_s_per_job']:.2f} s | | | |")
     for t in res.get("throughput", []):
         print(f"| {t['jobs']} waiting jobs, maxCapacity 0 -> {t['capacity']} (16 run in Slurm at "
               f"once): handed to Slurm | {t['submitted_per_s']:.1f}/s ({t['handoff_s']:.1f} s for "
@@ -1007,7 +1021,8 @@ def print_table(res):
               f"up to {t['squeue_lines_max']} jobs listed | | |")
     p = res.get("plain_sbatch")
     if p:
-        print(f"| plain sbatch --wrap true, 1 / 4 / 8 in parallel | {p['x1']:.1f} / {p['x4']:.1f} / "
+        print(f"| plain sbatch --wrap true, 1 / 4 / 8 in parallel | {p['x1']:.1f} / "
+              f"{p['x4']:.1f} / "
               f"{p['x8']:.1f} jobs/s | | | |")
         print(f"| plain sbatch: {p['jobs']} jobs submitted and finished | "
               f"{p['completed_per_s']:.1f}/s | | | |")
@@ -1015,6 +1030,8 @@ def print_table(res):
 
 
 def main():
+    # A SIGTERM (timeout, make) ends the run through its finally blocks, as Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench-slurm: terminated"))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=5, help="reclaim repetitions per victim kind")
     ap.add_argument("--baseline-reps", type=int, default=3,
@@ -1042,70 +1059,82 @@ def main():
     m1 = machine_cpu()
     res = {"machine": {"nproc": os.cpu_count(), "load_before": load_avg(),
                        "busy_before_cores": (m1[0] - m0[0]) / 2,
-                       "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                       "date": datetime.datetime.now(datetime.timezone.utc).strftime(
+                           "%Y-%m-%d %H:%M UTC"),
                        "commit": git_commit(), "allot_bin": os.environ.get("ALLOT_BIN")}}
     say(f"cluster {os.environ['ALLOT_SLURM_DIR']} (default mode), release binary "
         f"{os.environ.get('ALLOT_BIN')}")
     cluster_script("up")
     slurm_cluster.ensure_cluster()
     res["machine"]["slurm"] = slurm("sinfo", "--version").strip()
-    server = None
     try:
-        if parts & {"reclaim", "dispatch", "throughput"}:
-            server = AllotServer("--log-format", "json", stop_grace_seconds=GRACE, executor="slurm")
-            with open(os.path.join(os.path.dirname(server.data_dir), "slurm-map.yaml"), "w") as f:
-                f.write(SLURM_MAP)
-            server.start()
-            fx_server_pid.append(server.proc.pid)
-            log = ServerLog(server._logs[-1])
-            batch = server.client()
-            fx = Fixture(batch)
-            if "reclaim" in parts:
-                res["allot_reclaim"] = {}
-                for kind in ("cooperative", "stubborn"):
-                    res["allot_reclaim"][kind] = allot_reclaim(server, fx, log, kind, a.reps)
-            if "dispatch" in parts:
-                res["dispatch"] = dispatch_overhead(fx, log, a.dispatch_jobs, a.dispatch_rate)
-            if "throughput" in parts:
-                res["throughput"] = [throughput(server, batch, fx, log, a.throughput_jobs,
-                                                a.throughput_capacity or a.throughput_jobs,
-                                                a.throughput_window)]
-            log.poll()
-            res["server_warnings"] = log.warnings[-20:]
-            res["server_events"] = dict(log.other)
-        if "sbatch" in parts:
-            res["plain_sbatch"] = plain_sbatch(workdir)
-    finally:
-        if server is not None:
-            with contextlib.suppress(Exception):
-                for i, path in enumerate(server._logs):
-                    shutil.copy(path, os.path.join(a.out, f"server-{i + 1}.log"))
-            t = time.monotonic()
-            server.stop()
-            t1 = time.monotonic()
-            with contextlib.suppress(Exception):
-                server.cancel_slurm_jobs()
-            t2 = time.monotonic()
-            server.kill_job_processes()
-            t3 = time.monotonic()
-            if server._own_tmp:  # thousands of job directories: rm is quicker than rmtree
-                subprocess.run(["rm", "-rf", "--one-file-system", server._own_tmp], check=False)
-            server.cleanup()
-            say(f"server stopped in {t1 - t:.1f} s, its Slurm jobs cancelled in {t2 - t1:.1f} s, "
-                f"its processes ended in {t3 - t2:.1f} s, its files removed in "
-                f"{time.monotonic() - t3:.1f} s")
-    try:
+        server = None
+        try:
+            if parts & {"reclaim", "dispatch", "throughput"}:
+                server = AllotServer("--log-format", "json", stop_grace_seconds=GRACE,
+                                     executor="slurm")
+                # The harness wrote the tests' map there; the bench's replaces it.
+                slurm_map = os.path.join(os.path.dirname(server.data_dir), "slurm-map.yaml")
+                with open(slurm_map, "w") as f:
+                    f.write(SLURM_MAP)
+                server.start()
+                fx_server_pid.append(server.proc.pid)
+                log = ServerLog(server._logs[-1])
+                batch = server.client()
+                fx = Fixture(batch)
+                if "reclaim" in parts:
+                    res["allot_reclaim"] = {}
+                    for kind in ("cooperative", "stubborn"):
+                        res["allot_reclaim"][kind] = allot_reclaim(server, fx, log, kind, a.reps)
+                if "dispatch" in parts:
+                    res["dispatch"] = dispatch_overhead(fx, log, a.dispatch_jobs, a.dispatch_rate)
+                if "throughput" in parts:
+                    res["throughput"] = [throughput(server, batch, fx, log, a.throughput_jobs,
+                                                    a.throughput_capacity or a.throughput_jobs,
+                                                    a.throughput_window)]
+                log.poll()
+                res["server_warnings"] = log.warnings[-20:]
+                res["server_events"] = dict(log.other)
+            if "sbatch" in parts:
+                res["plain_sbatch"] = plain_sbatch(workdir)
+        finally:
+            if server is not None:
+                with contextlib.suppress(Exception):
+                    for i, path in enumerate(server._logs):
+                        shutil.copy(path, os.path.join(a.out, f"server-{i + 1}.log"))
+                t = time.monotonic()
+                server.stop()
+                t1 = time.monotonic()
+                with contextlib.suppress(Exception):
+                    server.cancel_slurm_jobs()
+                t2 = time.monotonic()
+                server.kill_job_processes()
+                t3 = time.monotonic()
+                if server._own_tmp:  # thousands of job directories: rm is quicker than rmtree
+                    subprocess.run(["rm", "-rf", "--one-file-system", server._own_tmp], check=False)
+                server.cleanup()
+                say(f"server stopped in {t1 - t:.1f} s, its Slurm jobs cancelled in "
+                    f"{t2 - t1:.1f} s, "
+                    f"its processes ended in {t3 - t2:.1f} s, its files removed in "
+                    f"{time.monotonic() - t3:.1f} s")
         if "baseline" in parts:
             say("switching the cluster to baseline mode (Slurm's partition-priority preemption)")
             cluster_script("up", mode="baseline")
             res["slurm_preemption"] = slurm_baseline(a.baseline_kinds.split(","), a.baseline_reps,
                                                      workdir)
     finally:
+        # Always, also after a failure or a SIGTERM: the cluster back in its default mode (its
+        # jobs cancelled when it goes down), the scratch directory removed.
         try:
             say("switching the cluster back to its default mode")
             cluster_script("up")
             if not a.keep_cluster and os.environ["ALLOT_SLURM_DIR"] != "/tmp/allot-slurm":
-                cluster_script("down")
+                # Purged, so that the next run starts with no job of this one still listed
+                # (slurmctld keeps finished jobs MinJobAge = 300 s, across restarts).
+                with contextlib.suppress(OSError):
+                    shutil.copy(os.path.join(slurm_cluster.cluster_dir(), "log", "slurmctld.log"),
+                                a.out)
+                cluster_script("down", "--purge")
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
     res["machine"]["load_after"] = load_avg()
