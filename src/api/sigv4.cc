@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "common/civil_time.h"
 #include "common/strings.h"
@@ -233,23 +234,105 @@ std::string HexEncode(std::string_view bytes) {
   return out;
 }
 
-std::string Sha256Hex(std::string_view data) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  int rc = EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr);
-  ALLOT_CHECK(rc == 1 && len == 32);
-  return HexEncode(std::string_view(reinterpret_cast<const char*>(md.data()), len));
+namespace {
+
+// SHA-256 through OpenSSL's EVP interface with the algorithm fetched once: EVP_sha256() with
+// EVP_Digest or HMAC() looks the implementation up again (locks, a property query) on every
+// call, which cost more than the hashing itself for SigV4's short inputs.
+const EVP_MD* Sha256Md() {
+  static const EVP_MD* const kSha256 = [] {
+    const EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA2-256", nullptr);
+    return fetched != nullptr ? fetched : EVP_sha256();
+  }();
+  return kSha256;
 }
 
-std::string HmacSha256(std::string_view key, std::string_view data) {
-  ALLOT_CHECK(key.size() <= static_cast<std::size_t>(INT_MAX));
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+using Digest = std::array<unsigned char, 32>;
+
+// SHA-256 of the concatenation of `parts`, with one context per thread.
+Digest Sha256Of(std::initializer_list<std::string_view> parts) {
+  struct Ctx {
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    ~Ctx() { EVP_MD_CTX_free(ctx); }
+  };
+  thread_local Ctx c;
+  ALLOT_CHECK(c.ctx != nullptr && EVP_DigestInit_ex2(c.ctx, Sha256Md(), nullptr) == 1);
+  for (std::string_view part : parts) {
+    ALLOT_CHECK(EVP_DigestUpdate(c.ctx, part.data(), part.size()) == 1);
+  }
+  Digest out{};
   unsigned int len = 0;
-  const unsigned char* rc =
-      HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-           reinterpret_cast<const unsigned char*>(data.data()), data.size(), md.data(), &len);
-  ALLOT_CHECK(rc != nullptr && len == 32);
-  return std::string(reinterpret_cast<const char*>(md.data()), len);
+  ALLOT_CHECK(EVP_DigestFinal_ex(c.ctx, out.data(), &len) == 1 && len == out.size());
+  return out;
+}
+
+std::string_view View(const Digest& d) {
+  return {reinterpret_cast<const char*>(d.data()), d.size()};
+}
+
+// HMAC-SHA256 (RFC 2104) over Sha256Of; the padded keys are wiped afterwards.
+Digest HmacOf(std::string_view key, std::string_view data) {
+  constexpr std::size_t kBlock = 64;
+  std::array<unsigned char, kBlock> k{};
+  if (key.size() > kBlock) {
+    const Digest hashed = Sha256Of({key});
+    std::copy(hashed.begin(), hashed.end(), k.begin());
+  } else {
+    std::copy(key.begin(), key.end(), k.begin());
+  }
+  std::array<unsigned char, kBlock> pad{};
+  for (std::size_t i = 0; i < kBlock; ++i) pad[i] = k[i] ^ 0x36U;
+  const auto pad_view = std::string_view(reinterpret_cast<const char*>(pad.data()), kBlock);
+  Digest inner = Sha256Of({pad_view, data});
+  for (std::size_t i = 0; i < kBlock; ++i) pad[i] = k[i] ^ 0x5cU;
+  Digest out = Sha256Of({pad_view, View(inner)});
+  OPENSSL_cleanse(k.data(), k.size());
+  OPENSSL_cleanse(pad.data(), pad.size());
+  OPENSSL_cleanse(inner.data(), inner.size());
+  return out;
+}
+
+// DeriveSigningKey with a small per-thread cache: a signing key is valid for one day, region and
+// service, and a server sees the same few callers all day. Entries are found by a SHA-256 of
+// the secret and the scope, so the cache holds no secret; a replaced key is wiped.
+std::string CachedSigningKey(std::string_view secret, std::string_view date,
+                             std::string_view region, std::string_view service) {
+  struct Entry {
+    Digest id{};
+    std::string key;
+  };
+  struct Cache {
+    std::array<Entry, 8> entries;
+    std::size_t next = 0;
+    ~Cache() {
+      for (Entry& e : entries) OPENSSL_cleanse(e.key.data(), e.key.size());
+    }
+  };
+  thread_local Cache cache;
+  // Each part's length first, so no two different tuples hash the same bytes.
+  std::array<std::uint32_t, 4> lengths = {
+      static_cast<std::uint32_t>(secret.size()), static_cast<std::uint32_t>(date.size()),
+      static_cast<std::uint32_t>(region.size()), static_cast<std::uint32_t>(service.size())};
+  const Digest id =
+      Sha256Of({std::string_view(reinterpret_cast<const char*>(lengths.data()), sizeof lengths),
+                secret, date, region, service});
+  for (const Entry& e : cache.entries) {
+    if (!e.key.empty() && e.id == id) return e.key;
+  }
+  Entry& e = cache.entries[cache.next];
+  cache.next = (cache.next + 1) % cache.entries.size();
+  OPENSSL_cleanse(e.key.data(), e.key.size());
+  e.id = id;
+  e.key = DeriveSigningKey(secret, date, region, service);
+  return e.key;
+}
+
+}  // namespace
+
+std::string Sha256Hex(std::string_view data) { return HexEncode(View(Sha256Of({data}))); }
+
+std::string HmacSha256(std::string_view key, std::string_view data) {
+  return std::string(View(HmacOf(key, data)));
 }
 
 std::string FormatAmzDate(Timestamp t) {
@@ -420,7 +503,7 @@ Status Sign(HttpRequest& req, const Credentials& creds, std::string_view region,
   std::string date = std::string(amz_date.substr(0, 8));
   std::string scope = CredentialScope(date, region, service);
   std::string sts = StringToSign(amz_date, scope, CanonicalRequest(req, signed_headers));
-  std::string key = DeriveSigningKey(creds.secret_access_key, date, region, service);
+  std::string key = CachedSigningKey(creds.secret_access_key, date, region, service);
   std::string signature = ComputeSignature(key, sts);
 
   std::string auth(kSigV4Algorithm);
@@ -605,7 +688,7 @@ std::optional<AuthError> CheckSignature(const SignedRequest& signed_request, std
   const HttpRequestView& req = signed_request.req;
   const std::vector<std::string_view>& scope = signed_request.scope;
   std::string scope_text = CredentialScope(scope[1], scope[2], scope[3]);
-  std::string key = DeriveSigningKey(secret, scope[1], scope[2], scope[3]);
+  std::string key = CachedSigningKey(secret, scope[1], scope[2], scope[3]);
   OPENSSL_cleanse(secret.data(), secret.size());
   std::string canonical_query = CanonicalQueryString(req.query);
   std::string cr = CanonicalRequestWithQuery(req, signed_request.signed_headers, canonical_query);
