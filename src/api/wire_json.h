@@ -2,9 +2,9 @@
 
 // JSON as it arrives on the wire: request bodies and the JSON strings nested inside them (a
 // SubmitServiceJob's serviceRequestPayload). Every input is hostile, so:
-//   - nesting is capped BEFORE any tree is built: a SAX pass (nlohmann's parser is iterative)
-//     counts the depth and stops at the first level past the cap, so nothing recursive (dump,
-//     copy, compare) ever meets a deep value;
+//   - nesting is capped while the tree is built: nlohmann's parser is iterative, and the SAX
+//     handler that builds the value counts the depth and stops at the first level past the cap,
+//     so nothing recursive (dump, copy, compare) ever meets a deep value;
 //   - strings must be valid UTF-8 (nlohmann's lexer checks it), numbers must be finite;
 //   - refusal messages never echo the input bytes, only positions and what was wrong.
 // Nothing here throws.
@@ -42,5 +42,10 @@ std::string QuoteForMessage(const nlohmann::json& value, std::size_t max_chars =
 // throwing. It recurses once per level: give it values from ParseWireJson or built by code,
 // never a tree of unchecked depth. Returns "null" if nlohmann fails anyway.
 std::string DumpWire(const nlohmann::json& value);
+
+// Appends `text` as a quoted JSON string, byte for byte what DumpWire(nlohmann::json(text))
+// writes, without building a value: printable ASCII is copied as it is, anything else goes
+// through nlohmann's escaping.
+void AppendJsonString(std::string& out, std::string_view text);
 
 }  // namespace allot::api

@@ -41,4 +41,17 @@ inline void Error(std::string_view event, std::initializer_list<Field> fields) {
   Event(spdlog::level::err, event, fields);
 }
 
+// Each line is written (one write(2) to standard error) as it is logged, except while a Batch
+// lives on the logging thread: then the lines wait in the log's buffer until the Batch ends
+// (or any other line is written), so a thread that logs several lines in a row (the answers of
+// one group commit) writes them with one system call. A Batch never outlives the work it
+// covers: lines are on standard error before the answers they describe are sent.
+class Batch {
+ public:
+  Batch();
+  ~Batch();
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+};
+
 }  // namespace allot::server::log
