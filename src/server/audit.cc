@@ -1,7 +1,9 @@
 #include "server/audit.h"
 
 #include <cstdio>
+#include <utility>
 
+#include "api/wire_json.h"
 #include "common/strings.h"
 
 namespace allot::server {
@@ -31,16 +33,44 @@ std::string AuditKey(std::uint64_t seq) {
   return buf;
 }
 
+// Written field by field (one record per mutating call, so it is on every submission's path),
+// byte for byte what dumping the same JSON object writes: keys in nlohmann's (sorted) order.
 std::string EncodeAudit(const AuditRecord& r) {
-  Json out = {{"v", kAuditRecordVersion}, {"t", r.time},     {"u", r.user},
-              {"p", r.principal},         {"src", r.source}, {"a", r.action},
-              {"r", r.resource},          {"o", r.outcome},  {"id", r.request_id}};
+  std::string out;
+  out.reserve(256);
+  auto field = [&out](std::string_view key, std::string_view value) {
+    out += out.empty() ? "{\"" : ",\"";
+    out += key;
+    out += "\":";
+    api::AppendJsonString(out, value);
+  };
+  field("a", r.action);
   if (!r.changes.empty()) {
-    Json changes = Json::array();
-    for (const AuditChange& c : r.changes) changes.push_back({c.field, c.old_value, c.new_value});
-    out["c"] = changes;
+    out += ",\"c\":[";
+    for (std::size_t i = 0; i < r.changes.size(); ++i) {
+      const AuditChange& c = r.changes[i];
+      out += i == 0 ? "[" : ",[";
+      api::AppendJsonString(out, c.field);
+      out += ',';
+      api::AppendJsonString(out, c.old_value);
+      out += ',';
+      api::AppendJsonString(out, c.new_value);
+      out += ']';
+    }
+    out += ']';
   }
-  return out.dump(-1, ' ', false, Json::error_handler_t::replace);
+  field("id", r.request_id);
+  field("o", r.outcome);
+  field("p", r.principal);
+  field("r", r.resource);
+  field("src", r.source);
+  out += ",\"t\":";
+  out += std::to_string(r.time);
+  field("u", r.user);
+  out += ",\"v\":";
+  out += std::to_string(kAuditRecordVersion);
+  out += '}';
+  return out;
 }
 
 Result<AuditRecord> DecodeAudit(const std::string& key, const std::string& stored) {
@@ -84,6 +114,33 @@ Json DescribeAudit(const AuditRecord& r) {
     out["changes"] = changes;
   }
   return out;
+}
+
+namespace {
+
+thread_local int t_defer_depth = 0;
+thread_local std::shared_future<Status> t_refusal_write;
+
+}  // namespace
+
+DeferRefusalWrite::DeferRefusalWrite() {
+  if (t_defer_depth++ == 0) t_refusal_write = {};
+}
+
+DeferRefusalWrite::~DeferRefusalWrite() {
+  // A write nobody took is waited for here: a refusal never answers before its record is stored.
+  if (--t_defer_depth == 0 && t_refusal_write.valid()) TakeRefusalWrite().wait();
+}
+
+std::shared_future<Status> TakeRefusalWrite() { return std::exchange(t_refusal_write, {}); }
+
+void AwaitRefusalWrite(std::shared_future<Status> written) {
+  if (!written.valid()) return;
+  if (t_defer_depth > 0) {
+    t_refusal_write = std::move(written);
+  } else {
+    written.wait();
+  }
 }
 
 bool AuditFilter::Matches(const AuditRecord& r) const {

@@ -7,6 +7,7 @@
 // form; a record is typed everywhere else.
 
 #include <cstdint>
+#include <future>
 #include <limits>
 #include <optional>
 #include <string>
@@ -43,6 +44,22 @@ std::string EncodeAudit(const AuditRecord& record);
 Result<AuditRecord> DecodeAudit(const std::string& key, const std::string& stored);
 // GET /allot/v1/audit's entry: changes as {"field": {"old": ..., "new": ...}}.
 Json DescribeAudit(const AuditRecord& record);
+
+// A refused mutating call answers once its audit record is durable, so the trail a caller reads
+// next holds it. Controller::Call and the other entry points wait for that write themselves,
+// unless the calling thread holds a DeferRefusalWrite: then they leave the wait to it, and
+// TakeRefusalWrite() hands it the write to wait for (invalid when there is none). The HTTP
+// server parks such an answer as it parks an accepted one, instead of blocking its loop.
+class DeferRefusalWrite {
+ public:
+  DeferRefusalWrite();
+  ~DeferRefusalWrite();
+  DeferRefusalWrite(const DeferRefusalWrite&) = delete;
+  DeferRefusalWrite& operator=(const DeferRefusalWrite&) = delete;
+};
+std::shared_future<Status> TakeRefusalWrite();
+// For the controller: waits for `written`, or hands it to the thread's DeferRefusalWrite.
+void AwaitRefusalWrite(std::shared_future<Status> written);
 
 struct AuditFilter {
   std::string principal;  // the user's name or ARN; empty: any

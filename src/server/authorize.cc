@@ -264,16 +264,20 @@ void Controller::AddAudit(const std::string& outcome) {
 
 void Controller::PruneAudit() {
   const Timestamp cutoff = Now() - options_.audit_retention;
-  Result<std::vector<store::Record>> oldest =
-      store_->Range(store::Kind::kAudit, {.from = "", .to = "", .limit = 4096});
-  if (!oldest.ok()) {
-    log::Warn("audit.prune_failed", {{"error", oldest.status().message()}});
-    return;
-  }
-  for (const store::Record& r : oldest.value()) {
-    Result<AuditRecord> record = DecodeAudit(r.key, r.value);
-    if (record.ok() && record->time >= cutoff) break;  // in call order, so newer from here
-    pending_.Delete(store::Kind::kAudit, r.key);
+  // Most prunes drop nothing: the oldest record alone tells, before reading a page of them.
+  for (const std::size_t limit : {std::size_t{1}, std::size_t{4096}}) {
+    Result<std::vector<store::Record>> oldest =
+        store_->Range(store::Kind::kAudit, {.from = "", .to = "", .limit = limit});
+    if (!oldest.ok()) {
+      log::Warn("audit.prune_failed", {{"error", oldest.status().message()}});
+      return;
+    }
+    for (const store::Record& r : oldest.value()) {
+      Result<AuditRecord> record = DecodeAudit(r.key, r.value);
+      if (record.ok() && record->time >= cutoff) return;  // in call order, so newer from here
+      if (limit > 1) pending_.Delete(store::Kind::kAudit, r.key);
+    }
+    if (oldest->size() < limit) return;  // no more records
   }
 }
 
@@ -326,7 +330,7 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
       }
     });
   }();
-  if (!result.ok() && refusal_written.valid()) refusal_written.wait();
+  if (!result.ok()) AwaitRefusalWrite(std::move(refusal_written));
   return result;
 }
 

@@ -1,5 +1,7 @@
 #include "server/http_server.h"
 
+#include <pthread.h>
+
 #include <array>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
@@ -11,6 +13,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -19,19 +22,26 @@
 #include <optional>
 #include <random>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "api/sigv4.h"
 #include "common/strings.h"
 #include "server/api_error.h"
+#include "server/audit.h"
 #include "server/log.h"
 
-// Event-driven HTTP/1.1 on Boost.Beast. One I/O thread (the one that calls Serve) accepts,
-// reads and writes every connection; a request that passed its deadlines goes to a pool of
-// http_threads workers, which verify its signature and run it (waiting for the store's commit
-// there), and the answer comes back to the I/O thread to be written. A slow client therefore
-// holds a socket, never a thread: /healthz is answered on the I/O thread itself.
+// Event-driven HTTP/1.1 on Boost.Beast. A few I/O threads (one per two cores, at most 4; the first
+// is the one that calls Serve, and it also accepts) each run an event loop of their own; a new
+// connection goes to the next loop in turn and stays there. A request that passed its deadlines
+// is run on its connection's loop: its signature is verified and the controller called there,
+// with no hand-off to another thread. An answer that must wait for the store's commit is parked
+// with the answerer thread, which waits for the commits and hands each group commit's answers
+// back to their loops at once; so a loop never blocks on the disk, and a call costs a thread
+// hand-off per group commit rather than three per call. Calls that read files or many records
+// (job logs, the audit trail, users) run on a pool of http_threads workers instead. A slow client
+// holds a socket, never a thread: /healthz is answered on the loop itself.
 //
 // Deadlines (Options): a request's headers must arrive within http_header_timeout of its first
 // byte (of the accept for a connection's first request), its body within http_body_timeout of
@@ -154,6 +164,11 @@ struct Answer {
   std::string error_type;  // x-amzn-ErrorType, for errors
   std::string body;
   std::string request_id;  // x-amzn-RequestId, for API calls
+  // Valid while the answer waits for the store's commit of the call's change: `status` and
+  // `body` hold for a commit that succeeds (Settle). For a refusal it is the commit of the
+  // call's audit record, and the refusal stands whatever that commit's outcome (`refusal`).
+  std::shared_future<Status> durable;
+  bool refusal = false;
 };
 
 Answer ErrorAnswer(http::status status, const std::string& type, const std::string& message) {
@@ -168,16 +183,30 @@ Answer InternalError(const char* detail) {
                      "internal server error");
 }
 
+// The answer to a call the controller accepted. It does not wait for the commit: the caller
+// settles it (Settle) once reply.durable is ready.
 Answer ReplyAnswer(const Controller::Reply& reply) {
-  if (reply.durable.valid()) {
-    const Status s = reply.durable.get();
-    if (!s.ok()) {
-      return ErrorAnswer(http::status::internal_server_error, "ServerException",
-                         "the change could not be stored: " + s.message());
-    }
-  }
   // Log text may hold bytes that are not UTF-8: they are replaced rather than refused.
-  return {http::status::ok, "application/json", "", Dump(reply.body)};
+  Answer answer{http::status::ok, "application/json", "", Dump(reply.body), "", {}};
+  answer.durable = reply.durable;
+  return answer;
+}
+
+bool Pending(const Answer& answer) {
+  return answer.durable.valid() &&
+         answer.durable.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+}
+
+// Waits for the commit the answer depends on (if any): a failed one answers 500 instead.
+void Settle(Answer& answer) {
+  if (!answer.durable.valid()) return;
+  const Status s = answer.durable.get();
+  answer.durable = {};
+  if (s.ok() || answer.refusal) return;
+  std::string request_id = std::move(answer.request_id);
+  answer = ErrorAnswer(http::status::internal_server_error, "ServerException",
+                       "the change could not be stored: " + s.message());
+  answer.request_id = std::move(request_id);
 }
 
 // %XX escapes decoded (a malformed one is kept as it is); '+' becomes a space in a query.
@@ -327,18 +356,36 @@ const char* KindName(const Route& route) {
   }
 }
 
+// The call's log line (server/log.h): who, what, on which resource, the outcome and the latency
+// until the answer was ready (its commit included).
+void LogCall(const CallLog& call, const Answer& answer,
+             std::chrono::steady_clock::time_point started) {
+  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - started;
+  log::Info("api.call", {{"principal", call.principal},
+                         {"source", call.source},
+                         {"request_id", call.request_id},
+                         {"action", call.action},
+                         {"resource", call.resource},
+                         {"outcome", answer.error_type.empty() ? "ok" : answer.error_type},
+                         {"status", static_cast<std::int64_t>(answer.status)},
+                         {"latency_ms", took.count()}});
+}
+
 }  // namespace
 
 // The listening socket, the I/O thread's context, the workers and the registry of connections.
 class HttpServer::Impl {
  public:
   explicit Impl(Controller& controller);
+  ~Impl();
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
   Result<int> Bind(const std::string& host, int port);
   void Serve();
   void Stop();
 
-  // For connections. Handle runs on a worker; the rest on the I/O thread.
+  // For connections, on their loop (Handle also on a worker).
   Answer Handle(const Request& req, const Route& route, CallLog* call);
   void Dispatch(std::shared_ptr<Connection> conn, Request req, Route route);
   void Unregister(Connection* conn, const asio::ip::address& peer);
@@ -347,7 +394,7 @@ class HttpServer::Impl {
 
  private:
   void Accept();
-  void Admit(tcp::socket socket);
+  void Admit(asio::io_context& loop, tcp::socket socket);
   bool MakeRoom(const asio::ip::address& peer);
   void BeginStop();
   Result<Controller::Reply> Run(const Request& req, const Route& route, const Caller& caller,
@@ -361,15 +408,46 @@ class HttpServer::Impl {
   Result<Controller::Reply> Audit(const std::multimap<std::string, std::string>& params,
                                   const Caller& caller);
 
+  using WorkGuard = asio::executor_work_guard<asio::io_context::executor_type>;
+  // Runs a request on the calling thread (its connection's loop, or a worker) and answers it,
+  // or parks it until its commit.
+  void RunCall(const std::shared_ptr<Connection>& conn, const Request& req, const Route& route);
+  // A call whose answer waits for the store's commit. Its thread goes on to the next request;
+  // one thread (the answerer) waits for the commits in the order the calls were parked, which
+  // is their commit order or close to it, and hands the answers of each group commit to their
+  // loops at once: one wake-up per group commit instead of one per call.
+  struct Parked {
+    std::shared_ptr<Connection> conn;
+    Answer answer;
+    CallLog call;
+    std::chrono::steady_clock::time_point started;
+    WorkGuard work;  // of the connection's loop, until the answer is written
+  };
+  void Park(Parked parked);
+  void AnswerLoop();
+  void StopAnswerer();
+  asio::io_context& NextLoop();  // for a new connection; the accepting loop only
+
   Controller& controller_;
   const Options& options_;
   // Declared before the I/O context, so they outlive the connections it still holds.
+  std::mutex park_mu_;
+  std::condition_variable park_cv_;
+  std::vector<Parked> parked_;     // guarded by park_mu_
+  bool answerer_closing_ = false;  // guarded by park_mu_
+  std::thread answerer_;
   std::mutex mu_;
   std::unordered_map<Connection*, std::weak_ptr<Connection>> live_;
   std::map<asio::ip::address, int> per_address_;
   std::atomic<bool> stopping_{false};
   bool stop_timer_armed_ = false;  // guarded by mu_; never set once Serve() has returned
-  asio::io_context ioc_;
+  // Loop 0 (run by the thread that calls Serve) accepts and serves connections; the others only
+  // serve. Each is run by one thread (concurrency hint 1); others post to it.
+  asio::io_context ioc_{1};
+  std::vector<std::unique_ptr<asio::io_context>> more_loops_;
+  std::vector<WorkGuard> loop_guards_;  // the other loops run until BeginStop releases them
+  std::vector<std::thread> loop_threads_;
+  std::size_t next_loop_ = 0;  // the accepting loop only
   tcp::acceptor acceptor_{ioc_};
   asio::steady_timer retry_timer_{ioc_};  // accept again after an error (out of descriptors)
   asio::steady_timer stop_timer_{ioc_};   // the bound on a graceful stop
@@ -378,25 +456,39 @@ class HttpServer::Impl {
 
 namespace {
 
-// One client connection, owned by the handlers pending on it; lives on the I/O thread.
+// One client connection, owned by the handlers pending on it; lives on its loop's thread. Other
+// threads only read whether it is idle and post to its loop.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(HttpServer::Impl& server, tcp::socket socket, asio::ip::address peer)
-      : server_(server), stream_(std::move(socket)), peer_(std::move(peer)) {}
-  // Only a mutex lock or a timer cancel could throw in Unregister; terminating then is right.
+  Connection(HttpServer::Impl& server, asio::io_context& loop, tcp::socket socket,
+             asio::ip::address peer)
+      : server_(server), loop_(loop), stream_(std::move(socket)), peer_(std::move(peer)) {}
+  // Only a mutex lock could throw in Unregister; terminating then is right.
   ~Connection() { server_.Unregister(this, peer_); }  // NOLINT(bugprone-exception-escape)
 
   void Start() { ReadHeader(server_.options().http_header_timeout); }
-  bool idle() const { return state_ == State::kIdle; }
+  // Any thread: idle between keep-alive requests and not yet chosen to be closed.
+  bool idle() const { return state_ == State::kIdle && !doomed_; }
   const asio::ip::address& peer() const { return peer_; }
+  asio::io_context& loop() const { return loop_; }
+  bool on_loop() const { return loop_.get_executor().running_in_this_thread(); }
 
-  // Closes an idle keep-alive connection to make room for a new one.
-  void CloseIdle() {
-    if (state_ == State::kIdle) Close();
+  // Any thread: closes an idle keep-alive connection to make room for a new one. False when
+  // another caller chose it already.
+  bool CloseIdle() {
+    if (doomed_.exchange(true)) return false;
+    asio::post(loop_, [self = shared_from_this()] {
+      if (self->state_ == State::kIdle) self->Close();
+      self->doomed_ = false;
+    });
+    return true;
   }
-  // Closes the connection unless a request on it is being answered (that one ends it).
+  // Any thread: closes the connection unless a request on it is being answered (that one ends
+  // it).
   void OnStop() {
-    if (state_ == State::kIdle || state_ == State::kReading) Close();
+    asio::post(loop_, [self = shared_from_this()] {
+      if (self->state_ == State::kIdle || self->state_ == State::kReading) self->Close();
+    });
   }
   void Answered(Answer answer) { Write(std::move(answer), keep_alive_ && !server_.stopping()); }
 
@@ -533,12 +625,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   HttpServer::Impl& server_;
+  asio::io_context& loop_;
   beast::tcp_stream stream_;
   asio::ip::address peer_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
-  State state_ = State::kReading;
+  std::atomic<State> state_{State::kReading};  // written on the loop only
+  std::atomic<bool> doomed_{false};            // CloseIdle chose it
   bool keep_alive_ = false;
   bool head_ = false;
   unsigned version_ = 11;
@@ -563,7 +657,22 @@ void RefuseConnection(tcp::socket& socket) {
 HttpServer::Impl::Impl(Controller& controller)
     : controller_(controller),
       options_(controller.options()),
-      workers_(static_cast<std::size_t>(std::max(1, options_.http_threads))) {}
+      workers_(static_cast<std::size_t>(std::max(1, options_.http_threads))) {
+  // One loop per two cores (at most 4): the store's writer needs a core of its own. On the
+  // 2-core benchmark machine one loop beat two (the second mostly waited for the controller's
+  // lock), docs/benchmarks.md.
+  const unsigned loops = std::clamp(std::thread::hardware_concurrency() / 2, 1U, 4U);
+  for (unsigned i = 1; i < loops; ++i) {
+    more_loops_.push_back(std::make_unique<asio::io_context>(1));
+    loop_guards_.push_back(asio::make_work_guard(*more_loops_.back()));
+  }
+  answerer_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "allot-answer");  // for top -H and perf
+    AnswerLoop();
+  });
+}
+
+HttpServer::Impl::~Impl() { StopAnswerer(); }
 
 Result<int> HttpServer::Impl::Bind(const std::string& host, int port) {
   const std::string where = port == 0 ? host : host + ":" + std::to_string(port);
@@ -586,9 +695,18 @@ Result<int> HttpServer::Impl::Bind(const std::string& host, int port) {
 }
 
 void HttpServer::Impl::Serve() {
+  pthread_setname_np(pthread_self(), "allot-http");  // the calling thread runs loop 0
   Accept();
+  for (auto& loop : more_loops_) {
+    loop_threads_.emplace_back([&loop] {
+      pthread_setname_np(pthread_self(), "allot-http");
+      loop->run();
+    });
+  }
   ioc_.run();
+  for (std::thread& t : loop_threads_) t.join();
   workers_.join();
+  StopAnswerer();
   std::lock_guard<std::mutex> lock(mu_);
   stop_timer_armed_ = false;  // connections the context still holds may go in ~Impl
 }
@@ -603,6 +721,7 @@ void HttpServer::Impl::BeginStop() {
   beast::error_code ec;
   acceptor_.close(ec);
   retry_timer_.cancel();
+  loop_guards_.clear();  // the other loops return once their connections are gone
   std::vector<std::shared_ptr<Connection>> live;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -616,13 +735,21 @@ void HttpServer::Impl::BeginStop() {
     stop_timer_armed_ = true;
     stop_timer_.expires_after(kStopGrace);
     stop_timer_.async_wait([this](beast::error_code e) {
-      if (!e) ioc_.stop();
+      if (e) return;
+      ioc_.stop();
+      for (auto& loop : more_loops_) loop->stop();
     });
   }
 }
 
+asio::io_context& HttpServer::Impl::NextLoop() {
+  const std::size_t i = next_loop_++ % (more_loops_.size() + 1);
+  return i == 0 ? ioc_ : *more_loops_[i - 1];
+}
+
 void HttpServer::Impl::Accept() {
-  acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
+  asio::io_context& loop = NextLoop();
+  acceptor_.async_accept(loop, [this, &loop](beast::error_code ec, tcp::socket socket) {
     if (stopping_ || !acceptor_.is_open()) return;
     if (ec) {  // out of descriptors, say: try again in a moment rather than spin
       std::fprintf(stderr, "allot server: accept: %s\n", ec.message().c_str());
@@ -632,25 +759,25 @@ void HttpServer::Impl::Accept() {
       });
       return;
     }
-    Admit(std::move(socket));
+    Admit(loop, std::move(socket));
     Accept();
   });
 }
 
-void HttpServer::Impl::Admit(tcp::socket socket) {
+void HttpServer::Impl::Admit(asio::io_context& loop, tcp::socket socket) {
   beast::error_code ec;
   const asio::ip::address peer = socket.remote_endpoint(ec).address();
   if (ec) return;  // gone already
   if (!MakeRoom(peer)) return RefuseConnection(socket);
   // Headers and body go out in one write, but a small answer must not wait for Nagle.
   socket.set_option(tcp::no_delay(true), ec);
-  auto conn = std::make_shared<Connection>(*this, std::move(socket), peer);
+  auto conn = std::make_shared<Connection>(*this, loop, std::move(socket), peer);
   {
     std::lock_guard<std::mutex> lock(mu_);
     live_.emplace(conn.get(), conn);
     ++per_address_[peer];
   }
-  conn->Start();
+  asio::post(loop, [conn = std::move(conn)] { conn->Start(); });
 }
 
 // True when a new connection from `peer` is under both caps, or an idle keep-alive connection
@@ -670,10 +797,7 @@ bool HttpServer::Impl::MakeRoom(const asio::ip::address& peer) {
     }
   }
   for (auto& conn : candidates) {
-    if (conn->idle()) {
-      conn->CloseIdle();
-      return true;
-    }
+    if (conn->idle() && conn->CloseIdle()) return true;
   }
   return false;
 }
@@ -686,35 +810,95 @@ void HttpServer::Impl::Unregister(Connection* conn, const asio::ip::address& pee
   // The grace timer alone would keep Serve() running once the last connection is gone.
   if (stop_timer_armed_ && live_.empty()) {
     stop_timer_armed_ = false;
-    stop_timer_.cancel();
+    asio::post(ioc_, [this] { stop_timer_.cancel(); });  // the timer belongs to loop 0
   }
 }
 
-// Runs the request on a worker, then hands the answer back to the I/O thread. The work guard
-// keeps Serve() running until the answer is written.
+// On the connection's loop: runs the request right here, unless it reads files or many records
+// (then on a worker). The work guard keeps Serve() running until the answer is written.
 void HttpServer::Impl::Dispatch(std::shared_ptr<Connection> conn, Request req, Route route) {
-  asio::post(workers_, [this, conn = std::move(conn), req = std::move(req),
-                        route = std::move(route), work = asio::make_work_guard(ioc_)]() mutable {
-    const auto started = std::chrono::steady_clock::now();
-    CallLog call;
-    call.source = conn->peer().to_string();
-    call.request_id = NewRequestId();
-    Answer answer = Handle(req, route, &call);
+  if (route.kind == Route::kAction || route.kind == Route::kTags) return RunCall(conn, req, route);
+  WorkGuard work = asio::make_work_guard(conn->loop());
+  asio::post(workers_,
+             [this, conn = std::move(conn), req = std::move(req), route = std::move(route),
+              work = std::move(work)] { RunCall(conn, req, route); });
+}
+
+void HttpServer::Impl::RunCall(const std::shared_ptr<Connection>& conn, const Request& req,
+                               const Route& route) {
+  const auto started = std::chrono::steady_clock::now();
+  CallLog call;
+  call.source = conn->peer().to_string();
+  call.request_id = NewRequestId();
+  Answer answer;
+  {
+    log::Batch lines;         // the lines the call logs (its decisions, its own) in one write
+    DeferRefusalWrite defer;  // a refusal's audit record is waited for as a commit is, parked
+    answer = Handle(req, route, &call);
     answer.request_id = call.request_id;
-    const std::chrono::duration<double, std::milli> took =
-        std::chrono::steady_clock::now() - started;
-    log::Info("api.call", {{"principal", call.principal},
-                           {"source", call.source},
-                           {"request_id", call.request_id},
-                           {"action", call.action},
-                           {"resource", call.resource},
-                           {"outcome", answer.error_type.empty() ? "ok" : answer.error_type},
-                           {"status", static_cast<std::int64_t>(answer.status)},
-                           {"latency_ms", took.count()}});
-    asio::post(ioc_, [conn = std::move(conn), answer = std::move(answer)]() mutable {
-      conn->Answered(std::move(answer));
-    });
-  });
+    if (std::shared_future<Status> written = TakeRefusalWrite();
+        written.valid() && !answer.durable.valid()) {
+      answer.durable = std::move(written);
+      answer.refusal = true;
+    }
+    if (Pending(answer)) {
+      return Park(
+          {conn, std::move(answer), std::move(call), started, asio::make_work_guard(conn->loop())});
+    }
+    Settle(answer);
+    LogCall(call, answer, started);
+  }
+  if (conn->on_loop()) return conn->Answered(std::move(answer));
+  asio::post(conn->loop(),
+             [conn, answer = std::move(answer)]() mutable { conn->Answered(std::move(answer)); });
+}
+
+void HttpServer::Impl::Park(Parked parked) {
+  {
+    std::lock_guard<std::mutex> lock(park_mu_);
+    parked_.push_back(std::move(parked));
+  }
+  park_cv_.notify_one();
+}
+
+// The answerer thread: takes every parked call, waits for their commits in order, logs each
+// call and hands the answers to their loops, one post per loop.
+void HttpServer::Impl::AnswerLoop() {
+  std::vector<Parked> batch;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(park_mu_);
+      park_cv_.wait(lock, [this] { return !parked_.empty() || answerer_closing_; });
+      if (parked_.empty()) return;  // closing, and every parked call was answered
+      batch.swap(parked_);
+    }
+    {
+      log::Batch lines;  // written before any of the answers
+      for (Parked& p : batch) {
+        Settle(p.answer);
+        LogCall(p.call, p.answer, p.started);
+      }
+    }
+    while (!batch.empty()) {
+      asio::io_context& loop = batch.front().conn->loop();
+      std::vector<Parked> here;
+      std::vector<Parked> elsewhere;
+      for (Parked& p : batch) (&p.conn->loop() == &loop ? here : elsewhere).push_back(std::move(p));
+      asio::post(loop, [answered = std::move(here)]() mutable {
+        for (Parked& p : answered) p.conn->Answered(std::move(p.answer));
+      });
+      batch.swap(elsewhere);
+    }
+  }
+}
+
+void HttpServer::Impl::StopAnswerer() {
+  {
+    std::lock_guard<std::mutex> lock(park_mu_);
+    answerer_closing_ = true;
+  }
+  park_cv_.notify_one();
+  if (answerer_.joinable()) answerer_.join();
 }
 
 // Authenticates, then runs the route, mapping refusals and faults to AWS errors.

@@ -56,10 +56,11 @@ class TenancyTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  void Start() {
+  void Start(Duration audit_retention = Options().audit_retention) {
     Options options;
     options.data_dir = dir_.string();
     options.sandbox = false;
+    options.audit_retention = audit_retention;
     auto inner = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
     ASSERT_TRUE(inner.ok()) << inner.status().ToString();
     auto faulty = std::make_unique<store::FaultyStore>(std::move(inner).value());
@@ -233,6 +234,32 @@ TEST_F(TenancyTest, KeysFromBeforeUsersBecomeTheAdminsSealed) {
   ASSERT_TRUE(users.ok());
   ASSERT_EQ(users->size(), 1u);
   EXPECT_EQ(users->front().value.find("old-secret"), std::string::npos);
+}
+
+// Every 1,024th audit record prunes the records older than the retention (the store's oldest
+// first, so a prune that finds the oldest record recent stops there).
+TEST_F(TenancyTest, AuditRecordsPastTheRetentionArePrunedAndNoOthers) {
+  for (const bool keep : {true, false}) {
+    SCOPED_TRACE(keep ? "90 days' retention" : "no retention");
+    TearDown();
+    SetUp();
+    Start(keep ? Options().audit_retention : 0);
+    const Caller alice = UserWith("alice", kCapped);
+    for (int i = 0; i < 1024; ++i) {
+      controller_->AuditRefusal(alice, "batch:SubmitServiceJob", "refused " + std::to_string(i));
+    }
+    auto records = store_->Range(store::Kind::kAudit, {.limit = 2000});
+    ASSERT_TRUE(records.ok());
+    if (keep) {
+      EXPECT_EQ(records->size(), 1024U);
+    } else {
+      // The 1,024th record's prune dropped the records of earlier milliseconds.
+      EXPECT_LT(records->size(), 1024U);
+      ASSERT_FALSE(records->empty());
+      EXPECT_EQ(DecodeAudit(records->back().key, records->back().value)->outcome,
+                "ClientException: refused 1023");
+    }
+  }
 }
 
 }  // namespace
