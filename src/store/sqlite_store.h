@@ -3,9 +3,14 @@
 // The SQLite implementation of Store. OpenSqliteStore() (store.h) is all most code needs; this
 // header is for code that wants the concrete type, e.g. to read the writer's counters.
 //
-// Layout: one file, WAL mode, synchronous=FULL, busy_timeout 5 s. Two connections: the write
+// Layout: one file, WAL mode, synchronous=FULL, busy_timeout 5 s. Three connections: the write
 // connection belongs to the writer thread; the read connection serves Load/Get under a mutex and
-// sees every batch whose `done` has run (done runs only after COMMIT returned).
+// sees every batch whose `done` has run (done runs only after COMMIT returned); the checkpoint
+// connection belongs to the checkpointer thread, which copies the WAL back into the database
+// (PASSIVE checkpoints) once the writer's commits left 2,000 pages in it, so that copying is
+// mostly not part of any commit; the writer copies the last few pages itself, after its next
+// commit, so that the WAL starts over. Should the checkpointer fall 20,000 pages behind, the
+// writer checkpoints itself.
 //
 // Writer: it takes every batch queued so far (at most max_batches_per_commit), applies them in
 // submission order inside one BEGIN IMMEDIATE ... COMMIT, then runs each batch's `done` in order
@@ -63,6 +68,7 @@ class SqliteStore final : public Store {
   std::uint64_t transactions() const;       // transactions committed
   std::uint64_t batches_committed() const;  // batches in them (empty batches included)
   std::uint64_t failed_transactions() const;
+  std::uint64_t checkpoints() const;  // by the checkpointer, completed
 
   static constexpr int kSchemaVersion = 1;  // meta.schema_version written and accepted
 

@@ -544,6 +544,28 @@ TEST(SqliteStore, CommittedBatchesSurviveCloseAndReopen) {
   EXPECT_EQ(GetOrDie(*store, Kind::kJob, "job-149"), "v49");
 }
 
+// Checkpoints run on the checkpointer's thread: the WAL is copied back and started over while
+// the writer goes on, so it stays near 1,000 pages however much is written.
+TEST(SqliteStore, TheCheckpointerKeepsTheWalSmall) {
+  ScratchDir dir;
+  const std::string path = dir.File("allot.db");
+  auto store = OpenOrDie(path);
+  const std::string value(4000, 'x');  // about a page each
+  constexpr int kBatches = 3000;
+  for (int i = 0; i < kBatches; ++i) {
+    Batch batch;
+    batch.Put(Kind::kJob, "job-" + Str(i), value);
+    ASSERT_TRUE(store->Commit(std::move(batch)).ok());
+  }
+  EXPECT_GE(store->checkpoints(), 1U);
+  const auto wal = std::filesystem::file_size(path + "-wal");
+  EXPECT_LT(wal, std::uintmax_t{kBatches} * 4096) << "the WAL was never started over";
+  store->Close();
+  auto reopened = OpenOrDie(path);
+  EXPECT_EQ(LoadOrDie(*reopened, Kind::kJob).size(), static_cast<std::size_t>(kBatches));
+  EXPECT_EQ(GetOrDie(*reopened, Kind::kJob, "job-2999"), value);
+}
+
 TEST(SqliteStore, CloseCommitsEverythingQueued) {
   ScratchDir dir;
   const std::string path = dir.File("allot.db");
