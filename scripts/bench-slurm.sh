@@ -10,7 +10,7 @@
 # ALLOT_SLURM_DIR=/tmp/allot-slurm-bench and ports 18817, 18901-18904, 62001-62999), so that it
 # neither disturbs nor is disturbed by tests on the default cluster, and takes it down at the
 # end (--keep-cluster leaves it up, in default mode). As root (the cluster's daemons run as
-# root); installs the Slurm packages where they are missing. About 8 minutes on 2 cores.
+# root); installs the Slurm packages where they are missing. 6-8 minutes on 2 cores.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # A BUILD_DIR given wins over $ALLOT_BIN; without either, build/release.

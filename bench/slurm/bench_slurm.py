@@ -20,8 +20,8 @@ call; the jobs' own stdout gives when a payload started or got SIGTERM. Four par
    3/s: from the engine's dispatch (RUNNABLE->SCHEDULED) until executor.submitted (sbatch
    returned) and until RUNNING. 3/s because on this 2-core machine, where the 4 nodes share the
    CPUs, a job's processes on Slurm (two slurmstepd, srun, __slurmbatch, __slurmhost,
-   __supervise, bubblewrap) take about half a CPU second: much faster arrivals saturate the
-   machine, slurmd then misses BatchStartTimeout and Slurm ends jobs NODE_FAIL.
+   __supervise, bubblewrap) take about 0.25 CPU s, more on a loaded machine: much faster
+   arrivals saturate it, slurmd then misses BatchStartTimeout and Slurm ends jobs NODE_FAIL.
 4. throughput: 1,000 jobs (`exit 0`, 4 CPUs each: 16 run on the cluster at once) submitted while
    the environment's maxCapacity is 0, then UpdateServiceEnvironment to 1,000: Allot hands every
    job to Slurm at once (executor.submitted per second), Slurm runs 16 at a time (executor.ended
