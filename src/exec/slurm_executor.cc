@@ -226,7 +226,16 @@ Status SlurmExecutorImpl::Launch(const LaunchSpec& spec) {
   std::lock_guard<std::mutex> lock(mu_);
   if (detached_) return FailedPrecondition("the executor is detached");
   attempts_.emplace(key, std::move(attempt));
-  Enqueue([this, key, request] { Submitted(key, client_->Submit(request)); });
+  Enqueue([this, key, request] {
+    const Result<std::string> id = client_->Submit(request);
+    if (id.ok()) {
+      // Before the lock: an fsync must not hold up the poller, Launch and Stop.
+      const Status kept =
+          env::WriteFileAtomically(request.work_dir + "/" + kSlurmJobIdFile, *id + "\n");
+      if (!kept.ok()) Warn("slurm.job_id_not_kept", kept.message());
+    }
+    Submitted(key, id);
+  });
   return Status::Ok();
 }
 
@@ -250,9 +259,6 @@ void SlurmExecutorImpl::Submitted(const AttemptKey& key, const Result<std::strin
   }
   attempt.slurm_id = *id;
   attempt.submitted_at = Clock::now();
-  const Status kept =
-      env::WriteFileAtomically(attempt.attempt_dir + "/" + kSlurmJobIdFile, *id + "\n");
-  if (!kept.ok()) Warn("slurm.job_id_not_kept", kept.message());
   if (callbacks_.submitted) {
     Post([this, key, ref = kRefPrefix + *id] { callbacks_.submitted(key.first, key.second, ref); });
   }
@@ -587,7 +593,7 @@ bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job,
     attempt.state.clear();  // what it last was is not how it ended; sacct may say
   }
   const bool ended = (job != nullptr && SlurmStateEnded(job->state)) || attempt.gone;
-  RefreshHosts(attempt);
+  if (!pending) RefreshHosts(attempt);  // a job Slurm still holds back left no files
   // A job that ran and ended between two polls is reported started before it ends.
   const bool left_files =
       std::any_of(attempt.hosts.begin(), attempt.hosts.end(),
@@ -682,7 +688,7 @@ void SlurmExecutorImpl::CheckNodes() {
     return;
   }
   std::map<std::string, std::string> addresses;
-  std::map<std::string, int> usable;  // by partition
+  std::map<std::string, int> usable;  // nodes by partition
   for (const SlurmNode& node : *nodes) {
     if (!node.address.empty()) addresses[node.name] = node.address;
     if (!node.usable) continue;
@@ -705,18 +711,18 @@ void SlurmExecutorImpl::CheckNodes() {
         }
         continue;
       }
-      const int have = usable[placement->second.partition];
-      if (have >= count) {
+      const std::int64_t room = InstancesThatFit(*nodes, placement->second);
+      if (room >= count) {
         short_types_.erase(type);
         continue;
       }
       if (short_types_.insert(type).second) {
-        warnings.emplace_back("slurm.partition_short", "partition " + placement->second.partition +
-                                                           " has " + std::to_string(have) +
-                                                           " usable nodes, but the service "
-                                                           "environments allow " +
-                                                           std::to_string(count) + " " + type +
-                                                           " instances (one instance is one node)");
+        warnings.emplace_back("slurm.partition_short",
+                              "partition " + placement->second.partition + " has room for " +
+                                  std::to_string(room) + " " + type + " instances on its " +
+                                  std::to_string(usable[placement->second.partition]) +
+                                  " usable nodes, but the service environments allow " +
+                                  std::to_string(count));
       }
     }
   }
@@ -724,6 +730,25 @@ void SlurmExecutorImpl::CheckNodes() {
 }
 
 }  // namespace
+
+std::int64_t InstancesThatFit(const std::vector<SlurmNode>& nodes, const SlurmPlacement& p) {
+  std::int64_t room = 0;
+  for (const SlurmNode& node : nodes) {
+    if (!node.usable || std::find(node.partitions.begin(), node.partitions.end(), p.partition) ==
+                            node.partitions.end()) {
+      continue;
+    }
+    std::int64_t fit = -1;  // unknown until a size says
+    if (p.cpus > 0 && node.cpus > 0) fit = node.cpus / p.cpus;
+    if (p.memory_mb > 0 && node.memory_mb > 0) {
+      const std::int64_t by_memory = node.memory_mb / p.memory_mb;
+      fit = fit < 0 ? by_memory : std::min(fit, by_memory);
+    }
+    if (fit < 0) fit = 1;  // without sizes, one instance a node
+    room += fit;
+  }
+  return room;
+}
 
 Status CheckSlurmCluster(SlurmClient& client, const SlurmOptions& options) {
   Result<std::vector<SlurmNode>> nodes = client.Nodes();

@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "common/time.h"
@@ -47,7 +48,8 @@
 
 namespace allot::exec {
 
-// Where one instance type runs: one instance is one node of the partition.
+// Where one instance type runs: one instance is one host, on a node of the partition, with the
+// CPUs, memory and GPUs given here (a whole node's worth to have one instance a node).
 struct SlurmPlacement {
   std::string partition;
   std::string constraint;      // --constraint; empty: none
@@ -77,6 +79,10 @@ struct SlurmOptions {
   // Problems that reach no caller: a failed squeue, a partition short of nodes. Unset: stderr.
   std::function<void(const std::string& event, const std::string& message)> warn;
 };
+
+// How many instances of the placement fit on the usable nodes of its partition, by CPUs and
+// memory (one a node where neither is given).
+std::int64_t InstancesThatFit(const std::vector<SlurmNode>& nodes, const SlurmPlacement& p);
 
 // Checks at start: the Slurm commands exist, the cluster answers, every placement's partition
 // exists. FailedPrecondition naming what is wrong.

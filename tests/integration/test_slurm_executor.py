@@ -201,12 +201,15 @@ class SlurmExecutorTest(unittest.TestCase):
 
     def test_an_environment_larger_than_its_partition_is_said(self):
         nodes = len(slurm_cluster.nodes())
-        env = self.fx.environment(nodes + 1, instance_type="ml.m5.large")
+        # The tests' map gives ml.m5.large 1 CPU and 1 GiB: far fewer than 100,000 fit.
+        env = self.fx.environment(100_000, instance_type="ml.m5.large")
         wait_for(lambda: "slurm.partition_short" in self.server.log_text(), 20,
                  what="the partition_short warning")
         line = [l for l in self.server.log_text().splitlines() if "slurm.partition_short" in l][-1]
-        self.assertIn(f"has {nodes} usable nodes", line)
-        self.assertIn(f"allow {nodes + 1} ml.m5.large instances", line)
+        self.assertIn(f"ml.m5.large instances on its {nodes} usable nodes", line)
+        self.assertIn("allow 100000", line)
+        room = int(re.search(r"has room for (\d+)", line).group(1))
+        self.assertGreater(room, nodes)  # several small instances share a node
         self.batch.update_service_environment(
             serviceEnvironment=env, capacityLimits=[{"capacityUnit": "ml.m5.large",
                                                      "maxCapacity": 1}])
