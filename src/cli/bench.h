@@ -1,8 +1,8 @@
 #pragma once
 
 // `allot bench submit`: a load generator for SubmitServiceJob. N threads, each with its own
-// keep-alive connection, sign every request like a real client (api::Sign) and submit M jobs
-// in total; the last line printed is
+// keep-alive connection (a plain socket for http://, cpp-httplib for https://), sign every
+// request like a real client (api::Sign) and submit M jobs in total; the last line printed is
 //   submitted M jobs in S s: R jobs/s, p50 X ms, p99 Y ms
 // Without --queue the jobs go to a dedicated queue (allot-bench) whose service environment has
 // no capacity, so they stay RUNNABLE and nothing is launched.
