@@ -373,7 +373,8 @@ void LogCall(const CallLog& call, const Answer& answer,
 
 }  // namespace
 
-// The listening socket, the I/O thread's context, the workers and the registry of connections.
+// The listening socket, the event loops, the answerer, the workers and the registry of
+// connections.
 class HttpServer::Impl {
  public:
   explicit Impl(Controller& controller);
@@ -715,7 +716,7 @@ void HttpServer::Impl::Stop() {
   asio::post(ioc_, [this] { BeginStop(); });
 }
 
-// On the I/O thread: no new connections; idle ones close now, the others after their answer.
+// On loop 0: no new connections; idle ones close now, the others after their answer.
 void HttpServer::Impl::BeginStop() {
   if (stopping_.exchange(true)) return;
   beast::error_code ec;
