@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "exec/attempt_end.h"
 #include "exec/host_files.h"
 #include "exec/local_hosts.h"
 
@@ -110,11 +111,6 @@ AttemptExit MakeExit(const Attempt& attempt) {
   if (named != nullptr) exit.reason = ReasonFor(*named);
   if (!attempt.hosts.empty()) exit.enforced_limits = attempt.hosts.front().limits;
   return exit;
-}
-
-Timestamp NewestCheckpoint(const std::string& job_dir) {
-  const Result<std::string> dir = JobCheckpointDir(job_dir);
-  return dir.ok() ? NewestFileTime(*dir) : 0;
 }
 
 class LocalExecutorImpl final : public Executor {
@@ -340,20 +336,11 @@ void LocalExecutorImpl::Post(std::function<void()> callback) {
 }
 
 void LocalExecutorImpl::PostEnded(const Attempt& attempt) {
-  Post([this, exit = MakeExit(attempt), job_dir = attempt.job_dir, sync_dir = attempt.sync_dir,
-        copy_as = attempt.copy_as, reported = attempt.checkpoint] {
-    if (!job_dir.empty()) {
-      // A failed sync leaves the copy behind; the attempt's outcome stands, and the log says why.
-      if (const Status synced = SyncCheckpoints(job_dir, sync_dir, copy_as); !synced.ok()) {
-        std::fprintf(stderr, "allot: job %lld attempt %d: checkpoint sync failed: %s\n",
-                     static_cast<long long>(exit.job), exit.attempt, synced.message().c_str());
-      }
-      const Timestamp newest = NewestCheckpoint(job_dir);
-      if (newest > reported && callbacks_.checkpoint) {
-        callbacks_.checkpoint(exit.job, exit.attempt, newest);
-      }
-    }
-    if (callbacks_.ended) callbacks_.ended(exit);
+  Post([this, end = AttemptEnd{MakeExit(attempt), attempt.job_dir, attempt.sync_dir,
+                               attempt.copy_as, attempt.checkpoint}] {
+    DeliverAttemptEnd(end, callbacks_, [](const std::string& why) {
+      std::fprintf(stderr, "allot: %s\n", why.c_str());
+    });
   });
 }
 

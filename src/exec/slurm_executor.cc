@@ -19,6 +19,7 @@
 
 #include "common/strings.h"
 #include "env/files.h"
+#include "exec/attempt_end.h"
 #include "exec/host_files.h"
 #include "exec/hostlist.h"
 #include "exec/local_executor.h"
@@ -39,11 +40,6 @@ constexpr char kRefPrefix[] = "slurm:";
 constexpr auto kCheckpointScan = std::chrono::milliseconds(500);
 
 Clock::duration Millis(Duration ms) { return std::chrono::milliseconds(ms); }
-
-Timestamp NewestCheckpoint(const std::string& job_dir) {
-  const Result<std::string> dir = JobCheckpointDir(job_dir);
-  return dir.ok() ? NewestFileTime(*dir) : 0;
-}
 
 std::string Quote(const std::string& s) {
   std::string out = "'";
@@ -421,20 +417,11 @@ void SlurmExecutorImpl::CallbackLoop() {
 }
 
 void SlurmExecutorImpl::PostEnded(const SlurmAttempt& attempt) {
-  Post([this, exit = MakeSlurmExit(attempt), job_dir = attempt.job_dir, sync_dir = attempt.sync_dir,
-        copy_as = attempt.copy_as, reported = attempt.checkpoint] {
-    if (!job_dir.empty()) {
-      if (const Status synced = SyncCheckpoints(job_dir, sync_dir, copy_as); !synced.ok()) {
-        Warn("slurm.checkpoint_sync_failed", "job " + std::to_string(exit.job) + " attempt " +
-                                                 std::to_string(exit.attempt) + ": " +
-                                                 synced.message());
-      }
-      const Timestamp newest = NewestCheckpoint(job_dir);
-      if (newest > reported && callbacks_.checkpoint) {
-        callbacks_.checkpoint(exit.job, exit.attempt, newest);
-      }
-    }
-    if (callbacks_.ended) callbacks_.ended(exit);
+  Post([this, end = AttemptEnd{MakeSlurmExit(attempt), attempt.job_dir, attempt.sync_dir,
+                               attempt.copy_as, attempt.checkpoint}] {
+    DeliverAttemptEnd(end, callbacks_, [this](const std::string& why) {
+      Warn("slurm.checkpoint_sync_failed", why);
+    });
   });
 }
 
