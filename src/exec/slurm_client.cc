@@ -78,8 +78,10 @@ const std::set<std::string>& UnusableNodeStates() {
 }
 
 bool NodeUsable(const std::string& state_text, const Json& node) {
+  // The upper-cased text must outlive the views Split returns.
+  const std::string upper = Upper(state_text);
   std::vector<std::string> words;
-  for (std::string_view w : Split(Upper(state_text), '+')) words.emplace_back(w);
+  for (std::string_view w : Split(upper, '+')) words.emplace_back(w);
   for (const Json& flag : node.value("state_flags", Json::array())) {
     if (flag.is_string()) words.push_back(Upper(flag.get<std::string>()));
   }
