@@ -79,6 +79,13 @@ enum class VictimOrder : std::uint8_t {
   kNewestFirst,
 };
 
+// What an event would decide now (Engine::WhatIf).
+struct WhatIfAnswer {
+  model::Decisions decisions;
+  std::optional<JobView> subject;         // the job the question is about, after the event
+  std::optional<model::WaitReason> wait;  // why it would wait, when it would be RUNNABLE
+};
+
 struct EngineOptions {
   VictimOrder victim_order = VictimOrder::kLeastWorkLost;
 };
@@ -107,8 +114,18 @@ class Engine {
   std::optional<JobView> GetJob(model::JobId id) const;
   Result<QueueUsage> Usage(std::string_view queue) const;
 
-  // Why a RUNNABLE job waits: rule, unit, amounts, holders and its position.
+  // Why a RUNNABLE job waits: rule, unit, amounts, holders (shares and jobs) and its position,
+  // when it could start at the latest, what would let it start, and why in-share preemption
+  // does not start it.
   Result<model::WaitReason> Explain(model::JobId id) const;
+  // Explain's sentence alone, without what walks the jobs (positions, holders' jobs, start
+  // bound): cheap enough for every RUNNABLE job of a ListServiceJobs page.
+  Result<std::string> WaitSentence(model::JobId id) const;
+
+  // What applying `event` at `now` would decide, and how `subject` (0: none; a submission's new
+  // id) would stand after it; the engine does not change. Timers due by `now` are left out of
+  // the decisions. An event Apply would refuse returns its status.
+  Result<WhatIfAnswer> WhatIf(const model::Event& event, Timestamp now, model::JobId subject) const;
 
   // RUNNABLE jobs in dispatch order, front first: nominated preemptors, then priority
   // descending, creation time, id. `share` empty = the whole queue.

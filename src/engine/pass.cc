@@ -187,13 +187,13 @@ bool WithinQuotaStep(EngineState& st, QueueState& q, const std::vector<std::uint
 }
 
 void Nominate(EngineState& st, QueueState& q, Job& preemptor,
-              const std::vector<VictimChoice>& victims) {
+              const std::vector<VictimChoice>& victims, std::optional<model::RunnerUp> runner_up) {
   RemoveWaiting(st, preemptor);
   AddUsage(q, kProjected, preemptor.share, st.ShapeOf(preemptor), +1);
   preemptor.nominated = true;
   preemptor.nomination = st.next_nomination++;
   q.nominees.emplace(preemptor.nomination, preemptor.id);
-  model::Preemption record{preemptor.id, {}};
+  model::Preemption record{preemptor.id, {}, std::move(runner_up)};
   std::vector<StoppedAttempt> waiting_for;
   for (const VictimChoice& v : victims) {
     record.victims.push_back({v.job->id, q.shares[v.job->share]->config.name, v.rule, v.key});
@@ -211,8 +211,9 @@ void Nominate(EngineState& st, QueueState& q, Job& preemptor,
 
 bool TryPreempt(EngineState& st, QueueState& q, Job& job, bool in_share) {
   std::vector<VictimChoice> victims;
-  if (!ChooseVictims(st, q, job, in_share, &victims)) return false;
-  Nominate(st, q, job, victims);
+  std::optional<model::RunnerUp> runner_up;
+  if (!ChooseVictims(st, q, job, in_share, &victims, &runner_up)) return false;
+  Nominate(st, q, job, victims, std::move(runner_up));
   return true;
 }
 

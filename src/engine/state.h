@@ -216,4 +216,7 @@ struct EngineState {
   const Shape& ShapeOf(const Job& j) const { return queues[j.queue]->shapes[j.shape]; }
 };
 
+// A deep copy of the whole state (Engine::WhatIf).
+std::unique_ptr<EngineState> CopyState(const EngineState& st);
+
 }  // namespace allot::engine::internal

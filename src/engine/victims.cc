@@ -83,6 +83,13 @@ class Search {
   Search(EngineState& st, QueueState& q, const Job& preemptor)
       : st_(st), q_(q), p_(preemptor), shape_(q.shapes[preemptor.shape]) {}
 
+  // The candidate that came closest to being chosen instead, once Run succeeded.
+  std::optional<model::RunnerUp> RunnerUp() const {
+    if (put_back_) return model::RunnerUp{Record(*put_back_), true};
+    if (next_) return model::RunnerUp{Record(*next_), false};
+    return std::nullopt;
+  }
+
   bool Run(bool in_share, std::vector<VictimChoice>* out) {
     const bool borrows = q_.shares[p_.share]->borrows();
     if (in_share && borrows && RunBorrowing(out)) return true;
@@ -110,6 +117,42 @@ class Search {
     if (AnInShareVictimFitsBeside()) return GiveUp();
     *out = std::move(taken_);
     return true;
+  }
+
+  model::VictimRecord Record(const VictimChoice& v) const {
+    return {v.job->id, q_.shares[v.job->share]->config.name, v.rule, v.key};
+  }
+
+  // Whether a candidate of another share could have been taken by reclaim, or one of the
+  // preemptor's share in-share: it holds a unit the preemptor needs.
+  bool HoldsNeededUnit(const Shape& victim) const {
+    for (const auto& [u, n] : shape_.parts) {
+      for (const auto& [vu, vn] : victim.parts) {
+        if (vu == u) return true;
+      }
+    }
+    return false;
+  }
+
+  // After a phase took victims: the next candidate its stream would have given, for the record
+  // (bounded: a stream of many candidates that hold nothing useful is not walked to its end).
+  void PeekNext(CandidateStream& stream, PreemptionRule rule, bool reclaim) {
+    constexpr int kMaxPeek = 64;
+    std::uint32_t share = 0;
+    const RunKey* key = nullptr;
+    for (int i = 0; i < kMaxPeek && stream.Next(&share, &key); ++i) {
+      if (AlreadyTaken(key->id)) continue;
+      Job& job = *st_.FindJob(key->id);
+      const Shape& victim = ShapeOfJob(job);
+      if (!HoldsNeededUnit(victim)) continue;
+      if (reclaim && !AboveLimitAfter(*q_.shares[share], victim)) continue;
+      next_ = VictimChoice{
+          &job,
+          reclaim ? ReclaimRule(*q_.shares[share], victim) : rule,
+          {job.priority, stream.Lost(victim.instances, *key), job.attempt_started, job.id}};
+      return;
+    }
+    next_.reset();
   }
 
   // Puts every victim taken back into the projected view.
@@ -194,6 +237,7 @@ class Search {
     stream.AddShare(*q_.shares[p_.share], p_.share);
     std::uint32_t share = 0;
     const RunKey* key = nullptr;
+    const std::size_t before = taken_.size();
     while (!Done(target) && stream.Next(&share, &key)) {
       if (AlreadyTaken(key->id)) continue;
       Job& job = *st_.FindJob(key->id);
@@ -201,6 +245,7 @@ class Search {
       if (!Useful(victim, target)) continue;
       Take(job, PreemptionRule::kInShare, stream.Lost(victim.instances, *key));
     }
+    if (taken_.size() > before) PeekNext(stream, PreemptionRule::kInShare, /*reclaim=*/false);
   }
 
   void TakeReclaim() {
@@ -211,6 +256,7 @@ class Search {
     }
     std::uint32_t share = 0;
     const RunKey* key = nullptr;
+    const std::size_t before = taken_.size();
     while (!Done(Target::kFitWithinQuota) && stream.Next(&share, &key)) {
       Job& job = *st_.FindJob(key->id);
       const Shape& victim = ShapeOfJob(job);
@@ -218,6 +264,7 @@ class Search {
       if (!Useful(victim, Target::kFitWithinQuota) || !AboveLimitAfter(s, victim)) continue;
       Take(job, ReclaimRule(s, victim), stream.Lost(victim.instances, *key));
     }
+    if (taken_.size() > before) PeekNext(stream, PreemptionRule::kReclaim, /*reclaim=*/true);
   }
 
   bool BorrowsNeededUnit(const ShareState& s) const {
@@ -238,6 +285,7 @@ class Search {
     for (std::size_t i = taken_.size(); i-- > 0;) {
       Restore(taken_[i]);
       if (Done(target)) {
+        put_back_ = taken_[i];  // the loop goes backwards: the last one kept is the first chosen
         taken_.erase(taken_.begin() + static_cast<std::ptrdiff_t>(i));
       } else {
         AddUsage(q_, kProjected, taken_[i].job->share, ShapeOfJob(*taken_[i].job), -1);
@@ -250,13 +298,18 @@ class Search {
   const Job& p_;
   const Shape& shape_;
   std::vector<VictimChoice> taken_;
+  std::optional<VictimChoice> put_back_;  // the first victim FillBack put back
+  std::optional<VictimChoice> next_;      // the next candidate after the last phase that took
 };
 
 }  // namespace
 
 bool ChooseVictims(EngineState& st, QueueState& q, const Job& preemptor, bool in_share,
-                   std::vector<VictimChoice>* out) {
-  return Search(st, q, preemptor).Run(in_share, out);
+                   std::vector<VictimChoice>* out, std::optional<model::RunnerUp>* runner_up) {
+  Search search(st, q, preemptor);
+  if (!search.Run(in_share, out)) return false;
+  if (runner_up != nullptr) *runner_up = search.RunnerUp();
+  return true;
 }
 
 }  // namespace allot::engine::internal

@@ -2,6 +2,7 @@
 
 // Victim choice for reclaim and in-share preemption (docs/design/engine.md, Victims).
 
+#include <optional>
 #include <vector>
 
 #include "engine/state.h"
@@ -18,8 +19,10 @@ struct VictimChoice {
 // victims: from other shares' capacity above their limits (reclaim), and with `in_share` also
 // from its own share's strictly lower-priority jobs. On success returns true with a minimal set
 // in `out`, already removed from the projected view (the caller commits them). On failure the
-// projected view is as before.
+// projected view is as before. `runner_up`, when given, receives on success the candidate that
+// came closest to being chosen instead (model::RunnerUp), if any.
 bool ChooseVictims(EngineState& st, QueueState& q, const Job& preemptor, bool in_share,
-                   std::vector<VictimChoice>* out);
+                   std::vector<VictimChoice>* out,
+                   std::optional<model::RunnerUp>* runner_up = nullptr);
 
 }  // namespace allot::engine::internal

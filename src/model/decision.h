@@ -4,6 +4,7 @@
 // executors; the simulator applies them to its virtual world. They come in the order made.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -54,6 +55,8 @@ struct Stop {
 struct Preemption {
   JobId preemptor = 0;
   std::vector<VictimRecord> victims;
+  // The candidate that came closest to being chosen instead; DecisionToString leaves it out.
+  std::optional<RunnerUp> runner_up;
 };
 
 // A preempted attempt has ended: the preemption summary of the job gains one attempt.

@@ -4,6 +4,7 @@
 // reason strings the wire shows.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,14 @@ struct VictimRecord {
   VictimKey key;
 };
 
+// The candidate the victim order would have taken next (Preemption::runner_up): either one that
+// comes after the chosen victims in victim order, or one that came before but was put back
+// because the victims after it free enough alone (`put_back`, the minimal set).
+struct RunnerUp {
+  VictimRecord candidate;
+  bool put_back = false;
+};
+
 // Which rule keeps a waiting job waiting (Engine::Explain).
 enum class WaitRule : std::uint8_t {
   kNotWaiting,            // the job is not RUNNABLE
@@ -77,11 +86,23 @@ enum class WaitRule : std::uint8_t {
 
 std::string_view ToString(WaitRule r);
 
+// A running job that holds the blocking unit. `ends_by`: when its attempt's time limit stops it
+// at the latest; 0 = it has none.
+struct HolderJob {
+  JobId id = 0;
+  std::int64_t held = 0;
+  Timestamp ends_by = 0;
+};
+
 struct Holder {
   std::string share;
   std::int64_t held = 0;
   std::int64_t borrowed = 0;
+  std::vector<HolderJob> jobs;  // dispatched victim candidates holding the unit, most first
+  std::int64_t more_jobs = 0;   // holders left out of `jobs` (kMaxHolderJobs)
 };
+
+inline constexpr std::size_t kMaxHolderJobs = 10;
 
 struct WaitReason {
   WaitRule rule = WaitRule::kNotWaiting;
@@ -94,7 +115,19 @@ struct WaitReason {
   std::vector<JobId> waiting_for;      // nominated: the victims still stopping
   std::int64_t position_in_share = 0;  // 0 = front of its share
   std::int64_t position_in_queue = 0;  // 0 = front of the queue
-  std::string message;                 // the same, as one English sentence
+  // When the capacity it misses is free at the latest, from the time limits of the running jobs
+  // that hold it (no job ahead of it taking it first); unset when unknown, `start_unknown` says
+  // why.
+  std::optional<Timestamp> start_bound;
+  std::string start_unknown;
+  // Why in-share preemption does not start it now (empty when it does not apply: the share's
+  // quota is not what blocks it).
+  std::string in_share_why_not;
+  std::string would_start;  // what would let it start, one sentence
+  // When nothing of `unit` is available to it but the pool has free capacity: whose it is
+  // ("2 free in share b's RESERVE"), comma-separated; empty otherwise.
+  std::string free_elsewhere;
+  std::string message;  // the rule, as one English sentence
 };
 
 }  // namespace allot::model
