@@ -15,11 +15,11 @@ namespace {
 // The live jobs of a queue (or of one share of it), by id.
 std::vector<JobId> JobsOf(const EngineState& st, std::uint32_t queue, const ShareState* share) {
   std::vector<JobId> ids;
-  for (const auto& [id, job] : st.jobs) {
-    if (job.queue != queue) continue;
-    if (share != nullptr && st.queues[queue]->shares[job.share].get() != share) continue;
-    ids.push_back(id);
-  }
+  st.ForEachJob([&](const Job& job) {
+    if (job.queue != queue) return;
+    if (share != nullptr && st.queues[queue]->shares[job.share].get() != share) return;
+    ids.push_back(job.id);
+  });
   std::sort(ids.begin(), ids.end());  // unordered_map order must not reach the output
   return ids;
 }

@@ -60,6 +60,11 @@ std::optional<JobView> Engine::GetJob(model::JobId id) const {
   return v;
 }
 
-std::size_t Engine::LiveJobs() const { return state_->jobs.size(); }
+std::size_t Engine::LiveJobs() const {
+  if (state_->base_jobs == nullptr) return state_->jobs.size();
+  std::size_t n = 0;  // a what-if copy (whatif.cc)
+  state_->ForEachJob([&n](const Job&) { ++n; });
+  return n;
+}
 
 }  // namespace allot::engine

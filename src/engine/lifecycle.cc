@@ -140,7 +140,7 @@ void FinishJob(EngineState& st, Job& job, JobStatus status, std::string reason) 
   --st.ShareOf(job).live_jobs;
   st.final_reasons.erase(id);
   ForgetNominee(st, st.QueueOf(job), id);
-  st.jobs.erase(id);  // `job` dangles from here on
+  st.EraseJob(id);  // `job` dangles from here on
 }
 
 void TerminateLiveJob(EngineState& st, Job& job, std::string reason) {

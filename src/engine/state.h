@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -199,13 +200,40 @@ struct EngineState {
   std::set<std::uint32_t> dirty;    // queues whose pass must run
   model::Decisions* out = nullptr;  // where the current Apply writes
 
+  // A what-if copy (whatif.cc) does not copy the jobs: it reads those of the engine it was copied
+  // from through `base_jobs` and copies one into `jobs` the first time it may change it (a
+  // mutable FindJob); `erased_base_jobs` hides the base jobs the copy has dropped. Node pointers
+  // stay valid either way (unordered_map never moves its nodes).
+  const std::unordered_map<JobId, Job>* base_jobs = nullptr;
+  std::unordered_set<JobId> erased_base_jobs;
+
   Job* FindJob(JobId id) {
     auto it = jobs.find(id);
-    return it == jobs.end() ? nullptr : &it->second;
+    if (it != jobs.end()) return &it->second;
+    const Job* base = FindBaseJob(id);
+    return base == nullptr ? nullptr : &jobs.emplace(id, *base).first->second;
   }
   const Job* FindJob(JobId id) const {
     auto it = jobs.find(id);
-    return it == jobs.end() ? nullptr : &it->second;
+    return it == jobs.end() ? FindBaseJob(id) : &it->second;
+  }
+  const Job* FindBaseJob(JobId id) const {
+    if (base_jobs == nullptr || erased_base_jobs.count(id) > 0) return nullptr;
+    auto it = base_jobs->find(id);
+    return it == base_jobs->end() ? nullptr : &it->second;
+  }
+  void EraseJob(JobId id) {
+    jobs.erase(id);
+    if (base_jobs != nullptr) erased_base_jobs.insert(id);
+  }
+  // Every live job, for the few handlers that walk them all (in no useful order).
+  template <typename F>
+  void ForEachJob(F f) const {
+    for (const auto& [id, job] : jobs) f(job);
+    if (base_jobs == nullptr) return;
+    for (const auto& [id, job] : *base_jobs) {
+      if (jobs.count(id) == 0 && erased_base_jobs.count(id) == 0) f(job);
+    }
   }
   bool StillStopping(const StoppedAttempt& a) const {
     const Job* victim = FindJob(a.job);
@@ -216,7 +244,8 @@ struct EngineState {
   const Shape& ShapeOf(const Job& j) const { return queues[j.queue]->shapes[j.shape]; }
 };
 
-// A deep copy of the whole state (Engine::WhatIf).
-std::unique_ptr<EngineState> CopyState(const EngineState& st);
+// A deep copy of the whole state (Engine::WhatIf); with `share_jobs` the copy reads `st`'s jobs
+// in place (EngineState::base_jobs) and must not outlive it nor see it change.
+std::unique_ptr<EngineState> CopyState(const EngineState& st, bool share_jobs);
 
 }  // namespace allot::engine::internal

@@ -61,7 +61,7 @@ std::unique_ptr<QueueState> CopyQueue(const QueueState& q) {
 
 }  // namespace
 
-std::unique_ptr<EngineState> CopyState(const EngineState& st) {
+std::unique_ptr<EngineState> CopyState(const EngineState& st, bool share_jobs) {
   auto c = std::make_unique<EngineState>();
   c->now = st.now;
   c->newest_first = st.newest_first;
@@ -69,7 +69,13 @@ std::unique_ptr<EngineState> CopyState(const EngineState& st) {
   c->queues.reserve(st.queues.size());
   for (const auto& q : st.queues) c->queues.push_back(q ? CopyQueue(*q) : nullptr);
   c->queue_index = st.queue_index;
-  c->jobs = st.jobs;
+  if (share_jobs && st.base_jobs == nullptr) {
+    c->base_jobs = &st.jobs;  // copied one by one when first changed (state.h)
+  } else {
+    c->jobs = st.jobs;
+    c->base_jobs = st.base_jobs;
+    c->erased_base_jobs = st.erased_base_jobs;
+  }
   c->retry_policies = st.retry_policies;
   c->retry_index = st.retry_index;
   c->deadlines = st.deadlines;
@@ -87,7 +93,9 @@ std::unique_ptr<EngineState> CopyState(const EngineState& st) {
 Result<WhatIfAnswer> Engine::WhatIf(const model::Event& event, Timestamp now,
                                     model::JobId subject) const {
   Engine copy;
-  copy.state_ = internal::CopyState(*state_);
+  // The copy reads this engine's jobs in place and copies only those it changes: `copy` does
+  // not outlive this call, and this engine does not change meanwhile (it is const).
+  copy.state_ = internal::CopyState(*state_, /*share_jobs=*/true);
   // Timers due by now fire first, apart: their decisions are not the event's.
   model::Decisions timers;
   ALLOT_RETURN_IF_ERROR(copy.Apply(model::Tick{}, now, &timers));
