@@ -22,6 +22,11 @@ if [ "$only_these" -eq 0 ]; then
     missing+=(python3-boto3)
   fi
   command -v aws >/dev/null 2>&1 || missing+=(awscli)
+  # The dashboard (web/) is bundled with npm at build time; a node of the machine's own serves.
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
+  # The dashboard's browser test (tests/ui) drives Debian's chromium headless.
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
   # The CLI's tests read YAML with the same interpreter.
   if ! python3 -c 'import yaml' 2>/dev/null && ! /usr/bin/python3 -c 'import yaml' 2>/dev/null; then
     missing+=(python3-yaml)

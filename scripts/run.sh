@@ -86,7 +86,10 @@ fi
 
 cat <<TEXT
 
-Allot is running on $endpoint. In your shell:
+Allot is running on $endpoint. The dashboard: $endpoint/ui/
+(sign in with aws_access_key_id and aws_secret_access_key of [default], or [alice], in $creds)
+
+In your shell:
 
   export AWS_SHARED_CREDENTIALS_FILE=$creds
   export AWS_ENDPOINT_URL_BATCH=$endpoint

@@ -31,6 +31,7 @@
 #include "server/api_error.h"
 #include "server/audit.h"
 #include "server/log.h"
+#include "server/ui_assets.h"
 
 // Event-driven HTTP/1.1 on Boost.Beast. A few I/O threads (one per two cores, at most 4; the first
 // is the one that calls Serve, and it also accepts) each run an event loop of their own; a new
@@ -164,6 +165,8 @@ struct Answer {
   std::string error_type;  // x-amzn-ErrorType, for errors
   std::string body;
   std::string request_id;  // x-amzn-RequestId, for API calls
+  // More headers (the dashboard's CSP, a redirect's Location).
+  std::vector<std::pair<std::string, std::string>> headers;
   // Valid while the answer waits for the store's commit of the call's change: `status` and
   // `body` hold for a commit that succeeds (Settle). For a refusal it is the commit of the
   // call's audit record, and the refusal stands whatever that commit's outcome (`refusal`).
@@ -280,7 +283,7 @@ Timestamp WallClock() {
 
 // Which handler a request goes to, matched on its percent-decoded path.
 struct Route {
-  enum Kind { kNone, kHealth, kTags, kLogs, kAction, kUsers, kAudit } kind = kNone;
+  enum Kind { kNone, kHealth, kTags, kLogs, kAction, kUsers, kAudit, kUi } kind = kNone;
   std::string capture;  // the resource ARN, the job id, the action or the users path
 };
 
@@ -289,6 +292,7 @@ bool StartsWith(std::string_view s, std::string_view prefix) { return s.starts_w
 Route MatchRoute(http::verb verb, const std::string& path) {
   const bool get = verb == http::verb::get || verb == http::verb::head;
   if (get && path == "/healthz") return {Route::kHealth, ""};
+  if (get && (path == "/ui" || StartsWith(path, "/ui/"))) return {Route::kUi, path};
   constexpr std::string_view kTags = "/v1/tags/";
   if ((get || verb == http::verb::post || verb == http::verb::delete_) && StartsWith(path, kTags) &&
       path.size() > kTags.size()) {
@@ -569,6 +573,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (route.kind == Route::kHealth) {
       return Answered(PlainAnswer(http::status::ok, "ok\n", "text/plain"));
     }
+    if (route.kind == Route::kUi) {  // static files of the binary: no signature, no I/O
+      UiAnswer ui = ServeUi(route.capture);
+      Answer answer = PlainAnswer(static_cast<http::status>(ui.status), std::string(ui.body),
+                                  std::move(ui.content_type));
+      answer.headers = std::move(ui.headers);
+      return Answered(std::move(answer));
+    }
     if (route.kind == Route::kNone) return Answered(PlainAnswer(http::status::not_found));
     state_ = State::kHandling;
     server_.Dispatch(shared_from_this(), std::move(req), std::move(route));
@@ -582,6 +593,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (!answer.content_type.empty()) res_.set(http::field::content_type, answer.content_type);
     if (!answer.error_type.empty()) res_.set("x-amzn-ErrorType", answer.error_type);
     if (!answer.request_id.empty()) res_.set("x-amzn-RequestId", answer.request_id);
+    for (const auto& [name, value] : answer.headers) res_.set(name, value);
     res_.body() = std::move(answer.body);
     res_.keep_alive(keep_alive);
     res_.prepare_payload();
