@@ -20,7 +20,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from allot_harness import AllotServer, Fixture, INSTANCE  # noqa: E402
+from allot_harness import AllotServer, Fixture, INSTANCE, allot_bin  # noqa: E402
 
 CHROMIUM = os.environ.get("ALLOT_CHROMIUM", "/usr/bin/chromium")
 WEB_BUILD = os.environ.get("ALLOT_WEB_BUILD", os.path.join(HERE, "..", "..", "build", "dev", "web"))
@@ -37,7 +37,13 @@ def member_policy(share):
 class DashboardTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.server = AllotServer("--stop-grace-seconds", "2")
+        args = ["--stop-grace-seconds", "2"]
+        # A usage sample every second, so the utilization chart has points within the test.
+        help_text = subprocess.run([allot_bin(), "server", "--help"], capture_output=True,
+                                   text=True, timeout=30).stdout
+        if "--history-interval-seconds" in help_text:
+            args += ["--history-interval-seconds", "1"]
+        cls.server = AllotServer(*args)
         try:
             cls.server.start()
         except Exception:

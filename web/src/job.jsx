@@ -30,12 +30,21 @@ function Timeline({ job, attempts, now }) {
   const ends = attempts.map((a) => a.stoppedAt || now);
   const t1 = Math.max(t0 + 1000, job.stoppedAt || 0, ...ends, TERMINAL.has(job.status) ? 0 : now);
   const x = (t) => (100 * (t - t0)) / (t1 - t0);
+  // Waiting: from submission to the first start, between attempts, and after the last while the
+  // job is runnable again.
+  const waits = [];
+  let from = t0;
+  for (const a of attempts) {
+    if (a.startedAt > from) waits.push([from, a.startedAt]);
+    from = a.stoppedAt || Infinity;
+  }
+  if (from !== Infinity && !TERMINAL.has(job.status)) waits.push([from, now]);
   const rowH = 22;
   const height = (attempts.length + 1) * rowH + 18;
   return (
     <div class="timeline" data-testid="timeline">
       <svg viewBox={`0 0 100 ${height}`} preserveAspectRatio="none" width="100%" height={height}>
-        <rect x="0" y="2" width={x(attempts[0]?.startedAt || t1)} height={rowH - 8} class="tl-wait" />
+        {waits.map(([from, to]) => <rect x={x(from)} y="2" width={Math.max(0.3, x(to) - x(from))} height={rowH - 8} class="tl-wait" />)}
         {attempts.map((a, i) => {
           const y = (i + 1) * rowH + 2;
           const kind = a.preemption ? 'preempted' : a.stoppedAt ? (job.status === 'FAILED' && i === attempts.length - 1 ? 'failed' : 'ended') : 'running';
@@ -107,13 +116,47 @@ function Made({ made }) {
   );
 }
 
-function Tree({ value }) {
-  if (value === null || typeof value !== 'object') return <span>{String(value)}</span>;
+
+// Keys that hold a time in epoch milliseconds.
+const TIME_KEY = /(At|By|Bound)$|^at$/;
+
+function Tree({ value, name }) {
+  if (value === null || value === undefined) return <span class="muted">none</span>;
+  if (typeof value !== 'object') {
+    return <span>{typeof value === 'number' && TIME_KEY.test(name || '') && value > 1e12 ? fmtTime(value) : String(value)}</span>;
+  }
   const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
   return (
     <dl class="tree">
-      {entries.map(([k, v]) => [<dt>{k}</dt>, <dd><Tree value={v} /></dd>])}
+      {entries.map(([k, v]) => [<dt>{k}</dt>, <dd><Tree value={v} name={String(k)} /></dd>])}
     </dl>
+  );
+}
+
+// Why a job waits: the binding limit, how much is missing, who holds it, its place, its start.
+function Waiting({ w }) {
+  const facts = [
+    ['Binding limit', w.rule && `${w.rule}${w.unit ? ` on ${w.unit}` : ''}`],
+    ['Needs', w.needed != null && `${fmtNumber(w.needed)} (${fmtNumber(w.available)} available, ${fmtNumber(w.missing)} missing)`],
+    ['Position', w.positionInShare != null && `${w.positionInShare + 1} in its share, ${w.positionInQueue + 1} in the queue`],
+    ['Starts', w.startBound ? `by ${fmtTime(w.startBound)} at the latest` : w.startUnknown || null],
+    ['Would start with', w.wouldStart],
+    ['In-share preemption', w.inSharePreemption],
+  ].filter(([, v]) => v);
+  return (
+    <div data-testid="explain-waiting">
+      <dl class="facts">{facts.map(([k, v]) => [<dt>{k}</dt>, <dd>{v}</dd>])}</dl>
+      {(w.holders || []).length > 0 && (
+        <table data-testid="holders">
+          <thead><tr><th>Held by share</th><th>Holds</th><th>Borrowed</th><th>Jobs (ends by)</th></tr></thead>
+          <tbody>{w.holders.map((h) => (
+            <tr><td>{h.share}</td><td>{fmtNumber(h.held)}</td><td>{fmtNumber(h.borrowed)}</td>
+              <td>{(h.jobs || []).map((j, i) => <span>{i ? ', ' : ''}<JobRef id={j.jobId} name={j.jobName} />{j.endsBy ? ` (${fmtTime(j.endsBy)})` : ''}</span>)}
+                {h.moreJobs ? ` and ${h.moreJobs} more` : ''}{h.hiddenJobs ? ` (${h.hiddenJobs} you may not see)` : ''}</td></tr>
+          ))}</tbody>
+        </table>
+      )}
+    </div>
   );
 }
 
@@ -139,8 +182,11 @@ function Explain({ api, job }) {
       {state.out && (
         <div data-testid="explanation">
           <p class="summary" data-testid="explain-summary">{state.out.summary}</p>
-          {state.out.waiting && <Tree value={state.out.waiting} />}
-          {state.out.preempted && <Tree value={state.out.preempted} />}
+          {state.out.waiting && <Waiting w={state.out.waiting} />}
+          <details><summary>All the details</summary>
+            {state.out.preempted && <><h3>Preempted</h3><Tree value={state.out.preempted} /></>}
+            {state.out.waiting && <><h3>Waiting</h3><Tree value={state.out.waiting} /></>}
+          </details>
         </div>
       )}
       {state.error && (state.error.missing || state.error.status === 0 ? (

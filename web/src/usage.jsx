@@ -1,12 +1,13 @@
 // Each share's use over a day, a week or 30 days, from the server's usage history
 // (GET /allot/v1/history/usage): used, borrowed and lent instances against the limit, and the
-// waiting jobs on a second axis.
+// waiting jobs on a second axis. The last hour too: the server's finest samples, while a day's
+// coarser points are still being made.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { usePoll, fmtTime } from './util.js';
 import { Problem, Section } from './common.jsx';
 
-const RANGES = [['1d', 'a day', 86400e3], ['7d', 'a week', 7 * 86400e3], ['30d', '30 days', 30 * 86400e3]];
+const RANGES = [['1h', 'an hour', 3600e3], ['1d', 'a day', 86400e3], ['7d', 'a week', 7 * 86400e3], ['30d', '30 days', 30 * 86400e3]];
 
 function Chart({ series, stepSeconds }) {
   const el = useRef(null);

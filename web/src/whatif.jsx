@@ -55,7 +55,7 @@ export function WhatIf({ api, queue }) {
         <label>Instances<input type="number" min="1" value={f.count} onInput={set('count')} data-testid="whatif-count" /></label>
         <label>Max runtime (s)<input type="number" min="1" value={f.maxRuntime} onInput={set('maxRuntime')} /></label>
         <label class="wide">Command<input value={f.script} onInput={set('script')} /></label>
-        <button type="submit" disabled={busy} data-testid="whatif-ask">{busy ? 'Asking…' : 'What would happen?'}</button>
+        <button type="submit" disabled={busy || (!shares.data && !shares.error)} data-testid="whatif-ask">{busy ? 'Asking…' : 'What would happen?'}</button>
       </form>
       {shares.error && <Problem error={shares.error} what="the shares" />}
       {result?.error && <Problem error={result.error} what="the what-if answer" />}
