@@ -8,7 +8,8 @@ packages=(build-essential cmake ninja-build libgtest-dev libgmock-dev libbenchma
           libfmt-dev libcli11-dev libyaml-cpp-dev pkg-config curl bubblewrap
           time  # /usr/bin/time: the simulator benchmarks report max RSS
           clang-format clang-tidy  # the format and tidy tests (tests/CMakeLists.txt)
-          munge slurmctld slurmd slurm-client)  # the Slurm test cluster (scripts/slurm-cluster.sh)
+          munge slurmctld slurmd slurm-client  # the Slurm test cluster (scripts/slurm-cluster.sh)
+          prometheus)  # scrapes GET /metrics in tests/integration/test_prometheus.py
 only_these=$#
 [ $# -eq 0 ] || packages=("$@")
 missing=()

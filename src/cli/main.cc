@@ -242,6 +242,9 @@ CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
   serve->add_option("--master-key-file", f.server.master_key_file,
                     "the key that seals users' secrets in the store; default <data-dir>/master.key "
                     "(made at first start); keep it outside the data dir's backups");
+  serve->add_option("--metrics-token-file", f.server.metrics_token_file,
+                    "the bearer token GET /metrics requires (Authorization: Bearer <token>); "
+                    "default <data-dir>/metrics-token (made at first start, mode 0600)");
   serve
       ->add_option("--audit-retention-days", f.audit_retention_days,
                    "audit records older than this are dropped")

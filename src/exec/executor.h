@@ -164,6 +164,14 @@ class Executor {
 
   // Whether jobs run in the sealed sandbox (bubblewrap works and --no-sandbox was not given).
   virtual bool SandboxActive() const { return false; }
+
+  // For the server's metrics: whether the executor answers, and when an executor that polls a
+  // cluster (Slurm's squeue) last did so successfully (epoch ms; unset where it does not poll).
+  struct Health {
+    bool answering = true;
+    std::optional<Timestamp> last_poll;
+  };
+  virtual Health health() const { return {}; }
 };
 
 struct LocalOptions {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -34,6 +35,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+Timestamp WallMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 using AttemptKey = std::pair<model::JobId, int>;
 
 constexpr char kRefPrefix[] = "slurm:";
@@ -71,6 +79,9 @@ class SlurmExecutorImpl final : public Executor {
   Status Adopt(const AdoptSpec& spec) override;
   void Detach() override;
   bool SandboxActive() const override { return options_.sandbox; }
+  Health health() const override {
+    return {.answering = !poll_failed_.load(), .last_poll = last_poll_.load()};
+  }
   void ConfigurationChanged() override {
     std::lock_guard<std::mutex> lock(mu_);
     next_node_check_ = Clock::now();
@@ -120,6 +131,10 @@ class SlurmExecutorImpl final : public Executor {
   Clock::time_point next_node_check_ = Clock::now();
   Clock::time_point next_scan_ = Clock::now();
   bool poll_failing_ = false;
+  // For health(), read without mu_: the last successful squeue (epoch ms) and the last one's
+  // outcome.
+  std::atomic<Timestamp> last_poll_{0};
+  std::atomic<bool> poll_failed_{false};
 
   std::mutex detach_mu_;
   std::vector<std::thread> workers_;
@@ -454,11 +469,17 @@ void SlurmExecutorImpl::PollOnce() {
     std::lock_guard<std::mutex> lock(mu_);
     const bool any = std::any_of(attempts_.begin(), attempts_.end(),
                                  [](const auto& e) { return !e.second.slurm_id.empty(); });
-    if (!any) return;
+    if (!any) {
+      // No Slurm job to watch: nothing to ask, and nothing the server knows is stale.
+      last_poll_ = WallMillis();
+      return;
+    }
   }
   // Only jobs submitted before squeue was asked can be missing from its answer.
   const Clock::time_point asked = Clock::now();
   Result<std::vector<SlurmJob>> jobs = client_->Jobs();
+  if (jobs.ok()) last_poll_ = WallMillis();
+  poll_failed_ = !jobs.ok();
   std::map<std::string, SlurmJob> by_id;
   if (jobs.ok()) {
     for (const SlurmJob& job : *jobs) by_id.emplace(job.id, job);

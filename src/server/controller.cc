@@ -67,8 +67,11 @@ Status Controller::Open() {
                               options_.data_dir);
   }
   if (store_ == nullptr) {
-    Result<std::unique_ptr<store::Store>> s =
-        store::OpenSqliteStore({.path = options_.data_dir + "/allot.db"});
+    store::SqliteOptions sqlite{.path = options_.data_dir + "/allot.db"};
+    sqlite.on_commit = [this](const store::CommitStats& c) {
+      metrics_.ObserveCommit(c.seconds, c.batches);
+    };
+    Result<std::unique_ptr<store::Store>> s = store::OpenSqliteStore(sqlite);
     if (!s.ok()) return s.status();
     store_ = std::move(s).value();
   }
@@ -94,6 +97,11 @@ Status Controller::Open() {
   executor_ = std::move(executor).value();
 
   credentials_path_ = options_.data_dir + "/credentials";
+  Result<std::string> token = LoadOrCreateMetricsToken(options_.metrics_token_file.empty()
+                                                           ? options_.data_dir + "/metrics-token"
+                                                           : options_.metrics_token_file);
+  if (!token.ok()) return token.status();
+  metrics_token_ = std::move(token).value();
   Result<api::SecretBox> box = api::SecretBox::OpenOrCreate(options_.master_key_file.empty()
                                                                 ? options_.data_dir + "/master.key"
                                                                 : options_.master_key_file);
@@ -119,7 +127,13 @@ std::string Controller::Arn(const std::string& resource) const {
 
 void Controller::Apply(const model::Event& event, bool must_succeed) {
   model::Decisions decisions;
+  const auto began = std::chrono::steady_clock::now();  // the engine reads no clock: we do
   Status s = engine_.Apply(event, Now(), &decisions);
+  metrics_.ObserveDecision(
+      event, std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+  if (const auto* submit = std::get_if<model::SubmitJob>(&event); submit != nullptr && s.ok()) {
+    metrics_.CountSubmission(submit->spec.queue, submit->spec.share);
+  }
   ApplyDecisions(decisions);
   if (s.ok()) return;
   if (must_succeed) Refuse(s.message());

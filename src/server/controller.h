@@ -34,6 +34,7 @@
 #include "server/job_wire.h"
 #include "server/list_index.h"
 #include "server/options.h"
+#include "server/server_metrics.h"
 #include "server/users.h"
 #include "store/store.h"
 
@@ -113,6 +114,15 @@ class Controller {
                         const Caller& caller = Caller::System());
   const Options& options() const { return options_; }
   const std::string& credentials_path() const { return credentials_path_; }
+
+  // GET /metrics (controller_metrics.cc): the counters and histograms, and the engine's usage
+  // and the process's figures as of now. Only for a caller with the metrics token.
+  std::string MetricsText();
+  ServerMetrics& metrics() { return metrics_; }
+  const std::string& metrics_token() const { return metrics_token_; }
+  // Whether `action` is an AWS action of this server ("submitservicejob"): the metrics label
+  // only these, so that requests for unknown paths cannot grow the series without bound.
+  static bool IsAction(const std::string& action);
 
   // Stops the loop and detaches from running processes (they are left to the next start).
   void Shutdown();
@@ -199,6 +209,7 @@ class Controller {
   // decisions.cc
   void OnDispatch(JobRecord& job, const model::Dispatch& d);
   void OnStatus(JobRecord& job, const model::StatusChanged& s);
+  void CountStatus(const JobRecord& job, const model::StatusChanged& s, Timestamp now);  // metrics
   void OnPreempted(JobRecord& job, const model::PreemptedAttempt& p);
   void OnPreemption(const model::Preemption& p);
   void LaunchAttempt(model::JobId seq, int attempt);
@@ -295,6 +306,8 @@ class Controller {
 
   const Options options_;
   const ArnContext arns_;
+  ServerMetrics metrics_;      // before store_: its writer reports commits into it
+  std::string metrics_token_;  // Options::metrics_token_file's, or <data-dir>/metrics-token
   std::string credentials_path_;
   std::string data_dir_;  // options_.data_dir, absolute
   // Host-map slots in use, per instance type (slots.cc).

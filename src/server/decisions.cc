@@ -68,8 +68,38 @@ void Controller::ApplyDecisions(const model::Decisions& decisions) {
   }
 }
 
+// The metrics of a status change: an attempt's end by outcome, a first start's wait and a
+// restart's cost. A restored job (from SUBMITTED) counts nothing again.
+void Controller::CountStatus(const JobRecord& job, const model::StatusChanged& s, Timestamp now) {
+  const std::string queue(job.queue);
+  const std::string share(job.share);
+  const bool preempted =
+      job.history && !job.history->attempts.empty() && job.history->attempts.back().preempted;
+  if (model::IsDispatched(s.from) && !model::IsDispatched(s.to)) {
+    const char* outcome = s.to == model::JobStatus::kSucceeded ? "succeeded"
+                          : preempted                          ? "preempted"
+                          : job.is_terminated                  ? "terminated"
+                                                               : "failed";
+    metrics_.attempts_ended.With({queue, share, outcome}).Add();
+  }
+  const bool launched =
+      s.from == model::JobStatus::kScheduled || s.from == model::JobStatus::kStarting;
+  if (s.to != model::JobStatus::kRunning || !launched) return;
+  if (job.started_at == 0) {
+    metrics_.first_start.With({queue, share})
+        .Observe(static_cast<double>(std::max<Timestamp>(0, now - job.created_at)) / 1000);
+  }
+  const std::vector<AttemptRecord>& attempts = job.attempts();
+  if (attempts.size() >= 2 && attempts[attempts.size() - 2].preempted) {
+    const Duration took = std::max<Timestamp>(0, now - attempts.back().started_at);
+    metrics_.restart.With({queue, share})
+        .Add(static_cast<double>(took) / 1000 * job.InstanceCount());
+  }
+}
+
 void Controller::OnStatus(JobRecord& job, const model::StatusChanged& s) {
   const Timestamp now = Now();
+  CountStatus(job, s, now);
   const bool was_dispatched = model::IsDispatched(s.from);
   SetJobStatus(job, s.to);
   job.status_reason = s.reason;
@@ -100,6 +130,8 @@ void Controller::OnDispatch(JobRecord& job, const model::Dispatch& d) {
   job.scheduled_at = now;
   job.attempt = d.attempt;
   h.dispatch_mode = d.mode;
+  metrics_.dispatches.With({std::string(job.queue), std::string(job.share), MetricLabel(d.mode)})
+      .Add();
   TakeSlots(job);
   const model::JobId seq = job.seq;
   const int attempt = d.attempt;
@@ -113,6 +145,8 @@ void Controller::OnPreempted(JobRecord& job, const model::PreemptedAttempt& p) {
   h.preempted_attempt_count = p.preempted_count;
   job.preemptions = p.preempted_count;
   if (!h.preemptions.empty()) h.preemptions.back().work_lost = p.work_lost;
+  metrics_.lost_work.With({std::string(job.queue), std::string(job.share), MetricLabel(p.rule)})
+      .Add(static_cast<double>(p.work_lost) / 1000);
 }
 
 void Controller::OnPreemption(const model::Preemption& p) {
@@ -130,6 +164,10 @@ void Controller::OnPreemption(const model::Preemption& p) {
                              .attempt_started_at = v.key.started_at,
                              .at = Now()});
     h.stop_rule = v.rule;
+    metrics_.preemptions
+        .With({std::string(victim->queue), MetricLabel(v.rule),
+               preemptor ? std::string(preemptor->share) : std::string(), v.share})
+        .Add();
   }
 }
 

@@ -283,7 +283,7 @@ Timestamp WallClock() {
 
 // Which handler a request goes to, matched on its percent-decoded path.
 struct Route {
-  enum Kind { kNone, kHealth, kTags, kLogs, kAction, kUsers, kAudit, kUi } kind = kNone;
+  enum Kind { kNone, kHealth, kTags, kLogs, kAction, kUsers, kAudit, kUi, kMetrics } kind = kNone;
   std::string capture;  // the resource ARN, the job id, the action or the users path
 };
 
@@ -292,6 +292,7 @@ bool StartsWith(std::string_view s, std::string_view prefix) { return s.starts_w
 Route MatchRoute(http::verb verb, const std::string& path) {
   const bool get = verb == http::verb::get || verb == http::verb::head;
   if (get && path == "/healthz") return {Route::kHealth, ""};
+  if (get && path == "/metrics") return {Route::kMetrics, ""};
   if (get && (path == "/ui" || StartsWith(path, "/ui/"))) return {Route::kUi, path};
   constexpr std::string_view kTags = "/v1/tags/";
   if ((get || verb == http::verb::post || verb == http::verb::delete_) && StartsWith(path, kTags) &&
@@ -333,6 +334,9 @@ struct CallLog {
   std::string request_id;  // x-amzn-RequestId
   std::string action;      // "submitservicejob", "tags", "logs"
   std::string resource;    // the job, queue, share, environment, policy or ARN it names
+  // The action as the latency metric labels it: only known actions, so that requests for
+  // unknown paths cannot grow the series without bound ("other" for the rest).
+  std::string metric_label;
 };
 
 // The resource a request body names, for the log: the first of the fields AWS uses for it.
@@ -355,16 +359,20 @@ const char* KindName(const Route& route) {
       return "users";
     case Route::kAudit:
       return "audit";
+    case Route::kMetrics:
+      return "metrics";
     default:
       return "";
   }
 }
 
 // The call's log line (server/log.h): who, what, on which resource, the outcome and the latency
-// until the answer was ready (its commit included).
+// until the answer was ready (its commit included), which the metrics count too.
 void LogCall(const CallLog& call, const Answer& answer,
-             std::chrono::steady_clock::time_point started) {
+             std::chrono::steady_clock::time_point started, ServerMetrics& metrics) {
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - started;
+  metrics.api_latency.With({call.metric_label.empty() ? "other" : call.metric_label})
+      .Observe(took.count() / 1000);
   log::Info("api.call", {{"principal", call.principal},
                          {"source", call.source},
                          {"request_id", call.request_id},
@@ -392,6 +400,7 @@ class HttpServer::Impl {
 
   // For connections, on their loop (Handle also on a worker).
   Answer Handle(const Request& req, const Route& route, CallLog* call);
+  Answer MetricsAnswer(const Request& req, const CallLog& call);
   void Dispatch(std::shared_ptr<Connection> conn, Request req, Route route);
   void Unregister(Connection* conn, const asio::ip::address& peer);
   bool stopping() const { return stopping_.load(); }
@@ -859,7 +868,7 @@ void HttpServer::Impl::RunCall(const std::shared_ptr<Connection>& conn, const Re
           {conn, std::move(answer), std::move(call), started, asio::make_work_guard(conn->loop())});
     }
     Settle(answer);
-    LogCall(call, answer, started);
+    LogCall(call, answer, started, controller_.metrics());
   }
   if (conn->on_loop()) return conn->Answered(std::move(answer));
   asio::post(conn->loop(),
@@ -889,7 +898,7 @@ void HttpServer::Impl::AnswerLoop() {
       log::Batch lines;  // written before any of the answers
       for (Parked& p : batch) {
         Settle(p.answer);
-        LogCall(p.call, p.answer, p.started);
+        LogCall(p.call, p.answer, p.started, controller_.metrics());
       }
     }
     while (!batch.empty()) {
@@ -914,9 +923,26 @@ void HttpServer::Impl::StopAnswerer() {
   if (answerer_.joinable()) answerer_.join();
 }
 
+// GET /metrics: for the bearer of the metrics token only (no SigV4 key reads it); a refusal says
+// nothing of the figures and is logged.
+Answer HttpServer::Impl::MetricsAnswer(const Request& req, const CallLog& call) {
+  if (!BearerMatches(req[http::field::authorization], controller_.metrics_token())) {
+    controller_.metrics().scrapes_refused.With({}).Add();
+    const bool none = req[http::field::authorization].empty();
+    log::Warn("metrics.refused", {{"source", call.source},
+                                  {"reason", none ? "no Authorization header" : "wrong token"}});
+    return PlainAnswer(http::status::unauthorized, "a bearer token is required\n", "text/plain");
+  }
+  return PlainAnswer(http::status::ok, controller_.MetricsText(),
+                     "text/plain; version=0.0.4; charset=utf-8");
+}
+
 // Authenticates, then runs the route, mapping refusals and faults to AWS errors.
 Answer HttpServer::Impl::Handle(const Request& req, const Route& route, CallLog* call) {
   call->action = route.kind == Route::kAction ? route.capture : KindName(route);
+  call->metric_label =
+      route.kind != Route::kAction || Controller::IsAction(route.capture) ? call->action : "other";
+  if (route.kind == Route::kMetrics) return MetricsAnswer(req, *call);
   try {
     api::VerifyResult who = api::Verify(
         ViewOf(req),

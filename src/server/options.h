@@ -64,6 +64,9 @@ struct Options {
   std::string shared_dir;
   std::string log_level = "info";   // trace, debug, info, warn, error, off (server/log.h)
   std::string log_format = "text";  // text or json
+  // The bearer token GET /metrics requires (docs/observability.md); empty:
+  // <data_dir>/metrics-token, made at first start (mode 0600).
+  std::string metrics_token_file;
   // The optional host map: per instance type, one entry per instance slot with its own GPUs
   // (CUDA_VISIBLE_DEVICES) and/or CPU set. A dispatched host takes the lowest free slot of its
   // type and gives it back when its attempt ends.

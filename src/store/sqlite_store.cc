@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -335,7 +336,12 @@ void SqliteStore::Impl::WriterLoop() {
     }
     if (status.ok()) {
       bool wrote = false;
+      const auto began = std::chrono::steady_clock::now();
       status = Apply(group, &wrote);
+      if (status.ok() && wrote && options.on_commit) {
+        const std::chrono::duration<double> took = std::chrono::steady_clock::now() - began;
+        options.on_commit({.seconds = took.count(), .batches = group.size()});
+      }
       if (status.ok()) {
         if (wrote) transactions.fetch_add(1, std::memory_order_relaxed);
         batches.fetch_add(group.size(), std::memory_order_relaxed);

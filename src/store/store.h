@@ -95,9 +95,18 @@ class Store {
   virtual void Close() = 0;
 };
 
+// What one committed transaction took: for the server's metrics, which the store knows nothing of.
+struct CommitStats {
+  double seconds = 0;       // BEGIN IMMEDIATE to a durable COMMIT
+  std::size_t batches = 0;  // batches grouped into it
+};
+
 struct SqliteOptions {
   std::string path;  // database file; created with its schema if absent
   std::size_t max_batches_per_commit = 1024;
+  // Called on the writer thread after each transaction that wrote and committed, before the
+  // batches' `done`; keep it short. Unset: nothing is measured.
+  std::function<void(const CommitStats&)> on_commit;
 };
 
 // SQLite in WAL mode with synchronous=FULL.
