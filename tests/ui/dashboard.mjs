@@ -174,6 +174,13 @@ try {
   await waitBar(page, 'team-a', { used: 1, own: 1, borrowed: 0, waiting: 1 }, 'team-a after the reclaim');
   await waitBar(page, 'team-b', { used: 1, own: 1, lent: 0 }, 'team-b after the reclaim');
   await shot(page, '4-overview-reclaimed.png');
+  // A share's name leads to its waiting jobs.
+  await page.click('[data-testid=share-bar][data-share="team-a"] a');
+  await page.waitForFunction((id) => {
+    const rows = [...document.querySelectorAll('[data-testid=job-row]')];
+    return rows.length === 1 && rows[0].dataset.job === id;
+  }, borrower);
+  check(true, "team-a's name in the overview opens its waiting jobs");
 
   // The other views answer: the jobs table (paged, filtered), the history, the what-if form.
   await page.click('[data-testid=nav-jobs]');
@@ -254,6 +261,13 @@ try {
   await page.goto(`${cfg.endpoint}/ui/#/job/${claimer}`);
   await page.waitForFunction(() => document.querySelector('[data-testid=logs]')?.textContent.includes('hello from b-claims'), null, { timeout: 20000 });
   check(true, 'bob reads his own job\'s logs');
+
+  // The admin rotates bob's key while he watches: the page asks him to sign in again.
+  const aws = new AwsClient({ accessKeyId: cfg.admin.id, secretAccessKey: cfg.admin.secret, service: 'batch', region: 'local' });
+  const rotated = await aws.fetch(`${cfg.endpoint}/allot/v1/users/bob/keys/rotate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  check(rotated.status === 200, `bob's key is rotated (${rotated.status})`);
+  await page.waitForSelector('[data-testid=key-refused]', { timeout: 15000 });
+  check(await page.locator('[data-testid=signin]').count() === 1, 'a refused key leads back to the sign-in form');
 
   check(problems.length === 0, `no CSP violation, page error or other origin (${problems.join('; ')})`);
 } catch (e) {

@@ -4,6 +4,7 @@
 import { AwsClient } from 'aws4fetch';
 
 const STORE_KEY = 'allot.session';
+const KEY_REFUSED = new Set(['UnrecognizedClientException', 'InvalidSignatureException']);
 
 export class ApiError extends Error {
   constructor(status, type, message) {
@@ -34,7 +35,9 @@ export function saveSession(s) {
 }
 
 export class Api {
-  constructor({ accessKeyId, secretAccessKey, region }) {
+  // notifyRefusal: tell the page when the server refuses the key itself (not while signing in).
+  constructor({ accessKeyId, secretAccessKey, region }, { notifyRefusal = true } = {}) {
+    this.notifyRefusal = notifyRefusal;
     this.accessKeyId = accessKeyId;
     this.region = region || 'local';
     this.aws = new AwsClient({ accessKeyId, secretAccessKey, service: 'batch', region: this.region });
@@ -66,7 +69,10 @@ export class Api {
     if (!res.ok) {
       const type = res.headers.get('x-amzn-ErrorType') || (json && json.__type) || '';
       const message = (json && (json.message || json.Message)) || text || `${res.status} ${res.statusText}`;
-      throw new ApiError(res.status, type.split(':')[0], message);
+      const kind = type.split(':')[0];
+      // The key itself is refused (deleted, rotated, a wrong secret): every call would fail alike.
+      if (this.notifyRefusal && KEY_REFUSED.has(kind)) dispatchEvent(new CustomEvent('allot-key-refused', { detail: kind }));
+      throw new ApiError(res.status, kind, message);
     }
     if (json === null) throw new ApiError(res.status, 'BadResponse', 'the answer is not JSON');
     return json;

@@ -26,8 +26,8 @@ export function listRequest(queue, { name, share, status }, token) {
   return { body, local };
 }
 
-export function Jobs({ api, queue }) {
-  const [draft, setDraft] = useState({ name: '', share: '', status: 'RUNNING' });
+export function Jobs({ api, queue, share = '', status = '' }) {
+  const [draft, setDraft] = useState({ name: '', share, status: status || 'RUNNING' });
   const [filter, setFilter] = useState(draft);
   const [tokens, setTokens] = useState([null]); // the token of each page shown so far
   const page = tokens.length - 1;

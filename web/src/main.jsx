@@ -24,7 +24,7 @@ function useHash() {
   return hash;
 }
 
-function SignIn({ onSignedIn }) {
+function SignIn({ onSignedIn, notice }) {
   const [keyId, setKeyId] = useState('');
   const [secret, setSecret] = useState('');
   const [region, setRegion] = useState('local');
@@ -37,7 +37,7 @@ function SignIn({ onSignedIn }) {
     const session = { accessKeyId: keyId.trim(), secretAccessKey: secret.trim(), region: region.trim() || 'local' };
     try {
       // A call every policy in docs/policies allows: it proves the key and the region.
-      await new Api(session).call('DescribeJobQueues', {});
+      await new Api(session, { notifyRefusal: false }).call('DescribeJobQueues', {});
       saveSession(session);
       onSignedIn(session);
     } catch (err) {
@@ -55,6 +55,7 @@ function SignIn({ onSignedIn }) {
   return (
     <form class="signin card" onSubmit={submit} data-testid="signin">
       <h1>Allot</h1>
+      {notice && <p class="denied" data-testid="key-refused">The server no longer accepts this key ({notice}). Sign in again.</p>}
       <p>Sign in with an access key. The admin's is in <code>&lt;data-dir&gt;/credentials</code>;
         <code> allot users create NAME --policy FILE</code> makes others.</p>
       <label>Access key id<input name="accessKeyId" value={keyId} onInput={(e) => setKeyId(e.target.value)} autocomplete="username" required /></label>
@@ -86,6 +87,12 @@ function QueuePicker({ api, queue, setQueue }) {
 
 function App() {
   const [session, setSession] = useState(loadSession());
+  const [expired, setExpired] = useState(null);
+  useEffect(() => {
+    const on = (e) => setExpired(e.detail);
+    addEventListener('allot-key-refused', on);
+    return () => removeEventListener('allot-key-refused', on);
+  }, []);
   const [queue, setQueueState] = useState(sessionStorage.getItem('allot.queue') || '');
   const hash = useHash();
   const setQueue = (q) => {
@@ -93,8 +100,8 @@ function App() {
     setQueueState(q);
   };
   const [api, setApi] = useState(() => (session ? new Api(session) : null));
-  if (!session || !api) {
-    return <SignIn onSignedIn={(s) => { setSession(s); setApi(new Api(s)); }} />;
+  if (!session || !api || expired) {
+    return <SignIn notice={expired} onSignedIn={(s) => { setExpired(null); setSession(s); setApi(new Api(s)); }} />;
   }
   const signOut = () => {
     saveSession(null);
@@ -103,13 +110,15 @@ function App() {
     setApi(null);
     location.hash = '#/overview';
   };
-  const [path, arg] = hash.slice(2).split('/');
+  const [where, search] = hash.slice(2).split('?');
+  const [path, arg] = where.split('/');
+  const params = new URLSearchParams(search || '');
   const views = [['overview', 'Queue'], ['usage', 'Utilization'], ['jobs', 'Jobs'], ['whatif', 'What if']];
   let body;
   if (path === 'job' && arg) body = <JobDetail api={api} jobId={decodeURIComponent(arg)} />;
   else if (!queue) body = <p>No job queue to show yet.</p>;
   else if (path === 'usage') body = <Usage api={api} queue={queue} />;
-  else if (path === 'jobs') body = <Jobs api={api} queue={queue} />;
+  else if (path === 'jobs') body = <Jobs key={search || ''} api={api} queue={queue} share={params.get('share') || ''} status={params.get('status') || ''} />;
   else if (path === 'whatif') body = <WhatIf api={api} queue={queue} />;
   else body = <Overview api={api} queue={queue} />;
   return (

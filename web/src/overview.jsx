@@ -62,7 +62,7 @@ function Bar({ row, scale }) {
       data-limit={row.limit ?? ''} data-used={row.used} data-own={row.own}
       data-borrowed={row.borrowed} data-lent={row.lent} data-waiting={row.waiting}>
       <div class="share-label">
-        <strong>{row.share}</strong> <span class="muted">{row.unit}{row.strategy ? ` · ${row.strategy}` : ''}{row.state && row.state !== 'ENABLED' ? ` · ${row.state}` : ''}</span>
+        <a href={`#/jobs?share=${encodeURIComponent(row.share)}&status=RUNNABLE`} title="its waiting jobs"><strong>{row.share}</strong></a> <span class="muted">{row.unit}{row.strategy ? ` · ${row.strategy}` : ''}{row.state && row.state !== 'ENABLED' ? ` · ${row.state}` : ''}</span>
       </div>
       <div class="bar" title={`limit ${fmtNumber(limit)}`}>
         <span class="seg own" style={{ width: pct(row.own) }} />
