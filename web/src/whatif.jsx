@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import { usePoll, fmtNumber, jobIdOf } from './util.js';
 import { Problem, Section } from './common.jsx';
+import { JobRef, Tree, Waiting } from './explain.jsx';
 
 export function submitBody(queue, f) {
   const body = {
@@ -66,12 +67,13 @@ export function WhatIf({ api, queue }) {
             <table>
               <thead><tr><th>Victim</th><th>Share</th><th>Priority</th><th>Work lost (instance-s)</th><th>Rule</th></tr></thead>
               <tbody>{out.victims.map((v) => (
-                <tr><td><a href={`#/job/${encodeURIComponent(jobIdOf(v.jobId || v.jobArn || ''))}`}>{v.jobName || v.jobId || v.jobArn}</a></td>
+                <tr data-testid="whatif-victim"><td><JobRef id={v.jobId && jobIdOf(v.jobId)} name={v.jobName} /></td>
                   <td>{v.share || v.quotaShareName || ''}</td><td>{v.priority ?? ''}</td><td>{fmtNumber(v.workLostInstanceSeconds)}</td><td>{v.rule || ''}</td></tr>
               ))}</tbody>
             </table>
           )}
-          {out.explanation && <pre class="json">{JSON.stringify(out.explanation, null, 2)}</pre>}
+          {out.explanation && <Waiting w={out.explanation} />}
+          {out.explanation && <details><summary>All the details</summary><Tree value={out.explanation} /></details>}
         </div>
       )}
     </Section>
