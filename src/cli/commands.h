@@ -35,6 +35,9 @@ void AddSimCommand(CLI::App& app, Runner* run);     // sim
 void AddUsersCommand(CLI::App& app, Runner* run);   // users create|list|delete|keys|policy
 void AddAuditCommand(CLI::App& app, Runner* run);   // audit
 
+// report, history export (report_command.cc)
+void AddReportCommands(CLI::App& app, Runner* run);
+
 // `allot server --host-map FILE`: {instance type: [{gpus: "0", cpus: "0-3"}, ...]}. Throws
 // std::exception (with the reason) for a file it cannot read or that is not shaped so.
 std::map<std::string, std::vector<server::Options::Slot>> ReadHostMap(const std::string& path);

@@ -37,6 +37,8 @@ struct ServerFlags {
   int http_body_timeout_seconds = 30;
   int http_idle_timeout_seconds = 30;
   int audit_retention_days = 90;
+  int history_retention_days = 90;
+  int history_interval_seconds = 10;
   // The sealed sandbox (exec/sandbox.h).
   std::string job_uid_range = "200000:10000";
   std::string job_memory_limit = "auto";
@@ -250,6 +252,16 @@ CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
                    "audit records older than this are dropped")
       ->check(CLI::Range(1, 36500))
       ->capture_default_str();
+  serve
+      ->add_option("--history-retention-days", f.history_retention_days,
+                   "usage samples and job events older than this are dropped (allot report)")
+      ->check(CLI::Range(1, 36500))
+      ->capture_default_str();
+  serve
+      ->add_option("--history-interval-seconds", f.history_interval_seconds,
+                   "how often each share's usage is sampled into the history")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
   AddSandboxFlags(serve, f);
   AddSlurmFlags(serve, f);
   serve->add_flag("--no-sandbox", f.no_sandbox,
@@ -277,6 +289,8 @@ int RunServerCommand(ServerFlags& f) {
   server.http_body_timeout = allot::Seconds(f.http_body_timeout_seconds);
   server.http_idle_timeout = allot::Seconds(f.http_idle_timeout_seconds);
   server.audit_retention = allot::Seconds(std::int64_t{f.audit_retention_days} * 24 * 3600);
+  server.history_retention = allot::Seconds(std::int64_t{f.history_retention_days} * 24 * 3600);
+  server.history_interval = allot::Seconds(f.history_interval_seconds);
   const auto colon = f.listen.rfind(':');
   server.host = colon == std::string::npos ? f.listen : f.listen.substr(0, colon);
   if (colon != std::string::npos) {
@@ -343,6 +357,7 @@ int Main(int argc, char** argv) {
   allot::cli::AddSimCommand(app, &run);
   allot::cli::AddUsersCommand(app, &run);
   allot::cli::AddAuditCommand(app, &run);
+  allot::cli::AddReportCommands(app, &run);
 
   std::vector<char*> args = allot::cli::PrepareArgv(argc, argv);
   CLI11_PARSE(app, static_cast<int>(args.size() - 1), args.data());

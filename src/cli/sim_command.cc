@@ -31,7 +31,7 @@ struct SimOpts {
   bool check_invariants = false;
   double compress = 1;
   std::int64_t max_jobs = 0;
-  std::string json, html;
+  std::string json, html, jobs;
   bool quiet = false;
 };
 
@@ -197,6 +197,7 @@ int RunSim(const SimOpts& o) {
   if (!o.quiet) sim::WriteText(report, std::cout);
   if (!o.json.empty()) WriteTo(o.json, &sim::WriteJson, report);
   if (!o.html.empty()) WriteTo(o.html, &sim::WriteHtml, report);
+  if (!o.jobs.empty()) WriteTo(o.jobs, &sim::WriteJobsCsv, report);
   return 0;
 }
 
@@ -235,6 +236,9 @@ void AddSimCommand(CLI::App& app, Runner* run) {
   sub->add_option("--max-jobs", o->max_jobs, "replay only the first N jobs");
   sub->add_option("--json", o->json, "write every figure as JSON to this file");
   sub->add_option("--html", o->html, "write an HTML report with charts to this file");
+  sub->add_option("--jobs", o->jobs,
+                  "write one CSV row per job and policy to this file: first start, end, status, "
+                  "attempts, preemptions, lost work");
   sub->add_flag("-q,--quiet", o->quiet, "no table on standard output");
   sub->callback([o, run] { *run = [o] { return RunSim(*o); }; });
 }

@@ -33,6 +33,7 @@ Result<std::unique_ptr<Controller>> Controller::Start(const Options& options,
   c->store_ = std::move(store);
   ALLOT_RETURN_IF_ERROR(c->Open());
   ALLOT_RETURN_IF_ERROR(c->Recover());
+  c->StartHistory();
   c->loop_ = std::thread([p = c.get()] { p->Loop(); });
   return c;
 }
@@ -251,6 +252,7 @@ void Controller::Loop() {
       }
       deadline = engine_.NextDeadline().value_or(kNoDeadline);
       armed_deadline_ = deadline;
+      deadline = std::min(deadline, SampleUsageIfDue());  // history.cc
     }
     lock.lock();
     if (!loop_queue_.empty() || stopping_ || rearm_) continue;

@@ -30,6 +30,7 @@
 #include "server/checkpoint_claims.h"
 #include "server/config_records.h"
 #include "server/fields.h"
+#include "server/history.h"
 #include "server/job_record.h"
 #include "server/job_wire.h"
 #include "server/list_index.h"
@@ -294,6 +295,21 @@ class Controller {
   void ResetState();                               // requires mu_
   bool TryRebuild();                               // requires mu_; loop thread
   void RebuildIfBroken();                          // loop thread
+
+  // --- usage history and job events (history.cc, history_ops.cc) ---
+ public:
+  // GET /allot/v1/report, /allot/v1/history/usage and /allot/v1/history/jobs (`path`).
+  Result<Reply> HistoryCall(const Caller& caller, const std::string& path,
+                            const std::multimap<std::string, std::string>& params);
+
+ private:
+  void StartHistory();                                                 // before the loop starts
+  void NoteDecision(const model::Decision& d, const JobRecord* job);   // requires mu_
+  void NotePriority(const JobRecord& job, std::int32_t old_priority);  // requires mu_
+  void NoteEvent(JobEvent event, const JobRecord& job);                // requires mu_
+  Timestamp SampleUsageIfDue();      // requires mu_; loop thread; the next sample's time
+  void PruneHistory(Timestamp now);  // requires mu_
+  HistoryState history_;             // guarded by mu_
 
   // Runs on the loop thread after the batch holding it committed.
   using Effect = std::function<void()>;

@@ -42,6 +42,7 @@ void Controller::ApplyDecisions(const model::Decisions& decisions) {
         },
         d);
     JobRecord* job = JobBySeq(seq);
+    NoteDecision(d, job);  // history.cc: its lifecycle event, in this batch
     log::Info("decision", {{"job", job ? std::string_view{job->id} : std::string_view()},
                            {"decision", model::DecisionToString(d)}});
     if (const auto* p = std::get_if<model::Preemption>(&d)) {

@@ -283,7 +283,18 @@ Timestamp WallClock() {
 
 // Which handler a request goes to, matched on its percent-decoded path.
 struct Route {
-  enum Kind { kNone, kHealth, kTags, kLogs, kAction, kUsers, kAudit, kUi, kMetrics } kind = kNone;
+  enum Kind {
+    kNone,
+    kHealth,
+    kTags,
+    kLogs,
+    kAction,
+    kUsers,
+    kAudit,
+    kUi,
+    kMetrics,
+    kHistory
+  } kind = kNone;
   std::string capture;  // the resource ARN, the job id, the action or the users path
 };
 
@@ -311,6 +322,10 @@ Route MatchRoute(http::verb verb, const std::string& path) {
     return {Route::kUsers, path.substr(kUsers.size())};
   }
   if (get && path == "/allot/v1/audit") return {Route::kAudit, ""};
+  if (get && (path == "/allot/v1/report" || path == "/allot/v1/history/usage" ||
+              path == "/allot/v1/history/jobs")) {
+    return {Route::kHistory, path};  // history_ops.cc
+  }
   constexpr std::string_view kV1 = "/v1/";
   if (verb == http::verb::post && StartsWith(path, kV1) && path.size() > kV1.size()) {
     std::string action = path.substr(kV1.size());
@@ -359,6 +374,8 @@ const char* KindName(const Route& route) {
       return "users";
     case Route::kAudit:
       return "audit";
+    case Route::kHistory:
+      return "history";
     case Route::kMetrics:
       return "metrics";
     default:
@@ -1033,6 +1050,7 @@ Result<Controller::Reply> HttpServer::Impl::RunChecked(const Request& req, const
   const auto params = ParseQuery(api::SplitRequestTarget(req.target()).second);
   if (route.kind == Route::kLogs) return Logs(route.capture, params, caller);
   if (route.kind == Route::kAudit) return Audit(params, caller);
+  if (route.kind == Route::kHistory) return controller_.HistoryCall(caller, route.capture, params);
   if (route.kind == Route::kUsers) {
     const Json body = req.body().empty() ? Json::object() : ParseBody(req.body());
     return controller_.UserCall(caller, std::string(req.method_string()),

@@ -54,6 +54,10 @@ struct Options {
   std::string master_key_file;
   // Audit records older than this are dropped (checked at start and every 1,024 records).
   Duration audit_retention = Seconds(90LL * 24 * 3600);
+  // Usage history (docs/observability.md, History and reports): a sample of every share every
+  // interval; samples and job events older than the retention are dropped.
+  Duration history_interval = Seconds(10);
+  Duration history_retention = Seconds(90LL * 24 * 3600);
   // Where jobs run: "local" (processes on this machine) or "slurm" (exec/slurm_executor.h).
   std::string executor = "local";
   // --executor slurm: each instance type's placement (--slurm-map), Slurm's configuration

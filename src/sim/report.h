@@ -16,8 +16,12 @@ struct ReportInput {
   std::vector<RunResult> runs;
 };
 
-// Overall figures side by side per policy, then per share per policy.
+// Overall figures side by side per policy, then per share per policy; the jobs each policy left
+// unfinished, by name; last, the trade-off between the policies in one line.
 void WriteText(const ReportInput& in, std::ostream& out);
+
+// `allot sim --jobs`: one CSV row per job and policy (JobResult).
+void WriteJobsCsv(const ReportInput& in, std::ostream& out);
 
 // Every figure of every run; numbers rounded to 3 decimals so the output is stable.
 void WriteJson(const ReportInput& in, std::ostream& out);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -91,6 +92,13 @@ constexpr const char* kLimitColour = "#555";
 
 std::string Colour(std::size_t run) { return kPalette[run % kPaletteSize]; }
 
+// Lines of different policies that overlap (equal usage) stay apart by their dash pattern and
+// their markers, not only by colour.
+constexpr std::string_view kDashes[] = {"", "7 3", "2 2", "9 3 2 3", "4 4"};
+std::string_view Dash(std::size_t run) { return kDashes[run % std::size(kDashes)]; }
+
+void WriteMarker(std::size_t run, double x, double y, std::ostream& out);
+
 // ---- Axes ------------------------------------------------------------------------------------
 
 struct Ticks {
@@ -163,12 +171,13 @@ struct LegendEntry {
   std::string label;
   std::string colour;
   Mark mark;
+  std::optional<std::size_t> run;  // a policy's line: its dash pattern and marker
 };
 
 std::vector<LegendEntry> PolicyLegend(const ReportInput& in, Mark mark) {
   std::vector<LegendEntry> entries;
   for (std::size_t i = 0; i < in.runs.size(); ++i) {
-    entries.push_back({in.runs[i].policy, Colour(i), mark});
+    entries.push_back({in.runs[i].policy, Colour(i), mark, i});
   }
   return entries;
 }
@@ -210,7 +219,10 @@ void WriteLegendMark(const LegendEntry& e, double x, double y, std::ostream& out
     case Mark::kDashed:
       out << "<line x1=\"" << Px(x) << "\" y1=\"" << Px(y) << "\" x2=\"" << Px(x + 18) << "\" y2=\""
           << Px(y) << "\" stroke=\"" << c << "\" stroke-width=\"2\""
-          << (e.mark == Mark::kDashed ? " stroke-dasharray=\"5 3\"" : "") << "/>";
+          << (e.mark == Mark::kDashed ? " stroke-dasharray=\"5 3\"" : "");
+      if (e.run && !Dash(*e.run).empty()) out << " stroke-dasharray=\"" << Dash(*e.run) << "\"";
+      out << "/>";
+      if (e.mark == Mark::kLine && e.run) WriteMarker(*e.run, x + 9, y, out);
       break;
     case Mark::kBox:
     case Mark::kLightBox:
@@ -310,17 +322,50 @@ double BucketWidth(const RunResult& run, std::size_t buckets) {
   return 1;
 }
 
+// Circle, square, triangle, diamond: one shape per policy, in its colour.
+void WriteMarker(std::size_t run, double x, double y, std::ostream& out) {
+  const std::string c = Colour(run);
+  switch (run % 4) {
+    case 0:  // a path, so that only a one-point series draws a <circle>
+      out << "<path d=\"M" << Px(x - 2.8) << " " << Px(y) << "a2.8 2.8 0 1 0 5.6 0a2.8 2.8 0 1 0 "
+          << "-5.6 0Z\" fill=\"" << c << "\"/>";
+      break;
+    case 1:
+      out << "<rect x=\"" << Px(x - 2.6) << "\" y=\"" << Px(y - 2.6)
+          << "\" width=\"5.2\" height=\"5.2\" fill=\"" << c << "\"/>";
+      break;
+    case 2:
+      out << "<path d=\"M" << Px(x) << " " << Px(y - 3.4) << "L" << Px(x + 3.2) << " "
+          << Px(y + 2.4) << "L" << Px(x - 3.2) << " " << Px(y + 2.4) << "Z\" fill=\"" << c
+          << "\"/>";
+      break;
+    default:
+      out << "<path d=\"M" << Px(x) << " " << Px(y - 3.4) << "L" << Px(x + 3.4) << " " << Px(y)
+          << "L" << Px(x) << " " << Px(y + 3.4) << "L" << Px(x - 3.4) << " " << Px(y)
+          << "Z\" fill=\"none\" stroke=\"" << c << "\" stroke-width=\"1.3\"/>";
+  }
+}
+
 void WritePolyline(const UsageSeries& s, const std::string& policy, const Scale& x, const Scale& y,
                    std::ostream& out) {
   const std::vector<double>& values = *s.values;
   if (values.empty()) return;
   out << "<polyline class=\"series\" fill=\"none\" stroke=\"" << Colour(s.run)
-      << "\" stroke-width=\"1.5\" points=\"";
+      << "\" stroke-width=\"1.5\"";
+  if (!Dash(s.run).empty()) out << " stroke-dasharray=\"" << Dash(s.run) << "\"";
+  out << " points=\"";
   for (std::size_t i = 0; i < values.size(); ++i) {
     const double t = static_cast<double>(i) * s.bucket_seconds;
     out << (i > 0 ? " " : "") << Px(x(t)) << "," << Px(y(std::max(0.0, Drawable(values[i]))));
   }
   out << "\"><title>" << Escape(policy) << "</title></polyline>\n";
+  // About eight markers a line, each policy's shifted so that equal lines show every shape.
+  const std::size_t every = std::max<std::size_t>(1, values.size() / 8);
+  for (std::size_t i = (s.run * every / 4) % every; i < values.size(); i += every) {
+    const double t = static_cast<double>(i) * s.bucket_seconds;
+    WriteMarker(s.run, x(t), y(std::max(0.0, Drawable(values[i]))), out);
+  }
+  out << "\n";
   if (values.size() == 1) {  // a line of one point is invisible
     out << "<circle cx=\"" << Px(x(0)) << "\" cy=\"" << Px(y(std::max(0.0, Drawable(values[0]))))
         << "\" r=\"2.5\" fill=\"" << Colour(s.run) << "\"/>\n";
@@ -620,27 +665,35 @@ void WriteBlockHeader(const ReportInput& in, std::string_view corner,
   out << "</tr></thead>\n";
 }
 
+// One row per share and policy, the share's rows together: the table is as wide as one
+// policy's columns however many policies ran, so it fits the page.
 void WriteShareTable(const ReportInput& in, const std::vector<ShareKey>& keys, bool many_queues,
                      std::ostream& out) {
   if (keys.empty()) return;
-  std::vector<std::string> headers;
-  for (const report::ShareColumn& c : report::ShareColumns()) headers.push_back(c.header);
+  const bool policies = in.runs.size() > 1;
   out << "<h2>Per share</h2>\n<p>util % = used / (limit &times; span), above 100 when the share "
          "borrowed; preempt = attempts ended by reclaim or in-share preemption.</p>\n"
-      << "<div class=\"scroll\"><table>\n";
-  WriteBlockHeader(in, many_queues ? "queue/share" : "share", headers, out);
-  out << "<tbody>\n";
+      << "<div class=\"scroll fit\"><table>\n<thead><tr><th>"
+      << (many_queues ? "queue/share" : "share") << "</th>" << (policies ? "<th>policy</th>" : "");
+  for (const report::ShareColumn& c : report::ShareColumns()) {
+    out << "<th>" << Escape(c.header) << "</th>";
+  }
+  out << "</tr></thead>\n<tbody>\n";
   for (const ShareKey& key : keys) {
-    out << "<tr><th scope=\"row\">" << Escape(report::ShareLabel(key, many_queues)) << "</th>";
-    for (const RunResult& run : in.runs) {
-      const ShareResult* share = report::FindShare(run, key);
-      for (std::size_t c = 0; c < report::ShareColumns().size(); ++c) {
-        const std::string cell =
-            share != nullptr ? report::ShareColumns()[c].cell(share->figures) : "-";
-        out << "<td" << (c == 0 ? " class=\"block\"" : "") << ">" << Escape(cell) << "</td>";
+    for (std::size_t i = 0; i < in.runs.size(); ++i) {
+      out << "<tr" << (i == 0 ? " class=\"first\"" : "") << ">";
+      if (i == 0) {
+        out << "<th scope=\"rowgroup\" rowspan=\"" << in.runs.size() << "\">"
+            << Escape(report::ShareLabel(key, many_queues)) << "</th>";
       }
+      if (policies)
+        out << "<td class=\"policy\">" << Swatch(i) << Escape(in.runs[i].policy) << "</td>";
+      const ShareResult* share = report::FindShare(in.runs[i], key);
+      for (const report::ShareColumn& c : report::ShareColumns()) {
+        out << "<td>" << Escape(share != nullptr ? c.cell(share->figures) : "-") << "</td>";
+      }
+      out << "</tr>\n";
     }
-    out << "</tr>\n";
   }
   out << "</tbody></table></div>\n";
 }
@@ -683,6 +736,11 @@ tbody th { text-align: left; font-weight: normal; }
 td { text-align: right; font-variant-numeric: tabular-nums; }
 .block { border-left: 2px solid #ccc; }
 .scroll { overflow-x: auto; }
+.fit table { width: 100%; }
+.fit thead th { white-space: normal; }
+.fit tr.first th, .fit tr.first td { border-top: 2px solid #ccc; }
+.fit tbody th { vertical-align: top; }
+td.policy { text-align: left; }
 .swatch { display: inline-block; width: 11px; height: 11px; margin-right: 5px;
           vertical-align: -1px; border-radius: 2px; }
 ul.policies { list-style: none; padding: 0; }

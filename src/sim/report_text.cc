@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -196,7 +197,79 @@ void WriteGroups(const ReportInput& in, std::ostream& out) {
   table.Print(out);
 }
 
+// A job as the report names it: its trace name, else its row in the trace.
+std::string JobLabel(const JobResult& job, std::size_t index) {
+  return job.name.empty() ? "#" + std::to_string(index + 1) : job.name;
+}
+
+void WriteUnfinished(const ReportInput& in, std::ostream& out) {
+  constexpr std::size_t kNamed = 10;
+  for (const RunResult& run : in.runs) {
+    std::vector<std::string> names;
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < run.jobs.size(); ++i) {
+      if (run.jobs[i].status != "UNFINISHED") continue;
+      if (++count <= kNamed) names.push_back(JobLabel(run.jobs[i], i));
+    }
+    if (count == 0) continue;
+    std::string line;
+    for (const std::string& n : names) line += (line.empty() ? "" : ", ") + n;
+    if (count > kNamed) line += ", and " + std::to_string(count - kNamed) + " more";
+    out << "\nUnfinished under " << run.policy << " (" << count << "): " << line << "\n";
+  }
+}
+
+std::string Signed(double value, int decimals, const char* unit) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%+.*f%s", decimals, value, unit);
+  return buf;
+}
+
+// Each policy against the first: utilization, p99 wait and lost work, in one line.
+void WriteTradeOff(const ReportInput& in, std::ostream& out) {
+  if (in.runs.size() < 2) {
+    out << "\nTrade-off: one policy replayed; add --policies or --compare to weigh others\n";
+    return;
+  }
+  const Figures& base = in.runs.front().overall;
+  std::string line = "Trade-off vs " + in.runs.front().policy + ":";
+  for (std::size_t i = 1; i < in.runs.size(); ++i) {
+    const Figures& f = in.runs[i].overall;
+    std::string wait = base.wait.p99 > 0
+                           ? Signed(100.0 * (f.wait.p99 - base.wait.p99) / base.wait.p99, 0, "%")
+                           : Signed(f.wait.p99 - base.wait.p99, 0, " s");
+    line += std::string(i > 1 ? ";" : "") + " " + in.runs[i].policy + " util " +
+            Signed(100.0 * (f.utilization - base.utilization), 1, " pts") + ", p99 wait " + wait +
+            ", lost " + Signed(f.lost_instance_hours - base.lost_instance_hours, 1, " inst-h");
+    if (f.unfinished != base.unfinished) {
+      line += ", unfinished " + Signed(static_cast<double>(f.unfinished - base.unfinished), 0, "");
+    }
+  }
+  out << "\n" << line << "\n";
+}
+
 }  // namespace
+
+void WriteJobsCsv(const ReportInput& in, std::ostream& out) {
+  out << "policy,job,name,queue,share,submit_s,first_start_s,end_s,status,attempts,preemptions,"
+         "lost_instance_hours\n";
+  auto time = [](double t) {
+    if (t < 0) return std::string();
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", t);
+    return std::string(buf);
+  };
+  for (const RunResult& run : in.runs) {
+    for (std::size_t i = 0; i < run.jobs.size(); ++i) {
+      const JobResult& j = run.jobs[i];
+      char lost[32];
+      std::snprintf(lost, sizeof lost, "%.6f", j.lost_instance_hours);
+      out << run.policy << ',' << i + 1 << ',' << j.name << ',' << j.queue << ',' << j.share << ','
+          << time(j.submit) << ',' << time(j.first_start) << ',' << time(j.end) << ',' << j.status
+          << ',' << j.attempts << ',' << j.preemptions << ',' << lost << '\n';
+    }
+  }
+}
 
 void WriteText(const ReportInput& in, std::ostream& out) {
   out << "Trace: " << in.trace << "\n";
@@ -208,6 +281,8 @@ void WriteText(const ReportInput& in, std::ostream& out) {
   WriteOverall(in, out);
   WriteShares(in, out);
   WriteGroups(in, out);
+  WriteUnfinished(in, out);
+  WriteTradeOff(in, out);
 }
 
 }  // namespace allot::sim

@@ -65,6 +65,20 @@ struct GroupResult {
   Distribution wait;
 };
 
+// One trace job's course (`allot sim --jobs`); times in seconds since the trace's start.
+struct JobResult {
+  std::string name;
+  std::string queue;
+  std::string share;
+  double submit = 0;
+  double first_start = -1;  // -1: never started
+  double end = -1;          // -1: not ended when the run did
+  std::string status;       // SUCCEEDED | FAILED | REJECTED | UNFINISHED
+  int attempts = 0;
+  int preemptions = 0;
+  double lost_instance_hours = 0;  // work since the last checkpoint, at each preemption
+};
+
 struct RunResult {
   std::string policy;
   std::string victim_order;   // "least-work-lost" | "newest-first"
@@ -78,6 +92,7 @@ struct RunResult {
   std::int64_t engine_events = 0;
   std::int64_t decisions = 0;
   std::int64_t invariant_checks = 0;  // 0 unless SimOptions::check_invariants
+  std::vector<JobResult> jobs;        // in trace order
 };
 
 }  // namespace allot::sim

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <istream>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -27,6 +29,11 @@ struct TraceJob {
   std::optional<Duration> checkpoint_interval;
   std::string name;   // optional, for reports
   std::string group;  // size class or workload class, for per-class wait figures
+  // SIGTERM to exit when the job is stopped (a job that exits at once, or one that uses the
+  // whole grace); unset: SimOptions::stop_grace.
+  std::optional<Duration> stop;
+  // schedulingPriority changes: (time since the job's submission, new priority), by time.
+  std::vector<std::pair<Duration, std::int32_t>> priority_changes;
 };
 
 // Jobs sorted by submit time, ties kept in input order (the order is part of the replay).
@@ -39,9 +46,13 @@ void Normalize(Trace* trace);
 
 // Allot's CSV: a header naming the columns, in any order:
 //   submit_s, duration_s, instance_type, instance_count, share, priority   (required)
-//   checkpoint_interval_s, queue, name, group                              (optional)
+//   checkpoint_interval_s, queue, name, group, stop_s, priority_changes    (optional)
+// priority_changes is "T:P;T:P": at T seconds after its submission the job's priority becomes P.
 // Seconds may have a fraction. Errors name the origin, the line and the column.
 Result<Trace> ReadAllotCsv(std::istream& in, const std::string& origin);
+// Writes `trace` in Allot's CSV, every column; ReadAllotCsv reads it back as it was (times to
+// the millisecond).
+void WriteAllotCsv(const Trace& trace, std::ostream& out);
 
 // The Philly job list (timestamp,duration,num_gpus,gpu_time,cluster): the virtual cluster is
 // the share, GPUs are instances of `unit`; jobs with more than `large_gpus` GPUs get

@@ -12,6 +12,12 @@ engine::EngineOptions OptionsOf(const Policy& policy) {
   return o;
 }
 
+// The longest a stop may take: a preemptor waits for its victims that long.
+Duration LongestStop(const Trace& trace, Duration grace) {
+  for (const TraceJob& j : trace.jobs) grace = std::max(grace, j.stop.value_or(0));
+  return grace;
+}
+
 }  // namespace
 
 World::World(const Trace& trace, const Policy& policy, const SimOptions& options)
@@ -20,7 +26,8 @@ World::World(const Trace& trace, const Policy& policy, const SimOptions& options
       options_(options),
       engine_(OptionsOf(policy)),
       meter_(policy.cluster, trace, options.chart_buckets),
-      checker_(policy.cluster, meter_, options.check_invariants, options.stop_grace),
+      checker_(policy.cluster, meter_, options.check_invariants,
+               LongestStop(trace, options.stop_grace)),
       jobs_(trace.jobs.size()) {}
 
 // ---------- the driving loop ----------
@@ -56,6 +63,7 @@ Result<RunResult> World::Run() {
   r.engine_events = events_;
   r.decisions = decisions_;
   r.invariant_checks = checker_.checks();
+  r.jobs = JobResults();
   return r;
 }
 
@@ -92,6 +100,10 @@ Status World::Submit(std::uint32_t job) {
   if (!accepted.ok()) {
     if (s.share >= 0) SetWaiting(job, false);
     s.terminal = true;
+    return Status::Ok();
+  }
+  for (const auto& [after, priority] : t.priority_changes) {
+    At(now_ + after, Kind::kPriority, job, priority);
   }
   return Status::Ok();
 }
@@ -121,6 +133,10 @@ Status World::Fire(const Timer& t) {
     return Feed(model::Tick{});
   }
   JobState& s = jobs_[t.job];
+  if (t.kind == Kind::kPriority) {
+    if (s.terminal) return Status::Ok();  // it ended before the change came
+    return Feed(model::UpdateJobPriority{t.job + 1, static_cast<std::int32_t>(t.attempt)});
+  }
   switch (t.kind) {
     case Kind::kCheckpoint:
       s.saved = Progress(t.job);
@@ -138,6 +154,7 @@ Status World::Fire(const Timer& t) {
       }
       return EndAttempt(t.job, model::AttemptOutcome::kRequeue);
     case Kind::kTick:
+    case Kind::kPriority:
       break;
   }
   return Status::Ok();
@@ -145,7 +162,7 @@ Status World::Fire(const Timer& t) {
 
 // A timer of an attempt that has since ended (it finished early or was stopped).
 bool World::Stale(const Timer& t) const {
-  if (t.kind == Kind::kTick) return false;
+  if (t.kind == Kind::kTick || t.kind == Kind::kPriority) return false;
   const JobState& s = jobs_[t.job];
   return !s.dispatched || s.attempt != t.attempt;
 }
@@ -155,6 +172,38 @@ bool World::Stale(const Timer& t) const {
 Duration World::Interval(std::uint32_t job) const {
   const auto& own = trace_.jobs[job].checkpoint_interval;
   return own ? *own : options_.checkpoint_interval;
+}
+
+Duration World::StopTime(std::uint32_t job) const {
+  return trace_.jobs[job].stop.value_or(options_.stop_grace);
+}
+
+std::vector<JobResult> World::JobResults() const {
+  std::vector<JobResult> out;
+  out.reserve(jobs_.size());
+  auto seconds = [](Timestamp at) {
+    return at < 0 ? -1.0 : static_cast<double>(at - kEpoch) / 1000.0;
+  };
+  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    const TraceJob& t = trace_.jobs[i];
+    const JobState& s = jobs_[i];
+    JobResult r;
+    r.name = t.name;
+    r.queue = t.queue;
+    r.share = t.share;
+    r.submit = static_cast<double>(t.submit) / 1000.0;
+    r.first_start = seconds(s.first_start);
+    r.end = seconds(s.end);
+    r.attempts = s.attempt;
+    r.preemptions = s.preemptions;
+    r.lost_instance_hours = static_cast<double>(s.lost) / 3'600'000.0;
+    r.status = s.share < 0 || (s.terminal && s.end < 0) ? "REJECTED"
+               : !s.terminal                            ? "UNFINISHED"
+               : s.succeeded                            ? "SUCCEEDED"
+                                                        : "FAILED";
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 Duration World::Progress(std::uint32_t job) const {
@@ -203,6 +252,7 @@ void World::OnDispatch(const model::Dispatch& d, std::vector<model::Event>* foll
   // A resumed attempt reloads before it works again; the first attempt starts at once.
   s.work_start = now_ + (s.started ? options_.restart_overhead : 0);
   if (!s.started) meter_.FirstDispatch(s.share, t.group, now_ - Time(t.submit));
+  if (!s.started) s.first_start = now_;
   s.started = true;
   meter_.AddHeld(s.share, s.unit, Count(job));
   checker_.Dispatched(d.job);
@@ -238,6 +288,8 @@ void World::OnStatus(const model::StatusChanged& c) {
   if (!model::IsTerminal(c.to)) return;
   SetWaiting(job, false);
   s.terminal = true;
+  s.end = now_;
+  s.succeeded = c.to == model::JobStatus::kSucceeded;
   checker_.Finished(c.job);
   if (c.to == model::JobStatus::kSucceeded) {
     const TraceJob& t = trace_.jobs[job];
@@ -251,6 +303,8 @@ void World::OnPreempted(const model::PreemptedAttempt& p) {
   const auto job = static_cast<std::uint32_t>(p.job - 1);
   if (job != ended_job_) return;
   ended_preempted_ = true;
+  ++jobs_[job].preemptions;
+  jobs_[job].lost += ended_lost_;
   meter_.Preempted(jobs_[job].share, p.rule, ended_lost_, ended_restart_);
   preempted_status_ = checker_.CheckWorkLost(p, ended_engine_lost_, now_);
 }
@@ -261,8 +315,8 @@ Status World::Handle(const model::Decision& d, std::vector<model::Event>* follow
   } else if (const auto* st = std::get_if<model::StatusChanged>(&d)) {
     OnStatus(*st);
   } else if (const auto* stop = std::get_if<model::Stop>(&d)) {
-    At(now_ + options_.stop_grace, Kind::kStopDone, static_cast<std::uint32_t>(stop->job - 1),
-       stop->attempt);
+    const auto job = static_cast<std::uint32_t>(stop->job - 1);
+    At(now_ + StopTime(job), Kind::kStopDone, job, stop->attempt);
   } else if (const auto* p = std::get_if<model::Preemption>(&d)) {
     checker_.Nominated(*p);
   } else if (const auto* pa = std::get_if<model::PreemptedAttempt>(&d)) {

@@ -25,13 +25,13 @@ class World {
   Result<RunResult> Run();
 
  private:
-  enum class Kind : std::uint8_t { kFinish, kCheckpoint, kStopDone, kTick };
+  enum class Kind : std::uint8_t { kFinish, kCheckpoint, kStopDone, kTick, kPriority };
   struct Timer {
     Timestamp at = 0;
     std::uint64_t seq = 0;
     Kind kind = Kind::kTick;
     std::uint32_t job = 0;
-    int attempt = 0;
+    int attempt = 0;  // kPriority: the new priority
     bool operator>(const Timer& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
   // What the simulated executor knows of one trace job (the engine's id is index + 1).
@@ -47,6 +47,12 @@ class World {
     Timestamp work_start = 0;     // attempt_start plus the restart overhead
     Timestamp checkpoint_at = 0;  // last checkpoint reported in this attempt (0 = none)
     Duration saved = 0;           // work kept by the last checkpoint
+    // For the job's row (JobResult).
+    Timestamp first_start = -1;
+    Timestamp end = -1;
+    int preemptions = 0;
+    std::int64_t lost = 0;  // instance-ms
+    bool succeeded = false;
   };
 
   Status Configure();
@@ -68,6 +74,8 @@ class World {
   void ScheduleTick();
   void At(Timestamp at, Kind kind, std::uint32_t job, int attempt);
   Duration Interval(std::uint32_t job) const;
+  Duration StopTime(std::uint32_t job) const;  // the trace's stop_s, or the --stop-grace
+  std::vector<JobResult> JobResults() const;
   Duration Progress(std::uint32_t job) const;  // work done by now, saved or not
   std::int64_t Count(std::uint32_t job) const { return trace_.jobs[job].count; }
   Timestamp Time(Duration trace_time) const { return kEpoch + trace_time; }

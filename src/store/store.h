@@ -31,6 +31,9 @@ enum class Kind : std::uint8_t {
   kClientToken = 8,  // "queue/token" -> job id + request hash
   kUser = 9,         // user name -> its access keys (secrets sealed) and policy
   kAudit = 10,       // zero-padded sequence number -> one audit record
+  // Usage history and job lifecycle events (server/history_codec.h); keys sort by time.
+  kUsageSample = 20,  // "<resolution>/<ms, 13 digits>/<queue>" -> every share and unit of it
+  kJobEvent = 21,     // "<ms, 13 digits>/<sequence, 12 digits>" -> one lifecycle event
 };
 
 struct Op {

@@ -250,7 +250,8 @@ TEST(AllotCsvTest, HeaderErrors) {
   EXPECT_EQ(ErrorOf(Allot("submit_s,duration_s,instance_type,instance_count,share,priority,"
                           "user\n")),
             "t.csv: unknown column user (allowed: submit_s, duration_s, instance_type, "
-            "instance_count, share, priority, checkpoint_interval_s, queue, name, group)");
+            "instance_count, share, priority, checkpoint_interval_s, queue, name, group, stop_s, "
+            "priority_changes)");
   EXPECT_EQ(ErrorOf(Allot("")), "t.csv: empty file, expected a header");
 }
 
