@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <random>
 
 #include "common/strings.h"
@@ -16,13 +17,22 @@ namespace allot::server {
 
 namespace {
 
+// A UUID whose first 48 bits are the Unix time in milliseconds (the layout of RFC 9562's
+// version 7; the other 74 bits random). The store keys the job and its payload by this id: in
+// time order a submission's keys append to the B-trees' last pages, where random (version 4)
+// ids dirtied one more page per record and commit as jobs accumulated (docs/benchmarks.md).
 std::string NewJobId() {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
+  const auto ms =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
   const std::uint64_t a = rng();
   const std::uint64_t b = rng();
   char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
-                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-7%03x-%04x-%012llx",
+                static_cast<unsigned>((ms >> 16) & 0xffffffff), static_cast<unsigned>(ms & 0xffff),
+                static_cast<unsigned>(a & 0xfff),
                 static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
                 static_cast<unsigned long long>(b & 0xffffffffffffULL));
   return buf;
@@ -229,7 +239,7 @@ Controller::Reply Controller::UpdateServiceJob(const Json& r) {
            "; only unfinished jobs can change priority");
   }
   Apply(model::UpdateJobPriority{job.seq, static_cast<std::int32_t>(priority)});
-  NotePriority(job, std::exchange(job.priority, static_cast<std::int32_t>(priority)));
+  job.priority = static_cast<std::int32_t>(priority);
   Touch(job);
   return {{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
 }
