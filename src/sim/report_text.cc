@@ -253,7 +253,7 @@ void WriteTradeOff(const ReportInput& in, std::ostream& out) {
 void WriteJobsCsv(const ReportInput& in, std::ostream& out) {
   out << "policy,job,name,queue,share,submit_s,first_start_s,end_s,status,attempts,preemptions,"
          "lost_instance_hours\n";
-  auto time = [](double t) {
+  auto seconds = [](double t) {
     if (t < 0) return std::string();
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f", t);
@@ -265,8 +265,8 @@ void WriteJobsCsv(const ReportInput& in, std::ostream& out) {
       char lost[32];
       std::snprintf(lost, sizeof lost, "%.6f", j.lost_instance_hours);
       out << run.policy << ',' << i + 1 << ',' << j.name << ',' << j.queue << ',' << j.share << ','
-          << time(j.submit) << ',' << time(j.first_start) << ',' << time(j.end) << ',' << j.status
-          << ',' << j.attempts << ',' << j.preemptions << ',' << lost << '\n';
+          << seconds(j.submit) << ',' << seconds(j.first_start) << ',' << seconds(j.end) << ','
+          << j.status << ',' << j.attempts << ',' << j.preemptions << ',' << lost << '\n';
     }
   }
 }
