@@ -269,6 +269,96 @@ TEST_F(ControllerTest, AJobOfADeletedQueueKeepsItsQueueArnAfterARestart) {
   EXPECT_EQ(store_->written_ops(), 0U);  // nothing of it restored, so nothing written back
 }
 
+// Job ids are time ordered (their first 48 bits the submission's millisecond), so the store's
+// keys for a job and its payload append; each payload still comes back, byte for byte and with
+// its own job, after its job's record was rewritten by state changes and after a restart.
+TEST_F(ControllerTest, EveryPayloadComesBackWithItsJobAfterARestart) {
+  std::vector<std::pair<std::string, std::string>> jobs;  // id, payload
+  auto submit = [&](const std::string& name, const std::string& script) {
+    const std::string id = Submit(name, script);
+    ASSERT_FALSE(id.empty()) << name;
+    jobs.emplace_back(id, Payload(script));
+  };
+  submit("done", "exit 0");  // runs to its end: its record is rewritten at each state
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(jobs[0].first) == "SUCCEEDED"; }));
+  submit("hold-1", "sleep 30");
+  submit("hold-2", "sleep 30");
+  for (int i = 0; i < 40; ++i) submit("wait-" + std::to_string(i), "echo " + std::to_string(i));
+  for (std::size_t i = 1; i < jobs.size(); ++i) {
+    const std::string& id = jobs[i].first;
+    ASSERT_EQ(id.size(), 36U);
+    EXPECT_EQ(id[14], '7') << id;  // the version nibble
+    // The 48-bit time prefix ("xxxxxxxx-xxxx") never goes back.
+    EXPECT_LE(jobs[i - 1].first.substr(0, 13), id.substr(0, 13));
+  }
+  controller_.reset();
+  Start();
+  for (const auto& [id, payload] : jobs) {
+    Result<Json> d = Call("describeservicejob", {{"jobId", id}});
+    ASSERT_TRUE(d.ok()) << id << ": " << d.status().ToString();
+    EXPECT_EQ(d.value()["serviceRequestPayload"], payload) << id;
+  }
+  for (const auto& [id, payload] : jobs) {
+    EXPECT_TRUE(Call("terminateservicejob", {{"jobId", id}, {"reason", "done"}}).ok());
+  }
+  EXPECT_TRUE(WaitFor([&] { return ListedNames("RUNNING").empty(); }));
+}
+
+// A store written before the time-ordered ids (random version-4 ids for the job and payload
+// keys, as every earlier build wrote them) opens as before: each old job is described with its
+// payload, a waiting one launches from its stored payload, and old and new jobs live side by side
+// across another restart.
+TEST_F(ControllerTest, AStoreWithRandomJobIdsOpensAndEveryOldPayloadIsRead) {
+  controller_.reset();
+  const std::vector<std::string> old_ids = {"f47ac10b-58cc-4372-a567-0e02b2c3d479",
+                                            "0b9e5f62-1c2d-4e8a-9f3b-7a6d5c4b3a21",
+                                            "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"};
+  {
+    auto st = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    store::Batch batch;
+    for (std::size_t i = 0; i < old_ids.size(); ++i) {
+      JobRecord j;
+      j.seq = static_cast<model::JobId>(i + 1);
+      j.id = old_ids[i];
+      j.name = "old-" + std::to_string(i);
+      j.queue = "q";
+      // The first waits and must launch from its stored payload; the others ended long ago.
+      j.status = i == 0 ? model::JobStatus::kRunnable : model::JobStatus::kFailed;
+      j.demand = {{"ml.g5.xlarge", 1}};
+      j.created_at = 1000 + static_cast<Timestamp>(i);
+      j.runnable_since = j.created_at;
+      if (i > 0) j.stopped_at = 2000;
+      batch.Put(store::Kind::kJob, j.id, EncodeJob(j));
+      batch.Put(store::Kind::kJobPayload, j.id, Payload("exit " + std::to_string(i)));
+    }
+    ASSERT_TRUE(st.value()->Commit(std::move(batch)).ok());
+    st.value()->Close();
+  }
+  Start();
+  for (std::size_t i = 0; i < old_ids.size(); ++i) {
+    Result<Json> d = Call("describeservicejob", {{"jobId", old_ids[i]}});
+    ASSERT_TRUE(d.ok()) << old_ids[i] << ": " << d.status().ToString();
+    EXPECT_EQ(d.value()["jobName"], "old-" + std::to_string(i));
+    EXPECT_EQ(d.value()["serviceRequestPayload"], Payload("exit " + std::to_string(i)));
+  }
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(old_ids[0]) == "SUCCEEDED"; })) << StatusOf(old_ids[0]);
+  const std::string fresh = Submit("new", "exit 7");
+  ASSERT_FALSE(fresh.empty());
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(fresh) == "FAILED"; })) << StatusOf(fresh);
+  controller_.reset();
+  Start();
+  for (std::size_t i = 0; i < old_ids.size(); ++i) {
+    Result<Json> d = Call("describeservicejob", {{"jobId", old_ids[i]}});
+    ASSERT_TRUE(d.ok()) << old_ids[i];
+    EXPECT_EQ(d.value()["serviceRequestPayload"], Payload("exit " + std::to_string(i)));
+  }
+  Result<Json> d = Call("describeservicejob", {{"jobId", fresh}});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d.value()["serviceRequestPayload"], Payload("exit 7"));
+  EXPECT_EQ(d.value()["status"], "FAILED");
+}
+
 TEST_F(ControllerTest, ARefusedEnvironmentLeavesNothingBehind) {
   const Json bad = {{"serviceEnvironmentName", "env2"},
                     {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
