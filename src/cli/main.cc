@@ -359,6 +359,7 @@ int Main(int argc, char** argv) {
   allot::cli::AddAuditCommand(app, &run);
   allot::cli::AddReportCommands(app, &run);
 
+  allot::cli::AddExplainCommands(app, &run);
   std::vector<char*> args = allot::cli::PrepareArgv(argc, argv);
   CLI11_PARSE(app, static_cast<int>(args.size() - 1), args.data());
   if (serve->parsed()) return RunServerCommand(server_flags);

@@ -575,7 +575,8 @@ Controller::Reply Controller::CreateQuotaShare(const Json& r) {
   return {{{"quotaShareName", name}, {"quotaShareArn", stored.arn}}};
 }
 
-Controller::Reply Controller::UpdateQuotaShare(const Json& r) {
+// The share as UpdateQuotaShare `r` would leave it (also what-if's, whatif_ops.cc).
+QuotaShareRecord Controller::UpdatedShare(const Json& r) {
   const auto [qname, name] = ShareKeyFromArn(RequireString(r, "quotaShareArn"));
   auto it = shares_.find(qname + "/" + name);
   if (it == shares_.end()) Refuse("quota share " + name + " does not exist in job queue " + qname);
@@ -587,6 +588,13 @@ Controller::Reply Controller::UpdateQuotaShare(const Json& r) {
   }
   if (auto p = ReadPreemption(r, false)) updated.in_share_preemption = *p;
   if (auto state = ReadState(r)) updated.state = *state;
+  return updated;
+}
+
+Controller::Reply Controller::UpdateQuotaShare(const Json& r) {
+  QuotaShareRecord updated = UpdatedShare(r);
+  const std::string name = updated.name;
+  auto it = shares_.find(updated.Key());
   PutShareToEngine(updated);
   it->second = std::move(updated);
   pending_.Put(store::Kind::kQuotaShare, it->first, Encode(it->second));

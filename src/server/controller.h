@@ -113,6 +113,13 @@ class Controller {
   Result<LogChunk> Logs(const std::string& job, int attempt, const std::string& host,
                         const std::string& stream, std::uint64_t offset,
                         const Caller& caller = Caller::System());
+  // GET /allot/v1/jobs/{id}/explain (explain_ops.cc): why the job waits, or why it was
+  // preempted, as data and as a summary; for a caller allowed to describe the job.
+  Result<Reply> Explain(const Caller& caller, const std::string& job);
+  // POST /allot/v1/whatif (whatif_ops.cc): what the engine would decide now for a submission, a
+  // priority change or a quota-share update, for a caller allowed to make it; changes nothing.
+  Result<Reply> WhatIf(const Caller& caller, const Json& body);
+
   const Options& options() const { return options_; }
   const std::string& credentials_path() const { return credentials_path_; }
 
@@ -206,6 +213,18 @@ class Controller {
   Reply ListServiceJobs(const Json& r);
   Reply TerminateServiceJob(const Json& r);
   Reply GetJobQueueSnapshot(const Json& r);
+
+  // explain_ops.cc, whatif_ops.cc (require mu_ and caller_)
+  Json ExplainJob(const JobRecord& job);
+  Json WaitingJson(const model::WaitReason& why, const std::string& share);
+  std::string WaitingSummary(const model::WaitReason& why, const std::string& share) const;
+  // The one sentence a RUNNABLE job's statusReason carries (Describe, List): cheap.
+  std::string RunnableReason(const JobRecord& job) const;
+  std::optional<RunnerUpRecord> RunnerUpOf(const model::Preemption& p);
+  Json JobRefJson(const JobRef& ref);  // id and name only when the caller may describe the job
+  void RedactPreemptionRecords(Json& allot);
+  Reply WhatIfLocked(const Json& body);
+  QuotaShareRecord UpdatedShare(const Json& r);  // config_ops.cc: UpdateQuotaShare's result
 
   // decisions.cc
   void OnDispatch(JobRecord& job, const model::Dispatch& d);

@@ -152,6 +152,9 @@ void Controller::OnPreempted(JobRecord& job, const model::PreemptedAttempt& p) {
 
 void Controller::OnPreemption(const model::Preemption& p) {
   JobRecord* preemptor = JobBySeq(p.preemptor);
+  // Both sides name each other by id, name and share (explain_ops.cc).
+  const std::optional<RunnerUpRecord> runner_up = RunnerUpOf(p);
+  CausedPreemption caused{.at = Now(), .victims = {}};
   for (const model::VictimRecord& v : p.victims) {
     JobRecord* victim = JobBySeq(v.victim);
     if (victim == nullptr) continue;
@@ -159,16 +162,27 @@ void Controller::OnPreemption(const model::Preemption& p) {
     JobHistory& h = victim->History();
     h.preemptions.push_back({.attempt = victim->attempt,
                              .preemptor = preemptor ? preemptor->id : std::to_string(p.preemptor),
+                             .preemptor_name = preemptor ? preemptor->name : std::string(),
+                             .preemptor_share = preemptor ? std::string(preemptor->share) : "",
+                             .runner_up = runner_up,
                              .rule = v.rule,
                              .victim_priority = v.key.priority,
                              .work_lost_when_chosen = v.key.work_lost,
                              .attempt_started_at = v.key.started_at,
                              .at = Now()});
     h.stop_rule = v.rule;
+    caused.victims.push_back({{victim->id, victim->name, std::string(victim->share)},
+                              victim->attempt,
+                              v.rule,
+                              v.key.work_lost});
     metrics_.preemptions
         .With({std::string(victim->queue), MetricLabel(v.rule),
                preemptor ? std::string(preemptor->share) : std::string(), v.share})
         .Add();
+  }
+  if (preemptor != nullptr) {
+    Touch(*preemptor);
+    preemptor->History().caused.push_back(std::move(caused));
   }
 }
 

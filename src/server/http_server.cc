@@ -293,7 +293,9 @@ struct Route {
     kAudit,
     kUi,
     kMetrics,
-    kHistory
+    kHistory,
+    kExplain,
+    kWhatIf
   } kind = kNone;
   std::string capture;  // the resource ARN, the job id, the action or the users path
 };
@@ -317,6 +319,13 @@ Route MatchRoute(http::verb verb, const std::string& path) {
     std::string id = path.substr(kJobs.size(), path.size() - kJobs.size() - kLogs.size());
     if (id.find('/') == std::string::npos) return {Route::kLogs, std::move(id)};
   }
+  constexpr std::string_view kExplain = "/explain";  // explain_ops.cc
+  if (get && StartsWith(path, kJobs) && path.ends_with(kExplain) &&
+      path.size() > kJobs.size() + kExplain.size()) {
+    std::string id = path.substr(kJobs.size(), path.size() - kJobs.size() - kExplain.size());
+    if (id.find('/') == std::string::npos) return {Route::kExplain, std::move(id)};
+  }
+  if (verb == http::verb::post && path == "/allot/v1/whatif") return {Route::kWhatIf, ""};
   constexpr std::string_view kUsers = "/allot/v1/users";
   if (path == kUsers || StartsWith(path, std::string(kUsers) + "/")) {
     return {Route::kUsers, path.substr(kUsers.size())};
@@ -374,6 +383,10 @@ const char* KindName(const Route& route) {
       return "users";
     case Route::kAudit:
       return "audit";
+    case Route::kExplain:
+      return "explain";
+    case Route::kWhatIf:
+      return "whatif";
     case Route::kHistory:
       return "history";
     case Route::kMetrics:
@@ -1050,6 +1063,10 @@ Result<Controller::Reply> HttpServer::Impl::RunChecked(const Request& req, const
   const auto params = ParseQuery(api::SplitRequestTarget(req.target()).second);
   if (route.kind == Route::kLogs) return Logs(route.capture, params, caller);
   if (route.kind == Route::kAudit) return Audit(params, caller);
+  if (route.kind == Route::kExplain) {
+    return controller_.Explain(caller, Utf8Field(route.capture, "jobId"));
+  }
+  if (route.kind == Route::kWhatIf) return controller_.WhatIf(caller, ParseBody(req.body()));
   if (route.kind == Route::kHistory) return controller_.HistoryCall(caller, route.capture, params);
   if (route.kind == Route::kUsers) {
     const Json body = req.body().empty() ? Json::object() : ParseBody(req.body());

@@ -44,6 +44,20 @@ void ReadIf(const Json& in, const char* key, T* out) {
   if (auto it = in.find(key); it != in.end()) *out = it->get<T>();
 }
 
+Json EncodeRunnerUp(const RunnerUpRecord& r) {
+  return {r.job.id,   r.job.name,  r.job.share,          model::ToString(r.rule),
+          r.priority, r.work_lost, r.attempt_started_at, r.put_back};
+}
+
+RunnerUpRecord DecodeRunnerUp(const Json& a) {
+  return {{a.at(0).get<std::string>(), a.at(1).get<std::string>(), a.at(2).get<std::string>()},
+          RuleFrom(a.at(3)),
+          a.at(4).get<std::int32_t>(),
+          a.at(5).get<Duration>(),
+          a.at(6).get<Timestamp>(),
+          a.at(7).get<bool>()};
+}
+
 Json EncodeHistory(const JobHistory& h) {
   Json out = Json::object();
   if (!h.attempts.empty()) {
@@ -66,7 +80,21 @@ Json EncodeHistory(const JobHistory& h) {
                 {"started", p.attempt_started_at},
                 {"at", p.at}};
       if (p.work_lost) r["lost"] = *p.work_lost;
+      if (!p.preemptor_name.empty()) r["byName"] = p.preemptor_name;
+      if (!p.preemptor_share.empty()) r["byShare"] = p.preemptor_share;
+      if (p.runner_up) r["ru"] = EncodeRunnerUp(*p.runner_up);
       list.push_back(std::move(r));
+    }
+  }
+  if (!h.caused.empty()) {
+    Json& list = out["caused"] = Json::array();
+    for (const CausedPreemption& c : h.caused) {
+      Json victims = Json::array();
+      for (const VictimRef& v : c.victims) {
+        victims.push_back({v.job.id, v.job.name, v.job.share, v.attempt, model::ToString(v.rule),
+                           v.work_lost_when_chosen});
+      }
+      list.push_back({{"at", c.at}, {"victims", std::move(victims)}});
     }
   }
   PutIf(out, "pcount", h.preempted_attempt_count, 0);
@@ -107,7 +135,24 @@ void DecodeHistory(const Json& in, JobHistory* h) {
       p.attempt_started_at = r.at("started").get<Timestamp>();
       p.at = r.at("at").get<Timestamp>();
       if (r.contains("lost")) p.work_lost = r["lost"].get<Duration>();
+      ReadIf(r, "byName", &p.preemptor_name);
+      ReadIf(r, "byShare", &p.preemptor_share);
+      if (auto ru = r.find("ru"); ru != r.end()) p.runner_up = DecodeRunnerUp(*ru);
       h->preemptions.push_back(std::move(p));
+    }
+  }
+  if (auto it = in.find("caused"); it != in.end()) {
+    for (const Json& c : *it) {
+      CausedPreemption caused;
+      caused.at = c.at("at").get<Timestamp>();
+      for (const Json& v : c.at("victims")) {
+        caused.victims.push_back(
+            {{v.at(0).get<std::string>(), v.at(1).get<std::string>(), v.at(2).get<std::string>()},
+             v.at(3).get<int>(),
+             RuleFrom(v.at(4)),
+             v.at(5).get<Duration>()});
+      }
+      h->caused.push_back(std::move(caused));
     }
   }
   ReadIf(in, "pcount", &h->preempted_attempt_count);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <functional>
 #include <random>
 
 #include "common/strings.h"
@@ -249,7 +250,10 @@ Controller::Reply Controller::DescribeServiceJob(const Json& r) {
   Json out = DescribeJob(job, arns_);
   Result<std::optional<std::string>> payload = store_->Get(store::Kind::kJobPayload, job.id);
   if (payload.ok() && payload.value()) out["serviceRequestPayload"] = *payload.value();
+  RedactPreemptionRecords(out["allot"]);  // explain_ops.cc
   if (auto view = engine_.GetJob(job.seq); view && view->status == model::JobStatus::kRunnable) {
+    // botocore drops "allot": the sentence goes into statusReason too.
+    if (std::string why = RunnableReason(job); !why.empty()) out["statusReason"] = why;
     if (auto why = engine_.Explain(job.seq); why.ok()) {
       out["allot"]["waitingReason"] = {{"rule", model::ToString(why->rule)},
                                        {"unit", why->unit},
@@ -346,7 +350,10 @@ std::optional<ListIndex::Key> ReadListToken(const Json& r) {
 // Collects a page newest first from keys in descending order.
 class Page {
  public:
-  Page(std::size_t max, const ArnContext& arns) : max_(max), arns_(arns) {}
+  // `runnable_reason`: a RUNNABLE job's statusReason, with why it waits (explain_ops.cc).
+  Page(std::size_t max, const ArnContext& arns,
+       std::function<std::string(const JobRecord&)> runnable_reason)
+      : max_(max), arns_(arns), runnable_reason_(std::move(runnable_reason)) {}
   // False once the page is full (it then carries a nextToken).
   bool Add(const ListIndex::Key& key, const JobRecord& job) {
     if (list_.size() == max_) {
@@ -354,6 +361,9 @@ class Page {
       return false;
     }
     list_.push_back(SummarizeJob(job, arns_));
+    if (job.status == model::JobStatus::kRunnable) {
+      if (std::string why = runnable_reason_(job); !why.empty()) list_.back()["statusReason"] = why;
+    }
     last_ = key;
     return true;
   }
@@ -368,6 +378,7 @@ class Page {
  private:
   std::size_t max_;
   const ArnContext& arns_;
+  std::function<std::string(const JobRecord&)> runnable_reason_;
   Json list_ = Json::array();
   ListIndex::Key last_{};
   std::optional<ListIndex::Key> token_;
@@ -385,7 +396,7 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
   const std::optional<ListIndex::Key> token = ReadListToken(r);
   // AWS's list calls may also answer fewer than maxResults with a nextToken.
   const std::size_t budget = std::max<std::size_t>(1, options_.list_scan_budget);
-  Page page(max, arns_);
+  Page page(max, arns_, [this](const JobRecord& job) { return RunnableReason(job); });
   if (f.name) {
     auto [first, last] = list_index_.ByName(qname, *f.name, f.name_prefix);
     // The names' entries are in name order: a page sorts them by time, if they are few enough;

@@ -43,10 +43,52 @@ struct AttemptRecord {
   bool operator==(const AttemptRecord&) const = default;
 };
 
+// A job another job's preemption record names: by id, name and share.
+struct JobRef {
+  std::string id;
+  std::string name;
+  std::string share;
+
+  bool operator==(const JobRef&) const = default;
+};
+
+// The candidate the victim order would have taken next (model::RunnerUp).
+struct RunnerUpRecord {
+  JobRef job;
+  model::PreemptionRule rule = model::PreemptionRule::kReclaim;
+  std::int32_t priority = 0;
+  Duration work_lost = 0;  // instance-milliseconds when the victims were chosen
+  Timestamp attempt_started_at = 0;
+  bool put_back = false;  // came before the victims but was not needed (minimal set)
+
+  bool operator==(const RunnerUpRecord&) const = default;
+};
+
+// One victim, as the preemptor's own record lists it.
+struct VictimRef {
+  JobRef job;
+  int attempt = 0;
+  model::PreemptionRule rule = model::PreemptionRule::kReclaim;
+  Duration work_lost_when_chosen = 0;
+
+  bool operator==(const VictimRef&) const = default;
+};
+
+// A preemption this job made: when and whom.
+struct CausedPreemption {
+  Timestamp at = 0;
+  std::vector<VictimRef> victims;
+
+  bool operator==(const CausedPreemption&) const = default;
+};
+
 // Why an attempt was chosen as a victim: the engine's victim record, with the job that preempted.
 struct PreemptionRecord {
   int attempt = 0;
   std::string preemptor;  // its job id
+  std::string preemptor_name;
+  std::string preemptor_share;
+  std::optional<RunnerUpRecord> runner_up;
   model::PreemptionRule rule = model::PreemptionRule::kReclaim;
   std::int32_t victim_priority = 0;
   Duration work_lost_when_chosen = 0;  // instance-milliseconds
@@ -75,7 +117,8 @@ struct StopRecord {
 struct JobHistory {
   std::vector<AttemptRecord> attempts;
   std::vector<PreemptionRecord> preemptions;
-  int preempted_attempt_count = 0;  // the engine's count (preemptionSummary)
+  std::vector<CausedPreemption> caused;  // preemptions this job made, as the preemptor
+  int preempted_attempt_count = 0;       // the engine's count (preemptionSummary)
   // While an attempt is dispatched:
   std::vector<exec::HostProcess> hosts;  // identities recorded at start, for a restart's adoption
   std::vector<SlotRecord> slots;
@@ -85,8 +128,9 @@ struct JobHistory {
 
   bool operator==(const JobHistory&) const = default;
   bool empty() const {
-    return attempts.empty() && preemptions.empty() && preempted_attempt_count == 0 &&
-           hosts.empty() && slots.empty() && !dispatch_mode && !stopping && !stop_rule;
+    return attempts.empty() && preemptions.empty() && caused.empty() &&
+           preempted_attempt_count == 0 && hosts.empty() && slots.empty() && !dispatch_mode &&
+           !stopping && !stop_rule;
   }
 };
 

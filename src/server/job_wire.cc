@@ -47,7 +47,44 @@ Json PreemptionRecords(const JobHistory& h) {
                 {"attemptStartedAt", p.attempt_started_at}}},
               {"at", p.at}};
     if (p.work_lost) r["workLostInstanceSeconds"] = static_cast<double>(*p.work_lost) / 1000.0;
+    // The preemptor and the runner-up by name and share too (the caller hides what its reader
+    // may not describe: explain_ops.cc).
+    if (!p.preemptor_share.empty()) {
+      r["preemptorName"] = p.preemptor_name;
+      r["preemptorShare"] = p.preemptor_share;
+    }
+    if (p.runner_up) {
+      const RunnerUpRecord& u = *p.runner_up;
+      r["runnerUp"] = {{"jobId", u.job.id},
+                       {"jobName", u.job.name},
+                       {"share", u.job.share},
+                       {"rule", model::ToString(u.rule)},
+                       {"putBack", u.put_back},
+                       {"victimKey",
+                        {{"priority", u.priority},
+                         {"workLostInstanceSeconds", static_cast<double>(u.work_lost) / 1000.0},
+                         {"attemptStartedAt", u.attempt_started_at}}}};
+    }
     out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// The preemptions a preemptor made: whom each stopped.
+Json PreemptionsMade(const JobHistory& h) {
+  Json out = Json::array();
+  for (const CausedPreemption& c : h.caused) {
+    Json victims = Json::array();
+    for (const VictimRef& v : c.victims) {
+      victims.push_back(
+          {{"jobId", v.job.id},
+           {"jobName", v.job.name},
+           {"share", v.job.share},
+           {"attempt", v.attempt},
+           {"rule", model::ToString(v.rule)},
+           {"workLostInstanceSeconds", static_cast<double>(v.work_lost_when_chosen) / 1000.0}});
+    }
+    out.push_back({{"at", c.at}, {"victims", std::move(victims)}});
   }
   return out;
 }
@@ -86,6 +123,7 @@ Json Extensions(const JobRecord& job) {
     out["stopping"] = {{"kind", model::ToString(h.stopping->kind)}, {"reason", h.stopping->reason}};
   }
   if (h.stop_rule) out["stopRule"] = model::ToString(*h.stop_rule);
+  if (!h.caused.empty()) out["preemptionsMade"] = PreemptionsMade(h);
   return out;
 }
 

@@ -43,12 +43,22 @@ JobRecord FullRecord() {
                 {"arn:aws:sagemaker:local:0:training-job/a-2", 2000, 0, "", false}};
   h.preemptions = {{.attempt = 1,
                     .preemptor = "other-job",
+                    .preemptor_name = "other",
+                    .preemptor_share = "team-b",
+                    .runner_up = RunnerUpRecord{{"third-job", "third", "team-a"},
+                                                model::PreemptionRule::kInShare,
+                                                8,
+                                                4321,
+                                                1050,
+                                                true},
                     .rule = model::PreemptionRule::kInShare,
                     .victim_priority = 7,
                     .work_lost_when_chosen = 1234,
                     .attempt_started_at = 1100,
                     .at = 1800,
                     .work_lost = 1300}};
+  h.caused = {{.at = 1700,
+               .victims = {{{"v-job", "v", "team-b"}, 2, model::PreemptionRule::kReclaim, 99}}}};
   h.preempted_attempt_count = 1;
   h.hosts = {{"algo-1", 100, 5555, 101, 5556}, {"algo-2", 200, 6666, 0, 0}};
   h.slots = {{"ml.g5.xlarge", 0}, {"ml.g5.xlarge", 1}, {"ml.p4d.24xlarge", -1}};

@@ -1,0 +1,312 @@
+// Explanations: GET /allot/v1/jobs/{id}/explain (why a job waits, why it was preempted), the
+// sentence a RUNNABLE job's statusReason carries, and preemption records that name both sides.
+//
+// Tenancy: only a caller allowed to describe a job explains it (DescribeServiceJob's check).
+// Other jobs it names (holders of the capacity, the preemptor, the runner-up, victims) keep their
+// id and name only where the caller may describe them too; elsewhere the share alone is shown.
+
+#include <algorithm>
+#include <cstdio>
+
+#include "common/civil_time.h"
+#include "server/api_error.h"
+#include "server/controller.h"
+
+namespace allot::server {
+
+namespace {
+
+double InstanceSeconds(Duration ms) { return static_cast<double>(ms) / 1000.0; }
+
+}  // namespace
+
+// Instance-seconds for a sentence: two decimals below 10, whole above (whatif_ops.cc too).
+std::string InstanceSecondsText(Duration ms);
+std::string InstanceSecondsText(Duration ms) {
+  char buf[32];
+  const double s = InstanceSeconds(ms);
+  std::snprintf(buf, sizeof(buf), s < 10 ? "%.2f" : "%.0f", s);
+  return buf;
+}
+
+namespace {
+
+// "2026-12-03T19:00:00Z"
+std::string UtcText(Timestamp t) {
+  const CivilTime c = CivilFromTimestamp(t);
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
+                static_cast<long long>(c.year), static_cast<long long>(c.month),
+                static_cast<long long>(c.day), static_cast<long long>(c.hour),
+                static_cast<long long>(c.minute), static_cast<long long>(c.second));
+  return buf;
+}
+
+std::string Ordinal(std::int64_t n) {
+  const std::int64_t tens = n % 100;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th"
+                       : n % 10 == 1              ? "st"
+                       : n % 10 == 2              ? "nd"
+                       : n % 10 == 3              ? "rd"
+                                                  : "th";
+  return std::to_string(n) + suffix;
+}
+
+Json KeyJson(std::int32_t priority, Duration work_lost, Timestamp started) {
+  return {{"priority", priority},
+          {"workLostInstanceSeconds", InstanceSeconds(work_lost)},
+          {"attemptStartedAt", started}};
+}
+
+// Why the victim order put the victim before the runner-up (docs/design/engine.md, Victims):
+// the first key that differs.
+std::string ChosenOver(const PreemptionRecord& p, const RunnerUpRecord& r) {
+  if (r.put_back) {
+    return "the runner-up came first in the victim order but was put back: the victims after it "
+           "free enough without it";
+  }
+  if (p.victim_priority != r.priority) {
+    return "lower priority (" + std::to_string(p.victim_priority) + " < " +
+           std::to_string(r.priority) + ")";
+  }
+  if (p.work_lost_when_chosen != r.work_lost) {
+    return "less work lost since its last checkpoint (" +
+           InstanceSecondsText(p.work_lost_when_chosen) + " < " + InstanceSecondsText(r.work_lost) +
+           " instance-seconds)";
+  }
+  if (p.attempt_started_at != r.attempt_started_at) return "started more recently";
+  return "the lower job number, all else equal";
+}
+
+}  // namespace
+
+Json Controller::JobRefJson(const JobRef& ref) {
+  Json out = {{"share", ref.share}};
+  const JobRecord* job = FindJob(ref.id);
+  if (job != nullptr ? CanDescribe(*job) : caller_->system) {
+    out["jobId"] = ref.id;
+    out["jobName"] = ref.name;
+  }
+  return out;
+}
+
+std::optional<RunnerUpRecord> Controller::RunnerUpOf(const model::Preemption& p) {
+  if (!p.runner_up) return std::nullopt;
+  const model::VictimRecord& c = p.runner_up->candidate;
+  const JobRecord* job = JobBySeq(c.victim);
+  RunnerUpRecord r;
+  r.job = {job ? job->id : std::to_string(c.victim), job ? job->name : "", c.share};
+  r.rule = c.rule;
+  r.priority = c.key.priority;
+  r.work_lost = c.key.work_lost;
+  r.attempt_started_at = c.key.started_at;
+  r.put_back = p.runner_up->put_back;
+  return r;
+}
+
+// Preemption records in Describe's "allot" part: the preemptor and runner-up by name and share,
+// and the victims a preemptor's own record lists, each hidden to a caller who may not describe
+// that job.
+void Controller::RedactPreemptionRecords(Json& allot) {
+  for (Json& r : allot["preemptionRecords"]) {
+    if (!r.contains("preemptorShare")) continue;
+    const Json ref = JobRefJson(
+        {r.value("preemptor", ""), r.value("preemptorName", ""), r.value("preemptorShare", "")});
+    if (!ref.contains("jobId")) {
+      r.erase("preemptor");
+      r.erase("preemptorName");
+    }
+    if (r.contains("runnerUp")) {
+      Json& ru = r["runnerUp"];
+      const Json who =
+          JobRefJson({ru.value("jobId", ""), ru.value("jobName", ""), ru.value("share", "")});
+      if (!who.contains("jobId")) {
+        ru.erase("jobId");
+        ru.erase("jobName");
+      }
+    }
+  }
+  if (!allot.contains("preemptionsMade")) return;
+  for (Json& made : allot["preemptionsMade"]) {
+    for (Json& v : made["victims"]) {
+      const Json who =
+          JobRefJson({v.value("jobId", ""), v.value("jobName", ""), v.value("share", "")});
+      if (!who.contains("jobId")) {
+        v.erase("jobId");
+        v.erase("jobName");
+      }
+    }
+  }
+}
+
+std::string Controller::RunnableReason(const JobRecord& job) const {
+  const std::string& stored = job.status_reason;
+  // AWS's own codes (a job that can never fit) already say it; keep them as they are.
+  if (stored.starts_with("MISCONFIGURATION:")) return stored;
+  Result<std::string> why = engine_.WaitSentence(job.seq);
+  if (!why.ok() || why->empty()) return stored;
+  return stored.empty() ? *why : stored + "; now waiting: " + *why;
+}
+
+Json Controller::WaitingJson(const model::WaitReason& why, const std::string& share) {
+  Json holders = Json::array();
+  for (const model::Holder& h : why.holders) {
+    Json jobs = Json::array();
+    std::int64_t hidden = 0;
+    for (const model::HolderJob& hj : h.jobs) {
+      const JobRecord* job = JobBySeq(hj.id);
+      if (job == nullptr || !CanDescribe(*job)) {
+        ++hidden;
+        continue;
+      }
+      Json j = {{"jobId", job->id}, {"jobName", job->name}, {"held", hj.held}};
+      if (hj.ends_by != 0) j["endsBy"] = hj.ends_by;
+      jobs.push_back(std::move(j));
+    }
+    Json entry = {{"share", h.share},
+                  {"held", h.held},
+                  {"borrowed", h.borrowed},
+                  {"jobs", std::move(jobs)},
+                  {"moreJobs", h.more_jobs}};
+    if (hidden > 0) entry["hiddenJobs"] = hidden;
+    holders.push_back(std::move(entry));
+  }
+  Json waiting_for = Json::array();
+  for (model::JobId seq : why.waiting_for) {
+    if (const JobRecord* job = JobBySeq(seq)) {
+      waiting_for.push_back(JobRefJson({job->id, job->name, std::string(job->share)}));
+    }
+  }
+  Json out = {{"rule", model::ToString(why.rule)},
+              {"unit", why.unit},
+              {"needed", why.needed},
+              {"available", why.available},
+              {"missing", why.missing},
+              {"holders", std::move(holders)},
+              {"waitingFor", std::move(waiting_for)},
+              {"positionInShare", why.position_in_share},
+              {"positionInQueue", why.position_in_queue},
+              {"startBound", why.start_bound ? Json(*why.start_bound) : Json()},
+              {"wouldStart", why.would_start},
+              {"message", why.message},
+              {"share", share}};
+  if (!why.free_elsewhere.empty()) out["freeElsewhere"] = why.free_elsewhere;
+  if (!why.start_unknown.empty()) out["startUnknown"] = why.start_unknown;
+  if (!why.in_share_why_not.empty()) out["inSharePreemption"] = why.in_share_why_not;
+  if (why.misconfiguration != model::Misconfiguration::kNone) {
+    out["misconfiguration"] = model::MisconfigurationReason(why.misconfiguration);
+  }
+  return out;
+}
+
+std::string Controller::WaitingSummary(const model::WaitReason& why,
+                                       const std::string& share) const {
+  std::string s = why.message;
+  if (!s.empty() && s.back() != '.') s += '.';
+  if (why.rule == model::WaitRule::kMisconfigured) return s;
+  std::string second = "It is " + Ordinal(why.position_in_share + 1) + " in quota share " + share +
+                       " and " + Ordinal(why.position_in_queue + 1) + " in the queue";
+  if (why.start_bound) {
+    second += "; it can start by " + UtcText(*why.start_bound) +
+              " at the latest, when the time limits of the jobs holding the capacity end it" +
+              (why.position_in_queue > 0 ? ", unless a job ahead of it takes it first" : "");
+  } else if (!why.start_unknown.empty()) {
+    second += "; its start is unknown: " + why.start_unknown;
+  }
+  if (!why.in_share_why_not.empty())
+    second += "; in-share preemption does not apply: " + why.in_share_why_not;
+  return s + " " + second + ".";
+}
+
+Json Controller::ExplainJob(const JobRecord& job) {
+  const std::string share(job.share);
+  Json out = {{"jobId", job.id}, {"jobName", job.name}, {"status", model::ToString(job.status)}};
+  std::string summary;
+  if (job.status == model::JobStatus::kRunnable) {
+    if (Result<model::WaitReason> why = engine_.Explain(job.seq); why.ok()) {
+      out["waiting"] = WaitingJson(*why, share);
+      summary = WaitingSummary(*why, share);
+    }
+  }
+  // The latest preemption, while it still concerns the job: the attempt it stopped is the last
+  // one (stopping, requeued, or ended by it).
+  const JobHistory* h = job.history.get();
+  if (h != nullptr && !h->preemptions.empty() && h->preemptions.back().attempt == job.attempt) {
+    const PreemptionRecord& p = h->preemptions.back();
+    Json preemptor = JobRefJson({p.preemptor, p.preemptor_name, p.preemptor_share});
+    const bool stopping = h->stopping && h->stopping->kind == model::StopKind::kPreemption;
+    Json pre = {
+        {"attempt", p.attempt},
+        {"at", p.at},
+        {"preemptor", preemptor},
+        {"rule", model::ToString(p.rule)},
+        {"victimKey", KeyJson(p.victim_priority, p.work_lost_when_chosen, p.attempt_started_at)},
+        {"stopping", stopping}};
+    const Duration lost = p.work_lost.value_or(p.work_lost_when_chosen);
+    pre["workLostInstanceSeconds"] = InstanceSeconds(lost);
+    pre["workLostFinal"] = p.work_lost.has_value();
+    const std::optional<std::int32_t> retries = job.options().preemption_retries;
+    const auto preempted = static_cast<std::int32_t>(h->preemptions.size());
+    if (retries) {
+      pre["preemptionRetriesBeforeTermination"] = *retries;
+      pre["retriesLeft"] = std::max(0, *retries - preempted);
+    } else {
+      pre["retriesLeft"] = Json();  // unlimited
+    }
+    std::string who = preemptor.contains("jobName")
+                          ? "job " + preemptor["jobName"].get<std::string>() + " (" + p.preemptor +
+                                ") of quota share " + p.preemptor_share
+                          : "a job of quota share " + p.preemptor_share;
+    std::string s = std::string(stopping ? "Being preempted" : "Preempted") + " by " + who +
+                    " under rule " + std::string(model::ToString(p.rule));
+    if (p.runner_up) {
+      const RunnerUpRecord& r = *p.runner_up;
+      Json ru = JobRefJson(r.job);
+      ru["rule"] = model::ToString(r.rule);
+      ru["victimKey"] = KeyJson(r.priority, r.work_lost, r.attempt_started_at);
+      ru["putBack"] = r.put_back;
+      ru["chosenOverBecause"] = ChosenOver(p, r);
+      const std::string name = ru.contains("jobName") ? "job " + ru["jobName"].get<std::string>()
+                                                      : "a job of quota share " + r.job.share;
+      s += "; chosen over " + name + ": " + ChosenOver(p, r);
+      pre["runnerUp"] = std::move(ru);
+    } else {
+      s += "; no other job could have been chosen";
+    }
+    s += ". " + InstanceSecondsText(lost) + " instance-seconds of work " +
+         (p.work_lost ? "were lost" : "are lost if it stops now") + ", ";
+    if (retries) {
+      const int left = std::max(0, *retries - preempted);
+      s += *retries - preempted < 0
+               ? "and it had no preemption retry left: it is terminated."
+               : std::to_string(left) + " preemption retr" + (left == 1 ? "y" : "ies") + " left.";
+    } else {
+      s += "and its preemption retries are unlimited.";
+    }
+    out["preempted"] = std::move(pre);
+    summary = summary.empty() ? s : s + " " + summary;
+  }
+  if (summary.empty()) {
+    summary = model::IsTerminal(job.status)
+                  ? "The job has finished (" + std::string(model::ToString(job.status)) +
+                        "); nothing keeps it waiting."
+                  : "The job is " + std::string(model::ToString(job.status)) +
+                        "; it holds its capacity and is not waiting.";
+  }
+  out["summary"] = summary;
+  return out;
+}
+
+Result<Controller::Reply> Controller::Explain(const Caller& caller, const std::string& id) {
+  return RunAs(
+      caller, "",
+      [&] {
+        const JobRecord* job = FindJob(id);
+        Require("batch:DescribeServiceJob", job ? arns_.Job(job->id) : arns_.Job(id), job);
+      },
+      [&] {
+        return Reply{ExplainJob(MustFindJob(id)), {}};
+      });
+}
+
+}  // namespace allot::server

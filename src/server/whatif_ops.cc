@@ -1,0 +1,175 @@
+// POST /allot/v1/whatif: what the engine would decide now for a submission, a priority change or
+// a quota-share update, computed by Engine::WhatIf on a copy of its state. Nothing changes: no
+// job record, no store write, no engine change, no audit record (a what-if is a read, and reads
+// are not audited), and no other caller sees it. The caller needs the permission the real call
+// would need (AuthorizeCall with the real action and body).
+
+#include "model/rules.h"
+#include "server/api_error.h"
+#include "server/controller.h"
+#include "server/payload.h"
+
+namespace allot::server {
+
+std::string InstanceSecondsText(Duration ms);  // explain_ops.cc
+
+namespace {
+
+struct WhatIfKind {
+  const char* field;   // in the what-if body
+  const char* action;  // the real call, as AuthorizeCall names it
+};
+
+constexpr WhatIfKind kKinds[] = {{"submit", "submitservicejob"},
+                                 {"updatePriority", "updateservicejob"},
+                                 {"updateQuotaShare", "updatequotashare"}};
+
+// The one kind the body asks about, and its request.
+std::pair<const WhatIfKind*, const Json*> ReadKind(const Json& body) {
+  if (!body.is_object()) Refuse("a what-if body must be a JSON object");
+  const WhatIfKind* kind = nullptr;
+  for (const WhatIfKind& k : kKinds) {
+    if (!body.contains(k.field)) continue;
+    if (kind != nullptr) break;
+    kind = &k;
+  }
+  if (kind == nullptr || body.size() != 1) {
+    Refuse("a what-if body takes exactly one of submit, updatePriority, updateQuotaShare");
+  }
+  const Json& request = body.at(kind->field);
+  if (!request.is_object()) Refuse(std::string(kind->field) + " must be a JSON object");
+  return {kind, &request};
+}
+
+std::string Plural(std::size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+Result<Controller::Reply> Controller::WhatIf(const Caller& caller, const Json& body) {
+  return RunAs(
+      caller, "",
+      [&] {
+        const auto [kind, request] = ReadKind(body);
+        AuthorizeCall(kind->action, *request);
+      },
+      [&] { return WhatIfLocked(body); });
+}
+
+Controller::Reply Controller::WhatIfLocked(const Json& body) {
+  const auto [kind, request] = ReadKind(body);
+  const Json& r = *request;
+  model::Event event;
+  model::JobId subject = 0;
+  std::string share;
+  std::string name;
+  if (kind->action == std::string_view("submitservicejob")) {
+    // SubmitServiceJob's checks that bear on the decision (job_ops.cc): the queue, the share,
+    // the priority and what the payload asks for. The job gets the next sequence number, which
+    // no job holds yet; nothing is kept.
+    name = RequireString(r, "jobName");
+    RefuseUnless(model::rules::CheckName(name, "jobName"));
+    const JobQueueRecord& queue = MustFindQueue(RequireString(r, "jobQueue"));
+    if (IsQuotaManaged(queue)) {
+      share = RequireString(r, "quotaShareName");
+      if (!shares_.count(queue.name + "/" + share)) {
+        Refuse("quotaShareName " + share + " does not exist in job queue " + queue.name);
+      }
+    }
+    ParsedPayload parsed = ParsePayload(RequireString(r, "serviceRequestPayload"), name);
+    const ServiceEnvironmentRecord& env = environments_.at(queue.environment());
+    if (UsesNumInstances(env)) {
+      parsed.demand = {{std::string(model::rules::kNumInstances), parsed.launch.instance_count}};
+    }
+    model::JobSpec spec;
+    spec.id = subject = next_seq_;
+    spec.queue = queue.name;
+    spec.share = share.empty() ? kImplicitShare : share;
+    spec.priority = static_cast<std::int32_t>(
+        OptionalInt(r, "schedulingPriority", 0, model::rules::kMaxSchedulingPriority).value_or(0));
+    spec.demand = parsed.demand;
+    spec.attempt_timeout_seconds = parsed.max_runtime_seconds;
+    spec.created_at = Now();
+    event = model::SubmitJob{std::move(spec)};
+  } else if (kind->action == std::string_view("updateservicejob")) {
+    const JobRecord& job = MustFindJob(RequireString(r, "jobId"));
+    const std::int64_t priority =
+        RequireInt(r, "schedulingPriority", 0, model::rules::kMaxSchedulingPriority);
+    if (model::IsTerminal(job.status)) {
+      Refuse("job " + job.id + " is " + std::string(model::ToString(job.status)) +
+             "; only unfinished jobs can change priority");
+    }
+    subject = job.seq;
+    share = std::string(job.share);
+    name = job.name;
+    event = model::UpdateJobPriority{job.seq, static_cast<std::int32_t>(priority)};
+  } else {
+    event = model::PutQuotaShare{EngineConfig(UpdatedShare(r))};
+  }
+  Result<engine::WhatIfAnswer> answer = engine_.WhatIf(event, Now(), subject);
+  if (!answer.ok()) Refuse(answer.status().message());
+
+  Json victims = Json::array();
+  Json starts = Json::array();
+  bool preempts = false;
+  bool starts_subject = false;
+  std::string victim_text;
+  for (const model::Decision& d : answer->decisions) {
+    if (const auto* p = std::get_if<model::Preemption>(&d)) {
+      if (subject != 0 && p->preemptor != subject) continue;
+      preempts = true;
+      for (const model::VictimRecord& v : p->victims) {
+        const JobRecord* job = JobBySeq(v.victim);
+        Json entry = JobRefJson({job ? job->id : "", job ? job->name : "", v.share});
+        entry["rule"] = model::ToString(v.rule);
+        entry["priority"] = v.key.priority;
+        entry["workLostInstanceSeconds"] = static_cast<double>(v.key.work_lost) / 1000.0;
+        if (subject == 0) {
+          if (const JobRecord* by = JobBySeq(p->preemptor)) {
+            entry["preemptor"] = JobRefJson({by->id, by->name, std::string(by->share)});
+          }
+        }
+        victim_text += std::string(victim_text.empty() ? "" : ", ") +
+                       (entry.contains("jobName") ? entry["jobName"].get<std::string>() + " of "
+                                                  : std::string("a job of ")) +
+                       "quota share " + v.share + " (" + std::string(model::ToString(v.rule)) +
+                       ", " + InstanceSecondsText(v.key.work_lost) + " instance-seconds lost)";
+        victims.push_back(std::move(entry));
+      }
+    } else if (const auto* x = std::get_if<model::Dispatch>(&d)) {
+      if (x->job == subject) starts_subject = true;
+      if (subject != 0) continue;
+      if (const JobRecord* job = JobBySeq(x->job)) {
+        Json entry = JobRefJson({job->id, job->name, std::string(job->share)});
+        entry["mode"] = model::ToString(x->mode);
+        starts.push_back(std::move(entry));
+      }
+    }
+  }
+  const bool starts_any = subject == 0 ? !starts.empty() : starts_subject;
+  const char* decision = preempts ? "preempt" : starts_any ? "start" : "wait";
+  std::string summary;
+  if (subject == 0) {
+    summary = "The change would preempt " + Plural(victims.size(), "job", "jobs") +
+              (victim_text.empty() ? "" : " (" + victim_text + ")") + " and start " +
+              Plural(starts.size(), "waiting job", "waiting jobs") + " now.";
+  } else if (preempts) {
+    summary = "It would preempt " + Plural(victims.size(), "job", "jobs") + ": " + victim_text +
+              "; it starts when they have stopped.";
+  } else if (starts_any) {
+    summary = "It would start now.";
+  } else if (answer->wait) {
+    summary = "It would wait. " + WaitingSummary(*answer->wait, share);
+  } else {
+    summary = "It would not start now.";
+  }
+  Json out = {{"decision", decision}, {"summary", summary}, {"victims", std::move(victims)}};
+  if (subject == 0) out["starts"] = std::move(starts);
+  if (answer->wait && !preempts && !starts_any) {
+    out["explanation"] = WaitingJson(*answer->wait, share);
+  }
+  return {out};
+}
+
+}  // namespace allot::server
