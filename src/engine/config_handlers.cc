@@ -65,13 +65,13 @@ void ReconcileQueue(EngineState& st, std::uint32_t queue) {
   std::vector<JobId> waiting;
   for (const auto& s : q.shares) {
     if (!s) continue;
-    for (const auto& [shape, set] : s->waiting) {
+    for (const auto& [shape, set] : s->waiting()) {
       for (const WaitKey& k : set) waiting.push_back(k.id);
     }
     for (const WaitKey& k : s->misconfigured) waiting.push_back(k.id);
   }
   std::sort(waiting.begin(), waiting.end());
-  for (JobId id : waiting) RecheckWaiting(st, *st.FindJob(id));
+  for (JobId id : waiting) RecheckWaiting(st, id);
   RevalidateNominees(st, q);
   st.dirty.insert(queue);
 }

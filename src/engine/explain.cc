@@ -49,7 +49,7 @@ void Positions(const QueueState& q, const Job& job, WaitReason* r) {
     const ShareState* s = q.shares[i].get();
     if (!s) continue;
     std::int64_t ahead = count(s->misconfigured);
-    for (const auto& [shape, set] : s->waiting) ahead += count(set);
+    for (const auto& [shape, set] : s->waiting()) ahead += count(set);
     r->position_in_queue += ahead;
     if (i == job.share) r->position_in_share = ahead;
   }
@@ -297,8 +297,8 @@ std::string InShareWhyNot(const internal::EngineState& st, const QueueState& q, 
              std::to_string(n) + " within its limit of " + std::to_string(s.limit[u]);
     }
   }
-  const auto set = s.waiting.find(job.shape);
-  if (set != s.waiting.end() && !set->second.empty() && set->second.begin()->id != job.id) {
+  const auto set = s.waiting().find(job.shape);
+  if (set != s.waiting().end() && !set->second.empty() && set->second.begin()->id != job.id) {
     return "job " + std::to_string(set->second.begin()->id) + " of " + share +
            " needs the same and comes first";
   }

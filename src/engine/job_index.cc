@@ -23,7 +23,7 @@ void AddWaiting(EngineState& st, const Job& job) {
   if (job.misconfig != model::Misconfiguration::kNone) {
     inserted = s.misconfigured.insert(WaitKeyOf(job)).second;
   } else {
-    inserted = s.waiting[job.shape].insert(WaitKeyOf(job)).second;
+    inserted = s.MutableWaiting()[job.shape].insert(WaitKeyOf(job)).second;
   }
   ALLOT_CHECK(inserted);
   ++s.waiting_jobs;
@@ -36,10 +36,11 @@ void RemoveWaiting(EngineState& st, const Job& job) {
   if (job.misconfig != model::Misconfiguration::kNone) {
     erased = s.misconfigured.erase(WaitKeyOf(job));
   } else {
-    auto it = s.waiting.find(job.shape);
-    ALLOT_CHECK(it != s.waiting.end());
+    ShareState::WaitMap& waiting = s.MutableWaiting();
+    auto it = waiting.find(job.shape);
+    ALLOT_CHECK(it != waiting.end());
     erased = it->second.erase(WaitKeyOf(job));
-    if (it->second.empty()) s.waiting.erase(it);
+    if (it->second.empty()) waiting.erase(it);
   }
   ALLOT_CHECK(erased == 1);
   --s.waiting_jobs;

@@ -1,5 +1,7 @@
 #include "engine/lifecycle.h"
 
+#include <utility>
+
 #include "common/check.h"
 #include "engine/accounting.h"
 #include "engine/job_index.h"
@@ -29,7 +31,7 @@ std::int64_t ConfiguredLendable(const QueueState& q, std::uint32_t self, std::ui
   return total;
 }
 
-void ScheduleTimeLimits(EngineState& st, Job& job) {
+void ScheduleTimeLimits(EngineState& st, const Job& job) {
   if (job.status_reason.empty()) return;
   for (const model::JobStateTimeLimitAction& a : st.QueueOf(job).config.time_limit_actions) {
     if (job.status_reason.rfind(a.reason, 0) == 0) {
@@ -74,12 +76,16 @@ void MakeRunnable(EngineState& st, Job& job, std::string reason) {
   ScheduleTimeLimits(st, job);
 }
 
-void RecheckWaiting(EngineState& st, Job& job) {
-  const Misconfiguration now = CheckMisconfiguration(st.QueueOf(job), job);
-  if (now == job.misconfig) {
-    ScheduleTimeLimits(st, job);  // the queue's actions may have changed
+void RecheckWaiting(EngineState& st, JobId id) {
+  // Read through the const lookup first: a what-if copy (whatif.cc) then copies only the jobs
+  // whose misconfiguration changes.
+  const Job& seen = *std::as_const(st).FindJob(id);
+  const Misconfiguration now = CheckMisconfiguration(*st.queues[seen.queue], seen);
+  if (now == seen.misconfig) {
+    ScheduleTimeLimits(st, seen);  // the queue's actions may have changed
     return;
   }
+  Job& job = *st.FindJob(id);
   RemoveWaiting(st, job);
   job.misconfig = now;
   AddWaiting(st, job);

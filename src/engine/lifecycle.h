@@ -20,7 +20,7 @@ model::Misconfiguration CheckMisconfiguration(const QueueState& q, const Job& jo
 void MakeRunnable(EngineState& st, Job& job, std::string reason);
 
 // Re-checks a waiting job's misconfiguration after a configuration change.
-void RecheckWaiting(EngineState& st, Job& job);
+void RecheckWaiting(EngineState& st, JobId id);
 
 // RUNNABLE -> SCHEDULED. REQUIRES: removed from the waiting index. `projected_held` is true for
 // a nominee, whose need the projected view already holds.

@@ -62,7 +62,7 @@ std::vector<std::uint32_t> StarvedOrder(const QueueState& q, Filter filter) {
   std::vector<Entry> entries;
   for (std::uint32_t i = 0; i < q.shares.size(); ++i) {
     const ShareState* s = q.shares[i].get();
-    if (s && !s->deleting && !s->waiting.empty() && filter(*s)) {
+    if (s && !s->deleting && !s->waiting().empty() && filter(*s)) {
       entries.push_back({FullnessOf(*s), s->name_rank, i});
     }
   }
@@ -102,7 +102,7 @@ template <typename Accept>
 Job* BestHead(EngineState& st, QueueState& q, std::uint32_t i, FitMode mode, Accept accept) {
   const WaitKey* best = nullptr;
   WaitOrder before;
-  for (const auto& [shape, set] : q.shares[i]->waiting) {
+  for (const auto& [shape, set] : q.shares[i]->waiting()) {
     const WaitKey& head = *set.begin();
     if (best != nullptr && !before(head, *best)) continue;
     if (accept(q.shapes[shape])) best = &head;
@@ -116,7 +116,7 @@ Job* BestHead(EngineState& st, QueueState& q, std::uint32_t i, FitMode mode, Acc
 template <typename Accept>
 std::vector<Job*> HeadsInOrder(EngineState& st, QueueState& q, std::uint32_t i, Accept accept) {
   std::vector<WaitKey> heads;
-  for (const auto& [shape, set] : q.shares[i]->waiting) {
+  for (const auto& [shape, set] : q.shares[i]->waiting()) {
     if (accept(q.shapes[shape])) heads.push_back(*set.begin());
   }
   std::sort(heads.begin(), heads.end(), WaitOrder());
@@ -246,7 +246,7 @@ bool BorrowStep(EngineState& st, QueueState& q) {
   Job* first = nullptr;
   for (std::uint32_t i = 0; i < q.shares.size(); ++i) {
     const ShareState* s = q.shares[i].get();
-    if (!s || s->deleting || !s->borrows() || s->waiting.empty()) continue;
+    if (!s || s->deleting || !s->borrows() || s->waiting().empty()) continue;
     Job* job = BestHead(st, q, i, FitMode::kBorrow,
                         [&](const Shape& shape) { return FitsNow(q, i, shape, FitMode::kBorrow); });
     if (job == nullptr) continue;

@@ -112,7 +112,7 @@ std::vector<model::JobId> Engine::FrontOfQueue(std::string_view queue, std::stri
   std::vector<std::pair<It, It>> runs;
   for (const auto& s : q->shares) {
     if (!s || (!share.empty() && s->config.name != share)) continue;
-    for (const auto& [shape, set] : s->waiting) runs.emplace_back(set.begin(), set.end());
+    for (const auto& [shape, set] : s->waiting()) runs.emplace_back(set.begin(), set.end());
     runs.emplace_back(s->misconfigured.begin(), s->misconfigured.end());
   }
   WaitOrder before;

@@ -77,9 +77,17 @@ struct ShareState {
   std::vector<std::int64_t> borrow_cap;  // C[s,u]
   std::vector<std::int64_t> used[2];     // U[s,u] per view
   std::vector<std::int64_t> waiting_demand;
-  std::map<std::uint32_t, WaitSet> waiting;  // schedulable waiting jobs by shape
-  WaitSet misconfigured;                     // waiting jobs that can never fit
-  std::int64_t waiting_jobs = 0;             // both of the above
+  using WaitMap = std::map<std::uint32_t, WaitSet>;
+  // Schedulable waiting jobs by shape. Shared with a what-if copy (whatif.cc) until either
+  // changes it: the copy then copies this share's map alone, not every waiting job.
+  const WaitMap& waiting() const { return *waiting_; }
+  WaitMap& MutableWaiting() {
+    if (waiting_.use_count() > 1) waiting_ = std::make_shared<WaitMap>(*waiting_);
+    return *waiting_;
+  }
+  std::shared_ptr<WaitMap> waiting_ = std::make_shared<WaitMap>();
+  WaitSet misconfigured;          // waiting jobs that can never fit
+  std::int64_t waiting_jobs = 0;  // both of the above
   std::int64_t dispatched_jobs = 0;
   std::int64_t live_jobs = 0;              // waiting, nominated or dispatched
   std::map<std::int64_t, RunSet> running;  // victim candidates by instance count
