@@ -17,7 +17,7 @@ namespace allot::server {
 // Each resolution's step and how long its points are kept (the coarsest: the retention).
 inline constexpr Duration kFiveMinutes = Seconds(300);
 inline constexpr Duration kHour = Seconds(3600);
-inline constexpr Duration kFineKept = Seconds(24 * 3600);
+inline constexpr Duration kFineKept = Seconds(24LL * 3600);
 inline constexpr Duration kFiveMinutesKept = Seconds(30LL * 24 * 3600);
 
 // The sum of the fine samples of one coarse step, per queue, share and unit.

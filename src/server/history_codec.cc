@@ -101,7 +101,7 @@ Result<UsageSample> DecodeUsageSample(const std::string& key, const std::string&
     return Internal("a usage sample's key is not one this server writes: " + key);
   }
   s.resolution = static_cast<UsageResolution>(resolution);
-  s.queue = std::string(key.substr(parts[0].size() + parts[1].size() + 2));
+  s.queue = key.substr(parts[0].size() + parts[1].size() + 2);
   for (std::string_view line : Split(value, '\n')) {
     if (line.empty()) continue;
     const std::vector<std::string_view> f = Split(line, '\t');
@@ -133,9 +133,10 @@ std::string JobEventKey(Timestamp at, std::uint64_t sequence) {
 std::string JobEventBound(Timestamp at) { return MillisKey(at); }
 
 std::optional<std::uint64_t> JobEventSequence(const std::string& key) {
-  const auto slash = key.find('/');
+  const std::string_view k = key;
+  const auto slash = k.find('/');
   std::uint64_t seq = 0;
-  if (slash == std::string::npos || !ParseNumber(std::string_view(key).substr(slash + 1), &seq)) {
+  if (slash == std::string_view::npos || !ParseNumber(k.substr(slash + 1), &seq)) {
     return std::nullopt;
   }
   return seq;
@@ -192,7 +193,8 @@ Result<JobEvent> DecodeJobEvent(const std::string& key, const std::string& value
   const auto bad = [&key](const std::string& why) {
     return Internal("the job event " + key + " is not one this server writes: " + why);
   };
-  if (!ParseNumber(std::string_view(key).substr(0, key.find('/')), &e.at)) return bad("key");
+  const std::string_view k = key;
+  if (!ParseNumber(k.substr(0, k.find('/')), &e.at)) return bad("key");
   const std::vector<std::string_view> fields = Split(value, '\t');
   bool known = false;
   for (std::size_t i = 0; i < std::size(kEventNames); ++i) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
 
 #include "common/strings.h"
 #include "server/api_error.h"
@@ -178,15 +179,70 @@ Result<std::vector<UsageSample>> ReadSamples(store::Store& store, UsageResolutio
   return samples;
 }
 
+struct Window {
+  Timestamp now = 0;
+  Timestamp since = 0;
+  Timestamp until = 0;
+};
+
+using Visible = std::function<bool(const std::string& queue, const std::string& share)>;
+
+// GET /allot/v1/history/usage: the finest resolution still kept for all of the range, and at
+// most a few thousand points: a day at the sampling interval, 30 days at five minutes, beyond by
+// the hour.
+Result<Json> UsageJson(store::Store& store, const std::string& queue, const Window& w,
+                       Duration interval, const Visible& visible) {
+  UsageResolution resolution = UsageResolution::kHour;
+  Duration step = kHour;
+  if (w.since >= w.now - kFineKept && w.until - w.since <= kFineKept) {
+    resolution = UsageResolution::kFine;
+    step = interval;
+  } else if (w.since >= w.now - kFiveMinutesKept && w.until - w.since <= kFiveMinutesKept) {
+    resolution = UsageResolution::kFiveMinutes;
+    step = kFiveMinutes;
+  }
+  Result<std::vector<UsageSample>> samples = ReadSamples(store, resolution, w.since, w.until);
+  if (!samples.ok()) return samples.status();
+  std::map<std::pair<std::string, std::string>, Json> series;  // by share, unit
+  for (const UsageSample& s : *samples) {
+    if (s.queue != queue) continue;
+    for (const UsagePoint& p : s.points) {
+      if (!visible(queue, p.share)) continue;
+      Json& one = series[{p.share, p.unit}];
+      if (one.is_null()) one = {{"share", p.share}, {"unit", p.unit}, {"points", Json::array()}};
+      one["limit"] = p.limit;  // the latest
+      one["points"].push_back({s.at, p.used, p.borrowed, p.lent, p.waiting});
+    }
+  }
+  Json list = Json::array();
+  for (auto& [key, one] : series) list.push_back(std::move(one));
+  return Json{{"queue", queue}, {"stepSeconds", step / 1000}, {"series", std::move(list)}};
+}
+
+// The report's samples: each part of the window from the finest resolution that covers it.
+Status AddSamples(store::Store& store, const Window& w, ReportInput* input) {
+  const Timestamp fine_from = std::max(w.since, w.now - kFineKept);
+  const Timestamp five_from = std::max(w.since, w.now - kFiveMinutesKept);
+  input->sample_windows = {{UsageResolution::kFine, {fine_from, w.until}},
+                           {UsageResolution::kFiveMinutes, {five_from, fine_from}},
+                           {UsageResolution::kHour, {w.since, five_from}}};
+  for (const auto& [resolution, part] : input->sample_windows) {
+    Result<std::vector<UsageSample>> s =
+        ReadSamples(store, resolution, part.first, std::min(part.second, w.until));
+    if (!s.ok()) return s.status();
+    for (UsageSample& one : s.value()) input->samples.push_back(std::move(one));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Controller::Reply> Controller::HistoryCall(
     const Caller& caller, const std::string& path,
     const std::multimap<std::string, std::string>& params) {
-  const Timestamp now = Now();
   // The shares the caller may describe: a quota share by DescribeQuotaShare on its ARN, the
   // internal share of a plain queue by GetJobQueueSnapshot on the queue.
-  auto visible = [this, &caller](const std::string& queue, const std::string& share) {
+  const Visible visible = [this, &caller](const std::string& queue, const std::string& share) {
     const std::string queue_arn = arns_.Queue(queue);
     if (share.empty() || share == kImplicitShare) {
       return Decide(caller, "batch:GetJobQueueSnapshot", queue_arn, nullptr, std::nullopt) ==
@@ -196,10 +252,11 @@ Result<Controller::Reply> Controller::HistoryCall(
                   std::nullopt) == auth::Decision::kAllow;
   };
   try {
-    const Timestamp since =
-        ParseTime(Param(params, "since"), "since", now, now - Seconds(7 * 86400));
-    const Timestamp until = ParseTime(Param(params, "until"), "until", now, now);
-    if (since >= until) throw ClientError("since must be before until");
+    Window w;
+    w.now = Now();
+    w.since = ParseTime(Param(params, "since"), "since", w.now, w.now - Seconds(7LL * 86400));
+    w.until = ParseTime(Param(params, "until"), "until", w.now, w.now);
+    if (w.since >= w.until) throw ClientError("since must be before until");
     Reply reply;
     if (path == "/allot/v1/history/usage") {
       const std::string queue = Param(params, "queue");
@@ -210,64 +267,28 @@ Result<Controller::Reply> Controller::HistoryCall(
           throw ClientError("queue " + queue + " is not a job queue of this server");
         }
       }
-      // The finest resolution still kept for all of the range, and at most a few thousand
-      // points: a day at the sampling interval, 30 days at five minutes, beyond by the hour.
-      UsageResolution resolution = UsageResolution::kHour;
-      Duration step = kHour;
-      if (since >= now - kFineKept && until - since <= kFineKept) {
-        resolution = UsageResolution::kFine;
-        step = options_.history_interval;
-      } else if (since >= now - kFiveMinutesKept && until - since <= kFiveMinutesKept) {
-        resolution = UsageResolution::kFiveMinutes;
-        step = kFiveMinutes;
-      }
-      Result<std::vector<UsageSample>> samples = ReadSamples(*store_, resolution, since, until);
-      if (!samples.ok()) return samples.status();
-      std::map<std::pair<std::string, std::string>, Json> series;  // by share, unit
-      for (const UsageSample& s : *samples) {
-        if (s.queue != queue) continue;
-        for (const UsagePoint& p : s.points) {
-          if (!visible(queue, p.share)) continue;
-          Json& one = series[{p.share, p.unit}];
-          if (one.is_null())
-            one = {{"share", p.share}, {"unit", p.unit}, {"points", Json::array()}};
-          one["limit"] = p.limit;  // the latest
-          one["points"].push_back({s.at, p.used, p.borrowed, p.lent, p.waiting});
-        }
-      }
-      Json list = Json::array();
-      for (auto& [key, one] : series) list.push_back(std::move(one));
-      reply.body = {{"queue", queue}, {"stepSeconds", step / 1000}, {"series", std::move(list)}};
+      Result<Json> usage = UsageJson(*store_, queue, w, options_.history_interval, visible);
+      if (!usage.ok()) return usage.status();
+      reply.body = std::move(usage).value();
       return reply;
     }
-    Result<std::vector<JobEvent>> events = ReadEvents(*store_, since);
+    Result<std::vector<JobEvent>> events = ReadEvents(*store_, w.since);
     if (!events.ok()) return events.status();
     if (path == "/allot/v1/history/jobs") {
       std::erase_if(events.value(), [&](const JobEvent& e) { return !visible(e.queue, e.share); });
-      reply.body = ExportJson(ExportJobs(*events, since, until));
+      reply.body = ExportJson(ExportJobs(*events, w.since, w.until));
       return reply;
     }
-    ReportInput input;
-    input.since = since;
-    input.until = until;
-    input.events = std::move(events).value();
-    input.visible = visible;
-    input.fine_step = options_.history_interval;
+    ReportInput input{.since = w.since,
+                      .until = w.until,
+                      .events = std::move(events).value(),
+                      .fine_step = options_.history_interval,
+                      .visible = visible};
     if (const std::string prices = Param(params, "prices"); !prices.empty()) {
       input.prices = ParsePrices(prices);
     }
-    const Timestamp fine_from = std::max(since, now - kFineKept);
-    const Timestamp five_from = std::max(since, now - kFiveMinutesKept);
-    input.sample_windows = {{UsageResolution::kFine, {fine_from, until}},
-                            {UsageResolution::kFiveMinutes, {five_from, fine_from}},
-                            {UsageResolution::kHour, {since, five_from}}};
-    for (const auto& [resolution, window] : input.sample_windows) {
-      Result<std::vector<UsageSample>> s =
-          ReadSamples(*store_, resolution, window.first, std::min(window.second, until));
-      if (!s.ok()) return s.status();
-      for (UsageSample& one : s.value()) input.samples.push_back(std::move(one));
-    }
-    if (until >= now) {
+    if (Status s = AddSamples(*store_, w, &input); !s.ok()) return s;
+    if (w.until >= w.now) {
       std::lock_guard<std::mutex> lock(mu_);
       for (const auto& [seq, job] : jobs_) {
         if (!model::IsDispatched(job.status) || job.attempts().empty()) continue;
