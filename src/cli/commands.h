@@ -35,10 +35,10 @@ void AddSimCommand(CLI::App& app, Runner* run);     // sim
 void AddUsersCommand(CLI::App& app, Runner* run);   // users create|list|delete|keys|policy
 void AddAuditCommand(CLI::App& app, Runner* run);   // audit
 
-// report, history export (report_command.cc)
 // explain, whatif submit|priority|share (explain_command.cc)
 void AddExplainCommands(CLI::App& app, Runner* run);
 
+// report, history export (report_command.cc)
 void AddReportCommands(CLI::App& app, Runner* run);
 
 // `allot server --host-map FILE`: {instance type: [{gpus: "0", cpus: "0-3"}, ...]}. Throws

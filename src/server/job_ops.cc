@@ -240,7 +240,7 @@ Controller::Reply Controller::UpdateServiceJob(const Json& r) {
            "; only unfinished jobs can change priority");
   }
   Apply(model::UpdateJobPriority{job.seq, static_cast<std::int32_t>(priority)});
-  job.priority = static_cast<std::int32_t>(priority);
+  NotePriority(job, std::exchange(job.priority, static_cast<std::int32_t>(priority)));
   Touch(job);
   return {{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
 }
