@@ -124,11 +124,7 @@ int PrintWhatIf(const Json& ans, bool json) {
   return 0;
 }
 
-void AddWhatIf(CLI::App& app, Runner* run) {
-  CLI::App* whatif = app.add_subcommand(
-      "whatif", "what the scheduler would decide now, without doing it: submit, priority, share");
-  whatif->require_subcommand(1);
-
+void AddWhatIfSubmit(CLI::App* whatif, Runner* run) {
   auto so = std::make_shared<SubmitOptions>();
   auto priority = std::make_shared<std::int64_t>(0);
   auto json = std::make_shared<bool>(false);
@@ -151,7 +147,9 @@ void AddWhatIf(CLI::App& app, Runner* run) {
       return PrintWhatIf(client.Send("POST", "/allot/v1/whatif", "", body.dump()), *json);
     };
   });
+}
 
+void AddWhatIfPriority(CLI::App* whatif, Runner* run) {
   struct PriorityOpts {
     std::string job;
     std::int64_t priority = 0;
@@ -171,7 +169,28 @@ void AddWhatIf(CLI::App& app, Runner* run) {
       return PrintWhatIf(client.Send("POST", "/allot/v1/whatif", "", body.dump()), po->json);
     };
   });
+}
 
+// The limits of --limit UNIT=N as capacityLimits.
+Json ReadLimits(const std::vector<std::string>& pairs) {
+  Json limits = Json::array();
+  for (const std::string& kv : pairs) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw CliError("--limit takes UNIT=N, got \"" + kv + "\"");
+    }
+    std::int64_t n = 0;
+    try {
+      n = std::stoll(kv.substr(eq + 1));
+    } catch (const std::exception&) {
+      throw CliError("--limit takes UNIT=N with a whole number, got \"" + kv + "\"");
+    }
+    limits.push_back({{"capacityUnit", kv.substr(0, eq)}, {"maxCapacity", n}});
+  }
+  return limits;
+}
+
+void AddWhatIfShare(CLI::App* whatif, Runner* run) {
   struct ShareOpts {
     std::string queue, share;
     std::vector<std::string> limits;  // UNIT=N
@@ -197,22 +216,8 @@ void AddWhatIf(CLI::App& app, Runner* run) {
       if (arn.empty()) {
         throw CliError("quota share " + sh->share + " does not exist in job queue " + sh->queue);
       }
-      Json limits = Json::array();
-      for (const std::string& kv : sh->limits) {
-        const auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0) {
-          throw CliError("--limit takes UNIT=N, got \"" + kv + "\"");
-        }
-        std::int64_t n = 0;
-        try {
-          n = std::stoll(kv.substr(eq + 1));
-        } catch (const std::exception&) {
-          throw CliError("--limit takes UNIT=N with a whole number, got \"" + kv + "\"");
-        }
-        limits.push_back({{"capacityUnit", kv.substr(0, eq)}, {"maxCapacity", n}});
-      }
-      const Json body = {
-          {"updateQuotaShare", {{"quotaShareArn", arn}, {"capacityLimits", limits}}}};
+      const Json body = {{"updateQuotaShare",
+                          {{"quotaShareArn", arn}, {"capacityLimits", ReadLimits(sh->limits)}}}};
       return PrintWhatIf(client.Send("POST", "/allot/v1/whatif", "", body.dump()), sh->json);
     };
   });
@@ -222,7 +227,12 @@ void AddWhatIf(CLI::App& app, Runner* run) {
 
 void AddExplainCommands(CLI::App& app, Runner* run) {
   AddExplain(app, run);
-  AddWhatIf(app, run);
+  CLI::App* whatif = app.add_subcommand(
+      "whatif", "what the scheduler would decide now, without doing it: submit, priority, share");
+  whatif->require_subcommand(1);
+  AddWhatIfSubmit(whatif, run);
+  AddWhatIfPriority(whatif, run);
+  AddWhatIfShare(whatif, run);
 }
 
 }  // namespace allot::cli

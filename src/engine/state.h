@@ -80,12 +80,12 @@ struct ShareState {
   using WaitMap = std::map<std::uint32_t, WaitSet>;
   // Schedulable waiting jobs by shape. Shared with a what-if copy (whatif.cc) until either
   // changes it: the copy then copies this share's map alone, not every waiting job.
-  const WaitMap& waiting() const { return *waiting_; }
+  const WaitMap& waiting() const { return *waiting_index; }
   WaitMap& MutableWaiting() {
-    if (waiting_.use_count() > 1) waiting_ = std::make_shared<WaitMap>(*waiting_);
-    return *waiting_;
+    if (waiting_index.use_count() > 1) waiting_index = std::make_shared<WaitMap>(*waiting_index);
+    return *waiting_index;
   }
-  std::shared_ptr<WaitMap> waiting_ = std::make_shared<WaitMap>();
+  std::shared_ptr<WaitMap> waiting_index = std::make_shared<WaitMap>();
   WaitSet misconfigured;          // waiting jobs that can never fit
   std::int64_t waiting_jobs = 0;  // both of the above
   std::int64_t dispatched_jobs = 0;

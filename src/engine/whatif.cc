@@ -26,7 +26,7 @@ std::unique_ptr<ShareState> CopyShare(const ShareState& s) {
   c->used[kActual] = s.used[kActual];
   c->used[kProjected] = s.used[kProjected];
   c->waiting_demand = s.waiting_demand;
-  c->waiting_ = s.waiting_;  // shared until changed (state.h)
+  c->waiting_index = s.waiting_index;  // shared until changed (state.h)
   c->misconfigured = s.misconfigured;
   c->waiting_jobs = s.waiting_jobs;
   c->dispatched_jobs = s.dispatched_jobs;

@@ -224,6 +224,9 @@ class Controller {
   Json JobRefJson(const JobRef& ref);  // id and name only when the caller may describe the job
   void RedactPreemptionRecords(Json& allot);
   Reply WhatIfLocked(const Json& body);
+  model::Event WhatIfEvent(const std::string& action, const Json& r, model::JobId* subject,
+                           std::string* share);
+  Json VictimJson(const model::VictimRecord& v, const JobRecord* preemptor);
   QuotaShareRecord UpdatedShare(const Json& r);  // config_ops.cc: UpdateQuotaShare's result
 
   // decisions.cc

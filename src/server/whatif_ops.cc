@@ -57,24 +57,20 @@ Result<Controller::Reply> Controller::WhatIf(const Caller& caller, const Json& b
       [&] { return WhatIfLocked(body); });
 }
 
-Controller::Reply Controller::WhatIfLocked(const Json& body) {
-  const auto [kind, request] = ReadKind(body);
-  const Json& r = *request;
+model::Event Controller::WhatIfEvent(const std::string& action, const Json& r,
+                                     model::JobId* subject, std::string* share) {
   model::Event event;
-  model::JobId subject = 0;
-  std::string share;
-  std::string name;
-  if (kind->action == std::string_view("submitservicejob")) {
+  if (action == "submitservicejob") {
     // SubmitServiceJob's checks that bear on the decision (job_ops.cc): the queue, the share,
     // the priority and what the payload asks for. The job gets the next sequence number, which
     // no job holds yet; nothing is kept.
-    name = RequireString(r, "jobName");
+    const std::string name = RequireString(r, "jobName");
     RefuseUnless(model::rules::CheckName(name, "jobName"));
     const JobQueueRecord& queue = MustFindQueue(RequireString(r, "jobQueue"));
     if (IsQuotaManaged(queue)) {
-      share = RequireString(r, "quotaShareName");
-      if (!shares_.count(queue.name + "/" + share)) {
-        Refuse("quotaShareName " + share + " does not exist in job queue " + queue.name);
+      *share = RequireString(r, "quotaShareName");
+      if (!shares_.count(queue.name + "/" + *share)) {
+        Refuse("quotaShareName " + *share + " does not exist in job queue " + queue.name);
       }
     }
     ParsedPayload parsed = ParsePayload(RequireString(r, "serviceRequestPayload"), name);
@@ -83,16 +79,16 @@ Controller::Reply Controller::WhatIfLocked(const Json& body) {
       parsed.demand = {{std::string(model::rules::kNumInstances), parsed.launch.instance_count}};
     }
     model::JobSpec spec;
-    spec.id = subject = next_seq_;
+    spec.id = *subject = next_seq_;
     spec.queue = queue.name;
-    spec.share = share.empty() ? kImplicitShare : share;
+    spec.share = share->empty() ? kImplicitShare : *share;
     spec.priority = static_cast<std::int32_t>(
         OptionalInt(r, "schedulingPriority", 0, model::rules::kMaxSchedulingPriority).value_or(0));
     spec.demand = parsed.demand;
     spec.attempt_timeout_seconds = parsed.max_runtime_seconds;
     spec.created_at = Now();
     event = model::SubmitJob{std::move(spec)};
-  } else if (kind->action == std::string_view("updateservicejob")) {
+  } else if (action == "updateservicejob") {
     const JobRecord& job = MustFindJob(RequireString(r, "jobId"));
     const std::int64_t priority =
         RequireInt(r, "schedulingPriority", 0, model::rules::kMaxSchedulingPriority);
@@ -100,13 +96,34 @@ Controller::Reply Controller::WhatIfLocked(const Json& body) {
       Refuse("job " + job.id + " is " + std::string(model::ToString(job.status)) +
              "; only unfinished jobs can change priority");
     }
-    subject = job.seq;
-    share = std::string(job.share);
-    name = job.name;
+    *subject = job.seq;
+    *share = std::string(job.share);
     event = model::UpdateJobPriority{job.seq, static_cast<std::int32_t>(priority)};
   } else {
     event = model::PutQuotaShare{EngineConfig(UpdatedShare(r))};
   }
+  return event;
+}
+
+// One victim of a what-if; `preemptor` named when the question is a configuration change.
+Json Controller::VictimJson(const model::VictimRecord& v, const JobRecord* preemptor) {
+  const JobRecord* job = JobBySeq(v.victim);
+  Json entry = JobRefJson({job ? job->id : "", job ? job->name : "", v.share});
+  entry["rule"] = model::ToString(v.rule);
+  entry["priority"] = v.key.priority;
+  entry["workLostInstanceSeconds"] = static_cast<double>(v.key.work_lost) / 1000.0;
+  if (preemptor != nullptr) {
+    entry["preemptor"] =
+        JobRefJson({preemptor->id, preemptor->name, std::string(preemptor->share)});
+  }
+  return entry;
+}
+
+Controller::Reply Controller::WhatIfLocked(const Json& body) {
+  const auto [kind, request] = ReadKind(body);
+  model::JobId subject = 0;
+  std::string share;
+  const model::Event event = WhatIfEvent(kind->action, *request, &subject, &share);
   Result<engine::WhatIfAnswer> answer = engine_.WhatIf(event, Now(), subject);
   if (!answer.ok()) Refuse(answer.status().message());
 
@@ -120,16 +137,7 @@ Controller::Reply Controller::WhatIfLocked(const Json& body) {
       if (subject != 0 && p->preemptor != subject) continue;
       preempts = true;
       for (const model::VictimRecord& v : p->victims) {
-        const JobRecord* job = JobBySeq(v.victim);
-        Json entry = JobRefJson({job ? job->id : "", job ? job->name : "", v.share});
-        entry["rule"] = model::ToString(v.rule);
-        entry["priority"] = v.key.priority;
-        entry["workLostInstanceSeconds"] = static_cast<double>(v.key.work_lost) / 1000.0;
-        if (subject == 0) {
-          if (const JobRecord* by = JobBySeq(p->preemptor)) {
-            entry["preemptor"] = JobRefJson({by->id, by->name, std::string(by->share)});
-          }
-        }
+        Json entry = VictimJson(v, subject == 0 ? JobBySeq(p->preemptor) : nullptr);
         victim_text += std::string(victim_text.empty() ? "" : ", ") +
                        (entry.contains("jobName") ? entry["jobName"].get<std::string>() + " of "
                                                   : std::string("a job of ")) +
