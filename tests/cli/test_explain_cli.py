@@ -4,7 +4,18 @@ and 4) against a real server with examples/cluster.yaml applied."""
 import json
 import unittest
 
-from cli_server import ServerCase
+try:
+    from cli_server import ServerCase
+except ImportError:
+    # Until tests/cli/cli_server.py (another change, in flight) is committed: the same server
+    # setup, from test_cli's class, without its tests.
+    import test_cli
+
+    class ServerCase(test_cli.CliTest):
+        pass
+
+    for _name in [n for n in dir(test_cli.CliTest) if n.startswith("test_")]:
+        setattr(ServerCase, _name, None)
 
 
 class ExplainCliTest(ServerCase):
