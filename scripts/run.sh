@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make run` (after the build): starts `allot server` in the background with its defaults (data in
-# ./allot-data, listening on 127.0.0.1:8742), applies examples/cluster.yaml, and says how to
+# ./allot-data, listening on 127.0.0.1:8742; its log appended to allot-data/server.log), applies
+# examples/cluster.yaml and plays the preemption demo on the first start only, and says how to
 # submit a job, watch it and stop the server. A server that already answers on 8742 is reused.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,15 +17,22 @@ if [ ! -x "$bin" ]; then
   exit 1
 fi
 
+# A data directory without a database is a first start: only then are the example cluster and
+# the demo applied. A later `make run` finds the cluster as it was left (edited, perhaps, with
+# the API or `allot apply`) and must not put the example back over it nor replay the demo.
+fresh=""
+[ -f "$data/allot.db" ] || fresh=yes
+
 if healthy; then
   echo "A server already answers on $endpoint; reusing it."
   started=""
+  fresh=""
 else
   mkdir -p "$data"
   # Sandboxed jobs see only system directories: the examples' training script and the Python
   # training helper are shown to them read-only (docs/security.md).
   nohup "$bin" server --job-readonly-path "$root/examples" --job-readonly-path "$root/python" \
-    >"$data/server.log" 2>&1 </dev/null &
+    >>"$data/server.log" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$data/server.pid"
   started=yes
@@ -56,8 +64,13 @@ export AWS_ENDPOINT_URL_BATCH="$endpoint"
 export AWS_DEFAULT_REGION=local
 
 echo
-echo "Applying examples/cluster.yaml:"
-"$bin" apply -f examples/cluster.yaml | sed 's/^/  /'
+if [ -n "$fresh" ]; then
+  echo "Applying examples/cluster.yaml:"
+  "$bin" apply -f examples/cluster.yaml | sed 's/^/  /'
+else
+  echo "The server keeps the cluster it had; examples/cluster.yaml is not applied again"
+  echo "(allot apply -f examples/cluster.yaml --dry-run shows what applying it would change)."
+fi
 
 # Two example team members (docs/policies/team-member.json for the queue `training`): alice
 # may submit to and manage team-a's jobs, bob team-b's. Their keys become profiles [alice] and
@@ -137,7 +150,7 @@ TEXT
 
 # The preemption story, once, on the freshly applied cluster (ALLOT_DEMO=0 skips it): team-a
 # borrows, team-b's job arrives, team-a's job is preempted, resumes from its checkpoint and ends.
-if [ "${ALLOT_DEMO:-1}" != 0 ]; then
+if [ "${ALLOT_DEMO:-1}" != 0 ] && [ -n "$fresh" ]; then
   echo
   echo "Demo (about 30 s; ALLOT_DEMO=0 make run skips it):"
   AWS_SHARED_CREDENTIALS_FILE="$(cd "$data" && pwd)/credentials" AWS_ENDPOINT_URL_BATCH="$endpoint" \

@@ -266,6 +266,7 @@ class Applier {
     const Json found =
         client_.Call("DescribeServiceEnvironments", {{"serviceEnvironments", Json::array({name})}});
     const Json* cur = First(found, "serviceEnvironments", "serviceEnvironmentName", name);
+    environments_.insert(name);
     if (cur == nullptr) {
       Json req = {{"serviceEnvironmentName", name},
                   {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
@@ -314,6 +315,7 @@ class Applier {
     const Json found = client_.Call("DescribeJobQueues", {{"jobQueues", Json::array({name})}});
     const Json* cur = First(found, "jobQueues", "jobQueueName", name);
     if (cur == nullptr) {
+      RequireEnvironment(name, d["serviceEnvironment"]);
       Json req = {{"jobQueueName", name},
                   {"jobQueueType", "SAGEMAKER_TRAINING"},
                   {"priority", d.value("priority", std::int64_t{1})},
@@ -461,11 +463,24 @@ class Applier {
     return arn;
   }
 
+  // A new queue's service environment must be in the file or on the server.
+  void RequireEnvironment(const std::string& queue, const std::string& name_or_arn) {
+    const std::string name = NameFromArn(name_or_arn);
+    if (environments_.count(name) != 0) return;
+    const Json found =
+        client_.Call("DescribeServiceEnvironments", {{"serviceEnvironments", Json::array({name})}});
+    if (First(found, "serviceEnvironments", "serviceEnvironmentName", name) == nullptr) {
+      throw CliError("jobQueue " + queue + ": service environment " + name +
+                     " does not exist and is not in the file's serviceEnvironments");
+    }
+    environments_.insert(name);
+  }
+
   bool QueueExists(const std::string& queue) {
     if (auto it = queue_arns_.find(queue); it != queue_arns_.end()) return !it->second.empty();
     const Json found = client_.Call("DescribeJobQueues", {{"jobQueues", Json::array({queue})}});
     const bool exists = First(found, "jobQueues", "jobQueueName", queue) != nullptr;
-    if (!exists && !dry_run_) {
+    if (!exists) {
       throw CliError("quota share on job queue " + queue +
                      ": the queue does not exist and is not in the file's jobQueues");
     }
@@ -506,6 +521,7 @@ class Applier {
   ApplyCounts counts_;
   std::map<std::string, std::string> policy_arns_;  // name -> ARN ("" = created in a dry run)
   std::map<std::string, std::string> queue_arns_;   // name -> ARN ("" = does not exist yet)
+  std::set<std::string> environments_;              // in the file or found on the server
 };
 
 }  // namespace
@@ -547,12 +563,53 @@ ClusterSpec LoadClusterSpec(const std::string& path) {
   return ParseClusterSpec(text.str(), path);
 }
 
+namespace {
+
+// Runs `a` over every object of the file. With `problems`, an object the server would refuse is
+// noted there and the next one is tried (the plan); without, the first refusal ends the run.
+void RunOver(Applier& a, const ClusterSpec& spec, std::vector<std::string>* problems) {
+  auto each = [problems](const std::vector<Json>& list, auto&& fn) {
+    for (const Json& entry : list) {
+      if (problems == nullptr) {
+        fn(entry);
+        continue;
+      }
+      try {
+        fn(entry);
+      } catch (const ApiError&) {
+        throw;  // the server did not answer a lookup: no plan can be made
+      } catch (const CliError& e) {
+        problems->push_back(e.what());
+      }
+    }
+  };
+  each(spec.service_environments, [&a](const Json& e) { a.Environment(e); });
+  each(spec.scheduling_policies, [&a](const Json& p) { a.Policy(p); });
+  each(spec.job_queues, [&a](const Json& q) { a.Queue(q); });
+  each(spec.quota_shares, [&a](const Json& s) { a.Share(s); });
+}
+
+}  // namespace
+
 ApplyCounts ApplySpec(Client& client, const ClusterSpec& spec, std::ostream& out, bool dry_run) {
-  Applier a(client, out, dry_run);
-  for (const Json& e : spec.service_environments) a.Environment(e);
-  for (const Json& p : spec.scheduling_policies) a.Policy(p);
-  for (const Json& q : spec.job_queues) a.Queue(q);
-  for (const Json& s : spec.quota_shares) a.Share(s);
+  // The whole file is planned against the server before anything changes: a file with one bad
+  // entry changes nothing, and every problem is named at once.
+  std::ostringstream plan;
+  Applier planner(client, plan, /*dry_run=*/true);
+  std::vector<std::string> problems;
+  RunOver(planner, spec, &problems);
+  if (!problems.empty()) {
+    throw CliError("nothing was changed; the file has " + std::to_string(problems.size()) +
+                   (problems.size() == 1 ? " problem:\n  " : " problems:\n  ") +
+                   Join(problems, "\n  "));
+  }
+  for (const std::string& w : CapacityWarnings(client, spec)) out << "warning: " << w << '\n';
+  if (dry_run) {
+    out << plan.str();
+    return planner.counts();
+  }
+  Applier a(client, out, /*dry_run=*/false);
+  RunOver(a, spec, nullptr);
   return a.counts();
 }
 

@@ -56,8 +56,16 @@ struct ApplyCounts {
   int unchanged = 0;
 };
 
+// Warnings about the configuration the file leaves on the server (the file's objects over the
+// server's): per job queue and capacity unit, quota-share limits that add up to more than the
+// service environment's capacity, so that the shares cannot all use their quota at once.
+std::vector<std::string> CapacityWarnings(Client& client, const ClusterSpec& spec);
+
 // Makes the server match `spec`, one line per object on `out` ("jobQueue training: created").
-// With dry_run nothing is changed and the lines say what would be done.
+// The whole file is checked against the server first: if any object would be refused (a queue
+// or policy it names exists nowhere, a queue's environment differs), nothing is changed and
+// CliError lists every problem. With dry_run nothing is changed and the lines say what would be
+// done. Capacity warnings (CapacityWarnings) come first, as "warning: ..." lines.
 ApplyCounts ApplySpec(Client& client, const ClusterSpec& spec, std::ostream& out,
                       bool dry_run = false);
 

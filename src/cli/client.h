@@ -37,6 +37,13 @@ class CliError : public std::runtime_error {
   explicit CliError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A command line that names something the command cannot take (a bad flag value found after
+// parsing, say): exit status 2, as a parse error.
+class UsageError : public CliError {
+ public:
+  using CliError::CliError;
+};
+
 // An error answer from the server: its x-amzn-ErrorType / __type and its message.
 class ApiError : public CliError {
  public:

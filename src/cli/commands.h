@@ -27,6 +27,7 @@ std::vector<char*> PrepareArgv(int argc, char** argv);
 std::shared_ptr<std::string> AddEndpointOption(CLI::App* sub);
 
 void AddApplyCommand(CLI::App& app, Runner* run);   // apply
+void AddDeleteCommand(CLI::App& app, Runner* run);  // delete (what apply made)
 void AddJobCommands(CLI::App& app, Runner* run);    // submit, jobs, describe, priority, cancel
 void AddSharesCommand(CLI::App& app, Runner* run);  // shares
 void AddBenchCommand(CLI::App& app, Runner* run);   // bench submit

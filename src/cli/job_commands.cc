@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/jobs.h"
+#include "cli/usage.h"
 #include "common/strings.h"
 
 namespace allot::cli {
@@ -104,16 +105,44 @@ std::vector<std::string> StatusesToList(const std::string& status) {
   return {s};
 }
 
+// The job queues the caller may describe, by name.
+std::vector<std::string> KnownQueues(Client& client) {
+  std::vector<std::string> names;
+  for (const Json& q : ListAll(client, "DescribeJobQueues", Json::object(), "jobQueues")) {
+    names.push_back(q.value("jobQueueName", ""));
+  }
+  return names;
+}
+
+// A queue or share the command names must exist: listing nothing for a typo would read as "no
+// jobs". The caller may also lack the right to describe it; the message says both.
+void RequireKnown(const std::string& what, const std::string& name,
+                  const std::vector<std::string>& known) {
+  if (std::find(known.begin(), known.end(), name) != known.end()) return;
+  std::string message = what + " \"" + name + "\" does not exist (or you may not describe it)";
+  if (const std::string hint = DidYouMean(name, known); !hint.empty()) {
+    message += "; did you mean \"" + hint + "\"?";
+  }
+  throw CliError(message);
+}
+
 // (queue, job summary) for each job of the chosen queues in `statuses`, newest first.
 std::vector<std::pair<std::string, Json>> ListJobs(Client& client, const JobsOptions& o,
                                                    const std::vector<std::string>& statuses) {
-  std::vector<std::string> queues;
+  std::vector<std::string> queues = KnownQueues(client);
   if (!o.queue.empty()) {
-    queues.push_back(o.queue);
-  } else {
-    for (const Json& q : ListAll(client, "DescribeJobQueues", Json::object(), "jobQueues")) {
-      queues.push_back(q.value("jobQueueName", ""));
+    RequireKnown("job queue", o.queue, queues);
+    queues = {o.queue};
+  }
+  if (!o.share.empty()) {
+    std::vector<std::string> shares;
+    for (const std::string& q : queues) {
+      for (const Json& s : ListAll(client, "ListQuotaShares", {{"jobQueue", q}}, "quotaShares")) {
+        shares.push_back(s.value("quotaShareName", ""));
+      }
     }
+    RequireKnown(o.queue.empty() ? "quota share" : "quota share of job queue " + o.queue, o.share,
+                 shares);
   }
   std::vector<std::pair<std::string, Json>> jobs;  // queue, summary
   for (const std::string& q : queues) {

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "cli/format.h"
+#include "common/strings.h"
 
 namespace allot::cli {
 
@@ -135,6 +136,29 @@ void PrintIdentity(const Json& job, std::ostream& out) {
   Line(out, "Resources", resources);
 }
 
+// "  (ran 2m31s in 3 attempts: 23s, 1m03s, 1m05s)": the time its attempts ran, not the time
+// from the first start to the end, which counts the waits between attempts too.
+std::string RanText(const Json& job) {
+  std::vector<std::string> each;
+  std::int64_t total = 0;
+  for (const Json& a : job.value("attempts", Json::array())) {
+    const Json from = a.value("startedAt", Json());
+    const Json to = a.value("stoppedAt", Json());
+    if (!from.is_number_integer() || !to.is_number_integer()) continue;
+    const std::int64_t ms =
+        std::max<std::int64_t>(0, to.get<std::int64_t>() - from.get<std::int64_t>());
+    total += ms;
+    each.push_back(FormatDuration(ms));
+  }
+  if (each.empty()) {
+    const std::string ran = Elapsed(job.value("startedAt", Json()), job["stoppedAt"]);
+    return ran.empty() ? "" : "  (ran " + ran + ")";
+  }
+  if (each.size() == 1) return "  (ran " + each[0] + ")";
+  return "  (ran " + FormatDuration(total) + " in " + std::to_string(each.size()) +
+         " attempts: " + Join(each, ", ") + ")";
+}
+
 // Its capacity and when it was created, scheduled, started and stopped.
 void PrintTimes(const Json& job, std::ostream& out) {
   Line(out, "Capacity", job.contains("capacityUsage") ? FormatCapacity(job["capacityUsage"]) : "");
@@ -142,8 +166,7 @@ void PrintTimes(const Json& job, std::ostream& out) {
   if (job.contains("scheduledAt")) Line(out, "Scheduled", FormatTime(job["scheduledAt"]));
   if (job.contains("startedAt")) Line(out, "Started", FormatTime(job["startedAt"]));
   if (job.contains("stoppedAt")) {
-    const std::string ran = Elapsed(job.value("startedAt", Json()), job["stoppedAt"]);
-    Line(out, "Stopped", FormatTime(job["stoppedAt"]) + (ran.empty() ? "" : "  (ran " + ran + ")"));
+    Line(out, "Stopped", FormatTime(job["stoppedAt"]) + RanText(job));
   }
 }
 

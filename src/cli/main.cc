@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/host_map.h"
 #include "cli/slurm_map.h"
+#include "cli/usage.h"
 #include "exec/job_exec.h"
 #include "exec/sagemaker_layout.h"
 #include "exec/sandbox.h"
@@ -350,6 +351,7 @@ int Main(int argc, char** argv) {
 
   allot::cli::Runner run;
   allot::cli::AddApplyCommand(app, &run);
+  allot::cli::AddDeleteCommand(app, &run);
   allot::cli::AddJobCommands(app, &run);
   allot::cli::AddSharesCommand(app, &run);
   allot::cli::AddBenchCommand(app, &run);
@@ -357,21 +359,27 @@ int Main(int argc, char** argv) {
   allot::cli::AddSimCommand(app, &run);
   allot::cli::AddUsersCommand(app, &run);
   allot::cli::AddAuditCommand(app, &run);
+  allot::cli::AddExplainCommands(app, &run);
   allot::cli::AddReportCommands(app, &run);
 
-  allot::cli::AddExplainCommands(app, &run);
+  app.footer(
+      "Exit status: 0 success, 1 error, 2 usage error (an unknown command or option, a "
+      "missing argument).");
   std::vector<char*> args = allot::cli::PrepareArgv(argc, argv);
-  CLI11_PARSE(app, static_cast<int>(args.size() - 1), args.data());
+  if (std::optional<int> done = allot::cli::ParseCommandLine(app, args)) return *done;
   if (serve->parsed()) return RunServerCommand(server_flags);
-  if (!run) return 0;
+  if (!run) return allot::cli::kExitOk;
   try {
     return run();
+  } catch (const allot::cli::UsageError& e) {
+    std::fprintf(stderr, "allot: %s\n", e.what());
+    return allot::cli::kExitUsage;
   } catch (const allot::cli::ApiError& e) {
     std::fprintf(stderr, "allot: %s\n", e.what());
-    return 1;
+    return allot::cli::kExitError;
   } catch (const allot::cli::CliError& e) {
     std::fprintf(stderr, "allot: %s\n", e.what());
-    return 1;
+    return allot::cli::kExitError;
   }
 }
 

@@ -227,8 +227,10 @@ void AddSimCommand(CLI::App& app, Runner* run) {
   sub->add_option("--restart-overhead", o->restart_overhead,
                   "a resumed attempt works again after this (default 60s)");
   sub->add_option("--stop-grace", o->stop_grace, "a stopped attempt ends after this (default 30s)");
-  sub->add_flag("--checkpoint-on-stop", o->checkpoint_on_stop,
-                "jobs save their progress when stopped (as allot-train does on SIGTERM)");
+  sub->add_flag(
+      "--checkpoint-on-stop", o->checkpoint_on_stop,
+      "jobs save their progress when stopped (as scripts using the Python training helper, "
+      "python/allot/training.py, do on SIGTERM)");
   sub->add_flag("--check-invariants", o->check_invariants,
                 "check the scheduling invariants after every event (always on in debug builds)");
   sub->add_option("--compress", o->compress, "arrivals this many times as fast")

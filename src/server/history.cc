@@ -59,8 +59,11 @@ void Controller::StartHistory() {
     history_.next_event = JobEventSequence(newest->front().key).value_or(0) + 1;
   }
   history_.live = true;
-  history_.next_sample = Now();
-  history_.next_prune = Now();
+  // The first sample comes one interval after the start, not at it: a start writes nothing
+  // (docs/benchmarks.md, restart: "a start rewrites nothing unchanged").
+  const Duration interval = std::max<Duration>(options_.history_interval, 1);
+  history_.next_sample = StepStart(Now(), interval) + interval;
+  history_.next_prune = Now() + kFiveMinutes;
 }
 
 void Controller::NoteEvent(JobEvent event, const JobRecord& job) {

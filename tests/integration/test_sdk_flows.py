@@ -1,6 +1,6 @@
 """The SageMaker Python SDK's aws_batch flows, as its notebooks and its own integration test drive
 the API (issue 9, section 2). The SDK is not installed here; these tests send the same requests
-with boto3, the way the SDK's helpers build them (see shared/reference, section 6)."""
+with boto3, the way the SDK's helpers build them (its `sagemaker.aws_batch` module)."""
 
 import json
 import os
