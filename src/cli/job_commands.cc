@@ -33,6 +33,18 @@ std::string DefaultInstanceType(Client& client, const std::string& queue) {
                  " has no capacity limits; pass --instance-type");
 }
 
+// AWS accepts a job larger than its share or the pool can ever hold (it waits with a
+// MISCONFIGURATION reason until the limits change); the submitter hears it at once, on stderr,
+// so that the job id on stdout stays the only output a script reads.
+void WarnIfItCanNeverFit(Client& client, const std::string& job_id) {
+  const Json job = client.Call("DescribeServiceJob", {{"jobId", job_id}});
+  const std::string reason = job.value("statusReason", "");
+  if (reason.starts_with("MISCONFIGURATION:")) {
+    std::cerr << "allot: warning: job " << job_id << " can never start with the "
+              << "current limits: " << reason << '\n';
+  }
+}
+
 void AddSubmit(CLI::App& app, Runner* run) {
   auto o = std::make_shared<SubmitOptions>();
   auto priority = std::make_shared<std::int64_t>(0);
@@ -82,6 +94,7 @@ void AddSubmit(CLI::App& app, Runner* run) {
       const Json ans = client.Call("SubmitServiceJob",
                                    BuildSubmitRequest(opts, JobNameFromCommand(opts.command)));
       std::cout << ans.value("jobId", "") << '\n';
+      WarnIfItCanNeverFit(client, ans.value("jobId", ""));
       return 0;
     };
   });

@@ -147,6 +147,17 @@ quotaShares:
         self.assertEqual(p.returncode, 1)
         self.assertIn("deleted: 0, 4 not on the server", self.allot("delete", "-f", path).stdout)
 
+    def test_submit_warns_on_a_job_that_can_never_fit(self):
+        p = self.allot("submit", "--queue", "training", "--share", "team-c",
+                       "--instance-count", "5", "--", "/bin/true")
+        job = p.stdout.strip()
+        self.assertRegex(job, r"^[0-9a-f-]{36}$")
+        self.assertIn("warning: job %s can never start" % job, p.stderr)
+        self.assertIn("MISCONFIGURATION:", p.stderr)
+        self.allot("cancel", job)
+        p = self.allot("submit", "--queue", "training", "--share", "team-c", "--", "/bin/true")
+        self.assertNotIn("warning", p.stderr)
+
     def test_describe_sums_the_attempts(self):
         job = self.submit("--queue", "training", "--share", "team-c", "--retries", "2", "--",
                           "/bin/sh", "-c", "sleep 1; exit 3")
