@@ -128,6 +128,29 @@ bool CheckSandbox(const allot::server::Options& server) {
   return false;
 }
 
+// What the server keeps and shows of itself: audit, history and metrics
+// (docs/security.md, docs/observability.md).
+void AddRecordFlags(CLI::App* serve, ServerFlags& f) {
+  serve->add_option("--metrics-token-file", f.server.metrics_token_file,
+                    "the bearer token GET /metrics requires (Authorization: Bearer <token>); "
+                    "default <data-dir>/metrics-token (made at first start, mode 0600)");
+  serve
+      ->add_option("--audit-retention-days", f.audit_retention_days,
+                   "audit records older than this are dropped")
+      ->check(CLI::Range(1, 36500))
+      ->capture_default_str();
+  serve
+      ->add_option("--history-retention-days", f.history_retention_days,
+                   "usage samples and job events older than this are dropped (allot report)")
+      ->check(CLI::Range(1, 36500))
+      ->capture_default_str();
+  serve
+      ->add_option("--history-interval-seconds", f.history_interval_seconds,
+                   "how often each share's usage is sampled into the history")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+}
+
 // The executor's flags (docs/slurm.md).
 void AddSlurmFlags(CLI::App* serve, ServerFlags& f) {
   serve
@@ -245,24 +268,7 @@ CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
   serve->add_option("--master-key-file", f.server.master_key_file,
                     "the key that seals users' secrets in the store; default <data-dir>/master.key "
                     "(made at first start); keep it outside the data dir's backups");
-  serve->add_option("--metrics-token-file", f.server.metrics_token_file,
-                    "the bearer token GET /metrics requires (Authorization: Bearer <token>); "
-                    "default <data-dir>/metrics-token (made at first start, mode 0600)");
-  serve
-      ->add_option("--audit-retention-days", f.audit_retention_days,
-                   "audit records older than this are dropped")
-      ->check(CLI::Range(1, 36500))
-      ->capture_default_str();
-  serve
-      ->add_option("--history-retention-days", f.history_retention_days,
-                   "usage samples and job events older than this are dropped (allot report)")
-      ->check(CLI::Range(1, 36500))
-      ->capture_default_str();
-  serve
-      ->add_option("--history-interval-seconds", f.history_interval_seconds,
-                   "how often each share's usage is sampled into the history")
-      ->check(CLI::Range(1, 3600))
-      ->capture_default_str();
+  AddRecordFlags(serve, f);
   AddSandboxFlags(serve, f);
   AddSlurmFlags(serve, f);
   serve->add_flag("--no-sandbox", f.no_sandbox,
