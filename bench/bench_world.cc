@@ -5,32 +5,51 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "model/rules.h"
+
 namespace allot::bench {
 
 std::string ShareName(int i) { return "team-" + std::to_string(i); }
 
-World::World(const WorldConfig& c) {
-  Apply(model::PutServiceEnvironment{{.name = "se", .capacity_limits = {{kUnit, c.pool}}}});
+std::string UnitName(int i) {
+  static const char* const kLarger[] = {"ml.g5.2xlarge", "ml.g5.4xlarge", "ml.g5.8xlarge",
+                                        "ml.g5.12xlarge"};
+  return i == 0 ? kUnit : kLarger[(i - 1) % 4];
+}
+
+int UnitsFor(std::int64_t instances) {
+  const std::int64_t per_unit = model::rules::kMaxCapacity;
+  return static_cast<int>(std::max<std::int64_t>(1, (instances + per_unit - 1) / per_unit));
+}
+
+World::World(const WorldConfig& c) : units_(c.units) {
+  Apply(model::PutServiceEnvironment{{.name = "se", .capacity_limits = PerUnit(c.pool)}});
   Apply(model::PutJobQueue{{.name = "q", .service_environment = "se"}});
   for (int i = 0; i < c.shares; ++i) {
-    Apply(model::PutQuotaShare{
-        {.queue = "q",
-         .name = ShareName(i),
-         .capacity_limits = {{kUnit, static_cast<std::size_t>(i) < c.limits.size()
-                                         ? c.limits[static_cast<std::size_t>(i)]
-                                         : c.share_limit}},
-         .strategy = c.strategy,
-         .in_share_preemption = c.in_share_preemption}});
+    const std::int64_t limit = static_cast<std::size_t>(i) < c.limits.size()
+                                   ? c.limits[static_cast<std::size_t>(i)]
+                                   : c.share_limit;
+    Apply(model::PutQuotaShare{{.queue = "q",
+                                .name = ShareName(i),
+                                .capacity_limits = PerUnit(limit),
+                                .strategy = c.strategy,
+                                .in_share_preemption = c.in_share_preemption}});
   }
 }
 
-void World::Submit(int share, std::int64_t count, std::int32_t priority) {
+std::vector<model::CapacityLimit> World::PerUnit(std::int64_t limit) const {
+  std::vector<model::CapacityLimit> limits;
+  for (int u = 0; u < units_; ++u) limits.push_back({UnitName(u), limit});
+  return limits;
+}
+
+void World::Submit(int share, std::int64_t count, std::int32_t priority, int unit) {
   model::JobSpec spec;
   spec.id = next_id_++;
   spec.queue = "q";
   spec.share = ShareName(share);
   spec.priority = priority;
-  spec.demand = {{kUnit, count}};
+  spec.demand = {{UnitName(unit), count}};
   spec.created_at = now_;
   Apply(model::SubmitJob{std::move(spec)});
 }
@@ -48,7 +67,7 @@ void World::End(model::JobId job, int attempt, model::AttemptOutcome outcome) {
 }
 
 void World::SetPool(std::int64_t pool) {
-  Apply(model::PutServiceEnvironment{{.name = "se", .capacity_limits = {{kUnit, pool}}}});
+  Apply(model::PutServiceEnvironment{{.name = "se", .capacity_limits = PerUnit(pool)}});
 }
 
 void World::Apply(const model::Event& e) {

@@ -15,21 +15,31 @@ namespace allot::bench {
 
 inline const std::string kUnit = "ml.g5.xlarge";
 
+// Instance type `i` of a world: kUnit first, then larger g5 types.
+std::string UnitName(int i);
+
+// How many instance types hold `instances`, each type at most model::rules::kMaxCapacity.
+int UnitsFor(std::int64_t instances);
+
 struct WorldConfig {
   int shares = 20;
-  std::int64_t pool = 0;             // service environment capacity
+  std::int64_t pool = 0;             // service environment capacity, per instance type
   std::int64_t share_limit = 0;      // each share's limit, unless `limits` names it
   std::vector<std::int64_t> limits;  // per share, overrides share_limit
   model::SharingStrategy strategy = model::SharingStrategy::kLendAndBorrow;
   bool in_share_preemption = false;
+  // Instance types (1-5): the environment and every share have their capacity for each. More
+  // than one where a world needs more instances than one type may hold
+  // (model::rules::kMaxCapacity).
+  int units = 1;
 };
 
 class World {
  public:
   explicit World(const WorldConfig& config);
 
-  // Submits a job of `count` instances to share `share` at priority `priority`.
-  void Submit(int share, std::int64_t count = 1, std::int32_t priority = 0);
+  // Submits a job of `count` instances of type `unit` to share `share` at priority `priority`.
+  void Submit(int share, std::int64_t count = 1, std::int32_t priority = 0, int unit = 0);
   // Ends the oldest dispatched attempt; returns false when nothing runs.
   bool EndOldest();
   // Reports attempt `attempt` of `job` as ended (a stopped job that reports failure was
@@ -39,7 +49,7 @@ class World {
   void Apply(const model::Event& e);
   // Applies `e` and returns how long Apply took, in nanoseconds.
   std::int64_t TimedApply(const model::Event& e);
-  void SetPool(std::int64_t pool);
+  void SetPool(std::int64_t pool);  // for each instance type
 
   engine::Engine& engine() { return engine_; }
   std::size_t running() const { return running_.size(); }
@@ -53,6 +63,8 @@ class World {
  private:
   void Absorb();
 
+  std::vector<model::CapacityLimit> PerUnit(std::int64_t limit) const;
+  int units_ = 1;
   engine::Engine engine_;
   model::Decisions decisions_;
   std::deque<std::pair<model::JobId, int>> running_;

@@ -5,34 +5,41 @@
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "bench/bench_world.h"
+#include "model/rules.h"
 
 namespace allot::bench {
 namespace {
 
 constexpr int kShares = 20;
 
-// Fills `world` with `waiting` jobs spread over the shares (round robin), sizes 1-4.
-void FillWaiting(World& world, std::int64_t waiting) {
+// Fills `world` with `waiting` jobs spread over the shares (round robin), sizes 1-4, and over
+// `units` instance types (round robin too).
+void FillWaiting(World& world, std::int64_t waiting, int units = 1) {
   for (std::int64_t i = 0; i < waiting; ++i) {
-    world.Submit(static_cast<int>(i % kShares), 1 + (i / kShares) % 4);
+    world.Submit(static_cast<int>(i % kShares), 1 + (i / kShares) % 4, 0,
+                 static_cast<int>(i % units));
   }
 }
 
 // Admissions in one pass: `waiting` jobs queued while the pool is 0, then capacity for all of
-// them appears in one event and the pass admits every job.
+// them appears in one event and the pass admits every job. One instance type holds at most
+// model::rules::kMaxCapacity instances, so at 1M waiting (2.5M instances) the jobs use three types.
 void BM_AdmitAll(benchmark::State& state) {
   const std::int64_t waiting = state.range(0);
+  const std::int64_t demand = waiting * 5 / 2;  // sizes 1-4 in turn: 2.5 instances a job
+  const int units = UnitsFor(demand);
   std::int64_t admitted = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto world = std::make_unique<World>(
-        WorldConfig{.shares = kShares, .pool = 0, .share_limit = waiting, .strategy = {}});
-    FillWaiting(*world, waiting);
+    auto world = std::make_unique<World>(WorldConfig{
+        .shares = kShares, .pool = 0, .share_limit = waiting, .strategy = {}, .units = units});
+    FillWaiting(*world, waiting, units);
     state.ResumeTiming();
-    world->SetPool(waiting * 4);
+    world->SetPool(std::min(waiting * 4, model::rules::kMaxCapacity));  // room for every job
     admitted += world->dispatches();
     state.PauseTiming();
     world.reset();
