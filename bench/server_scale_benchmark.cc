@@ -135,6 +135,10 @@ class CountingStore : public store::Store {
     ++gets_;
     return inner_->Get(kind, key);
   }
+  Result<std::vector<store::Record>> Range(store::Kind kind,
+                                           const store::KeyRange& range) override {
+    return inner_->Range(kind, range);
+  }
   void Close() override { inner_->Close(); }
 
   std::int64_t records() const { return records_; }

@@ -13,8 +13,8 @@ Status Store::Commit(Batch batch) {
   return result.get();
 }
 
-Result<std::vector<Record>> Store::Range(Kind kind, const KeyRange& range) {
-  Result<std::vector<Record>> all = Load(kind);
+Result<std::vector<Record>> RangeOfLoad(Store& store, Kind kind, const KeyRange& range) {
+  Result<std::vector<Record>> all = store.Load(kind);
   if (!all.ok()) return all.status();
   std::vector<Record> in_range;
   auto inside = [&range](const Record& r) {

@@ -40,6 +40,10 @@ class PayloadStore : public store::Store {
     }
     return std::optional<std::string>(it->second);
   }
+  Result<std::vector<store::Record>> Range(store::Kind kind,
+                                           const store::KeyRange& range) override {
+    return store::RangeOfLoad(*this, kind, range);
+  }
   void Close() override {}
 
   std::map<std::string, std::string> payloads;

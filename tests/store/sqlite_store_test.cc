@@ -246,7 +246,7 @@ TEST(SqliteStore, RangeReadsAPageInEitherDirectionWithinBounds) {
     std::vector<std::string> keys;
     for (const Record& r : page.value()) keys.push_back(r.key);
     EXPECT_EQ(keys, c.keys);
-    Result<std::vector<Record>> fallback = store->Store::Range(Kind::kAudit, c.range);
+    Result<std::vector<Record>> fallback = RangeOfLoad(*store, Kind::kAudit, c.range);
     ASSERT_TRUE(fallback.ok());
     EXPECT_EQ(Pairs(fallback.value()), Pairs(page.value()));
   }
