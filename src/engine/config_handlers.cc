@@ -121,7 +121,7 @@ Status Handle(EngineState& st, const model::PutJobQueue& e) {
   auto it = st.queue_index.find(c.name);
   if (it == st.queue_index.end()) {
     const auto index = static_cast<std::uint32_t>(st.queues.size());
-    st.queues.push_back(std::make_unique<QueueState>());
+    st.queues.emplace_back(std::make_unique<QueueState>());
     st.queue_index.emplace(c.name, index);
     st.queues[index]->config = c;
     ReconcileQueue(st, index);
@@ -184,7 +184,7 @@ Status Handle(EngineState& st, const model::PutQuotaShare& e) {
   auto it = q.share_index.find(e.config.name);
   if (it == q.share_index.end()) {
     const auto share = static_cast<std::uint32_t>(q.shares.size());
-    q.shares.push_back(std::make_unique<ShareState>());
+    q.shares.emplace_back(std::make_unique<ShareState>());
     q.share_index.emplace(e.config.name, share);
     it = q.share_index.find(e.config.name);
   }

@@ -69,6 +69,24 @@ struct RunOrder {
 };
 using RunSet = std::set<RunKey, RunOrder>;
 
+// A unique_ptr that copies what it points to when it is copied, so that the structs holding one
+// keep their default, complete copy (a what-if copies the state, whatif.cc): no field can be
+// forgotten by a copy written out by hand.
+template <typename T>
+class DeepCopied : public std::unique_ptr<T> {
+ public:
+  DeepCopied() = default;
+  explicit DeepCopied(std::unique_ptr<T> p) : std::unique_ptr<T>(std::move(p)) {}
+  DeepCopied(const DeepCopied& o) : std::unique_ptr<T>(o ? std::make_unique<T>(*o) : nullptr) {}
+  DeepCopied& operator=(const DeepCopied& o) {
+    if (this != &o) std::unique_ptr<T>::operator=(o ? std::make_unique<T>(*o) : nullptr);
+    return *this;
+  }
+  DeepCopied(DeepCopied&&) noexcept = default;
+  DeepCopied& operator=(DeepCopied&&) noexcept = default;
+  ~DeepCopied() = default;
+};
+
 struct ShareState {
   model::QuotaShareConfig config;
   bool deleting = false;
@@ -116,7 +134,7 @@ struct QueueState {
   std::map<std::string, std::uint32_t, std::less<>> unit_index;
   std::vector<std::int64_t> pool;  // P[u]
   Aggregates agg[2];
-  std::vector<std::unique_ptr<ShareState>> shares;  // nullptr once a deleted share is empty
+  std::vector<DeepCopied<ShareState>> shares;  // nullptr once a deleted share is empty
   std::map<std::string, std::uint32_t, std::less<>> share_index;
   std::vector<Shape> shapes;
   std::map<std::vector<std::pair<std::uint32_t, std::int64_t>>, std::uint32_t> shape_index;
@@ -195,7 +213,7 @@ struct EngineState {
   // EngineOptions::victim_order == kNewestFirst: checkpoints do not order victims.
   bool newest_first = false;
   std::map<std::string, model::ServiceEnvironmentConfig, std::less<>> envs;
-  std::vector<std::unique_ptr<QueueState>> queues;  // nullptr once a deleted queue is empty
+  std::vector<DeepCopied<QueueState>> queues;  // nullptr once a deleted queue is empty
   std::map<std::string, std::uint32_t, std::less<>> queue_index;
   std::unordered_map<JobId, Job> jobs;  // looked up only, never iterated into output
   std::vector<model::RetryStrategy> retry_policies;

@@ -12,62 +12,19 @@ namespace allot::engine {
 
 namespace internal {
 
-namespace {
-
-// Field by field: ShareState and QueueState hold unique_ptrs, so they have no copy constructor.
-// Keep in step with state.h.
-std::unique_ptr<ShareState> CopyShare(const ShareState& s) {
-  auto c = std::make_unique<ShareState>();
-  c->config = s.config;
-  c->deleting = s.deleting;
-  c->name_rank = s.name_rank;
-  c->limit = s.limit;
-  c->borrow_cap = s.borrow_cap;
-  c->used[kActual] = s.used[kActual];
-  c->used[kProjected] = s.used[kProjected];
-  c->waiting_demand = s.waiting_demand;
-  c->waiting_index = s.waiting_index;  // shared until changed (state.h)
-  c->misconfigured = s.misconfigured;
-  c->waiting_jobs = s.waiting_jobs;
-  c->dispatched_jobs = s.dispatched_jobs;
-  c->live_jobs = s.live_jobs;
-  c->running = s.running;
-  c->requeuing = s.requeuing;
-  c->held_by_priority = s.held_by_priority;
-  return c;
-}
-
-std::unique_ptr<QueueState> CopyQueue(const QueueState& q) {
-  auto c = std::make_unique<QueueState>();
-  c->config = q.config;
-  c->deleting = q.deleting;
-  c->env_enabled = q.env_enabled;
-  c->units = q.units;
-  c->unit_index = q.unit_index;
-  c->pool = q.pool;
-  c->agg[kActual] = q.agg[kActual];
-  c->agg[kProjected] = q.agg[kProjected];
-  c->shares.reserve(q.shares.size());
-  for (const auto& s : q.shares) c->shares.push_back(s ? CopyShare(*s) : nullptr);
-  c->share_index = q.share_index;
-  c->shapes = q.shapes;
-  c->shape_index = q.shape_index;
-  c->nominees = q.nominees;
-  c->nominee_free = q.nominee_free;
-  c->live_jobs = q.live_jobs;
-  c->stopping_jobs = q.stopping_jobs;
-  return c;
-}
-
-}  // namespace
+// Every field of EngineState is named here except where the jobs are shared rather than copied;
+// a field added to EngineState changes its size and stops the build until it is copied here too.
+// (Queues and shares need no such list: they copy whole, DeepCopied in state.h.)
+#if defined(__x86_64__) && defined(__GLIBCXX__)
+static_assert(sizeof(EngineState) == 608, "EngineState changed: copy the new field in CopyState");
+#endif
 
 std::unique_ptr<EngineState> CopyState(const EngineState& st, bool share_jobs) {
   auto c = std::make_unique<EngineState>();
   c->now = st.now;
   c->newest_first = st.newest_first;
   c->envs = st.envs;
-  c->queues.reserve(st.queues.size());
-  for (const auto& q : st.queues) c->queues.push_back(q ? CopyQueue(*q) : nullptr);
+  c->queues = st.queues;  // deep: queues and shares copy whole (DeepCopied, state.h)
   c->queue_index = st.queue_index;
   if (share_jobs && st.base_jobs == nullptr) {
     c->base_jobs = &st.jobs;  // copied one by one when first changed (state.h)
