@@ -961,7 +961,11 @@ Answer HttpServer::Impl::MetricsAnswer(const Request& req, const CallLog& call) 
     const bool none = req[http::field::authorization].empty();
     log::Warn("metrics.refused", {{"source", call.source},
                                   {"reason", none ? "no Authorization header" : "wrong token"}});
-    return PlainAnswer(http::status::unauthorized, "a bearer token is required\n", "text/plain");
+    Answer refused =
+        PlainAnswer(http::status::unauthorized, "a bearer token is required\n", "text/plain");
+    // RFC 9110 section 11.6.1: a 401 names the scheme it wants (RFC 6750 for bearer tokens).
+    refused.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"allot-metrics\"");
+    return refused;
   }
   return PlainAnswer(http::status::ok, controller_.MetricsText(),
                      "text/plain; version=0.0.4; charset=utf-8");

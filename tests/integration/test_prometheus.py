@@ -159,9 +159,12 @@ class PrometheusTest(unittest.TestCase):
     def test_scrape_without_the_token_is_refused_and_logged(self):
         for headers in ({}, {"Authorization": "Bearer not-the-token-at-all-000000"},
                         {"Authorization": "Basic " + self.token}):
-            status, body, _ = http_get(self.metrics_url(), headers)
+            status, body, answer_headers = http_get(self.metrics_url(), headers)
             self.assertEqual(status, 401, headers)
             self.assertNotIn("allot_", body)
+            # A 401 names the scheme it wants (RFC 9110 11.6.1, RFC 6750).
+            self.assertTrue(answer_headers.get("WWW-Authenticate", "").startswith("Bearer "),
+                            answer_headers)
         # A user's SigV4 key does not read every share's figures either.
         key, secret = self.server.credentials()
         req = botocore.awsrequest.AWSRequest(method="GET", url=self.metrics_url())
