@@ -2,6 +2,7 @@
 // query and table, user paths, policy files, saved keys.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -191,7 +192,11 @@ class PolicyFileTest : public ::testing::Test {
   }
 
  private:
-  std::string path_ = ::testing::TempDir() + "identity_test_policy.json";
+  // One file per test and process: ctest runs the tests of this fixture in parallel processes,
+  // and a shared name let one test read the file while another rewrote it.
+  std::string path_ = ::testing::TempDir() + "identity_test_policy_" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                      std::to_string(::getpid()) + ".json";
 };
 
 TEST_F(PolicyFileTest, ReadsAnObject) {
