@@ -146,6 +146,14 @@ void Controller::NoteConfigChanges(const std::string& action, const Json& r) {
   }
 }
 
+bool Controller::MayDescribeJob(const Caller& caller, const std::string& id,
+                                std::string_view share) const {
+  JobRecord job;  // what the policy may test: the job's ARN and its share
+  job.share = share;
+  return Decide(caller, "batch:DescribeServiceJob", arns_.Job(id), &job, std::nullopt) ==
+         auth::Decision::kAllow;
+}
+
 bool Controller::CanDescribe(const JobRecord& job) const {
   return Decide(*caller_, "batch:DescribeServiceJob", arns_.Job(job.id), &job, std::nullopt) ==
          auth::Decision::kAllow;

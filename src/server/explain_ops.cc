@@ -109,7 +109,8 @@ std::optional<RunnerUpRecord> Controller::RunnerUpOf(const model::Preemption& p)
 // that job.
 void Controller::RedactPreemptionRecords(Json& allot) {
   for (Json& r : allot["preemptionRecords"]) {
-    if (!r.contains("preemptorShare")) continue;
+    // A record without the preemptor's share is redacted all the same: JobRefJson decides by
+    // the job itself, and names nobody it cannot find.
     const Json ref = JobRefJson(
         {r.value("preemptor", ""), r.value("preemptorName", ""), r.value("preemptorShare", "")});
     if (!ref.contains("jobId")) {

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "common/strings.h"
 #include "server/api_error.h"
@@ -255,7 +256,10 @@ Result<Controller::Reply> Controller::HistoryCall(
     Window w;
     w.now = Now();
     w.since = ParseTime(Param(params, "since"), "since", w.now, w.now - Seconds(7LL * 86400));
-    w.until = ParseTime(Param(params, "until"), "until", w.now, w.now);
+    // A history ends now: a later `until` reads as now, so that attempts still running are not
+    // counted into the future (and their instance-hours stay bounded).
+    w.until = std::min(ParseTime(Param(params, "until"), "until", w.now, w.now), w.now);
+    if (w.since >= w.now) throw ClientError("since must be in the past");
     if (w.since >= w.until) throw ClientError("since must be before until");
     Reply reply;
     if (path == "/allot/v1/history/usage") {
@@ -275,7 +279,16 @@ Result<Controller::Reply> Controller::HistoryCall(
     Result<std::vector<JobEvent>> events = ReadEvents(*store_, w.since);
     if (!events.ok()) return events.status();
     if (path == "/allot/v1/history/jobs") {
-      std::erase_if(events.value(), [&](const JobEvent& e) { return !visible(e.queue, e.share); });
+      // Job by job, as DescribeServiceJob decides: seeing a share's figures is not seeing its
+      // jobs' ids and names (a policy may allow DescribeQuotaShare on every share).
+      std::map<std::string, bool> describable;  // by job id
+      auto hidden = [&](const JobEvent& e) {
+        if (!visible(e.queue, e.share)) return true;
+        auto [it, fresh] = describable.try_emplace(e.job, false);
+        if (fresh) it->second = MayDescribeJob(caller, e.job, e.share);
+        return !it->second;
+      };
+      std::erase_if(events.value(), hidden);
       reply.body = ExportJson(ExportJobs(*events, w.since, w.until));
       return reply;
     }

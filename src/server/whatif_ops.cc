@@ -110,8 +110,12 @@ Json Controller::VictimJson(const model::VictimRecord& v, const JobRecord* preem
   const JobRecord* job = JobBySeq(v.victim);
   Json entry = JobRefJson({job ? job->id : "", job ? job->name : "", v.share});
   entry["rule"] = model::ToString(v.rule);
-  entry["priority"] = v.key.priority;
-  entry["workLostInstanceSeconds"] = static_cast<double>(v.key.work_lost) / 1000.0;
+  // A job the caller may not describe shows its share and the rule only: its priority and its
+  // work are another team's (explain and DescribeServiceJob hide them the same way).
+  if (entry.contains("jobId")) {
+    entry["priority"] = v.key.priority;
+    entry["workLostInstanceSeconds"] = static_cast<double>(v.key.work_lost) / 1000.0;
+  }
   if (preemptor != nullptr) {
     entry["preemptor"] =
         JobRefJson({preemptor->id, preemptor->name, std::string(preemptor->share)});
@@ -138,11 +142,13 @@ Controller::Reply Controller::WhatIfLocked(const Json& body) {
       preempts = true;
       for (const model::VictimRecord& v : p->victims) {
         Json entry = VictimJson(v, subject == 0 ? JobBySeq(p->preemptor) : nullptr);
-        victim_text += std::string(victim_text.empty() ? "" : ", ") +
-                       (entry.contains("jobName") ? entry["jobName"].get<std::string>() + " of "
-                                                  : std::string("a job of ")) +
-                       "quota share " + v.share + " (" + std::string(model::ToString(v.rule)) +
-                       ", " + InstanceSecondsText(v.key.work_lost) + " instance-seconds lost)";
+        const bool named = entry.contains("jobName");
+        victim_text +=
+            std::string(victim_text.empty() ? "" : ", ") +
+            (named ? entry["jobName"].get<std::string>() + " of " : std::string("a job of ")) +
+            "quota share " + v.share + " (" + std::string(model::ToString(v.rule)) +
+            (named ? ", " + InstanceSecondsText(v.key.work_lost) + " instance-seconds lost)"
+                   : std::string(")"));
         victims.push_back(std::move(entry));
       }
     } else if (const auto* x = std::get_if<model::Dispatch>(&d)) {
@@ -156,9 +162,18 @@ Controller::Reply Controller::WhatIfLocked(const Json& body) {
     }
   }
   const bool starts_any = subject == 0 ? !starts.empty() : starts_subject;
-  const char* decision = preempts ? "preempt" : starts_any ? "start" : "wait";
+  // A new priority for a job already dispatched only moves it among the victim candidates.
+  const JobRecord* subject_job = subject == 0 ? nullptr : JobBySeq(subject);
+  const bool dispatched = subject_job != nullptr && model::IsDispatched(subject_job->status);
+  const char* decision = preempts     ? "preempt"
+                         : starts_any ? "start"
+                         : dispatched ? "running"
+                                      : "wait";
   std::string summary;
-  if (subject == 0) {
+  if (dispatched && !preempts && !starts_any) {
+    summary = "It is already " + std::string(model::ToString(subject_job->status)) +
+              ": a new priority changes only the order in which it would be chosen as a victim.";
+  } else if (subject == 0) {
     summary = "The change would preempt " + Plural(victims.size(), "job", "jobs") +
               (victim_text.empty() ? "" : " (" + victim_text + ")") + " and start " +
               Plural(starts.size(), "waiting job", "waiting jobs") + " now.";
@@ -174,7 +189,7 @@ Controller::Reply Controller::WhatIfLocked(const Json& body) {
   }
   Json out = {{"decision", decision}, {"summary", summary}, {"victims", std::move(victims)}};
   if (subject == 0) out["starts"] = std::move(starts);
-  if (answer->wait && !preempts && !starts_any) {
+  if (answer->wait && !preempts && !starts_any && !dispatched) {
     out["explanation"] = WaitingJson(*answer->wait, share);
   }
   return {out};

@@ -51,9 +51,15 @@ class ExplainTest(unittest.TestCase):
                     preemptionConfiguration={"inSharePreemption": "DISABLED"},
                     state="ENABLED")["quotaShareArn"]
             cls.keys = {}
-            for user, team in (("alice", "team-a"), ("bob", "team-b")):
+            # carol: alice's policy, and every share's figures (DescribeQuotaShare on all), but
+            # still only team-a's jobs.
+            carol = member_policy("team-a")
+            carol["Statement"].append({"Effect": "Allow", "Resource": "*", "Action": [
+                "batch:DescribeQuotaShare", "batch:ListQuotaShares"]})
+            for user, policy in (("alice", member_policy("team-a")),
+                                 ("bob", member_policy("team-b")), ("carol", carol)):
                 status, out, _ = cls.server.request(
-                    "POST", "/allot/v1/users", {"userName": user, "policy": member_policy(team)})
+                    "POST", "/allot/v1/users", {"userName": user, "policy": policy})
                 assert status == 200, (status, out)
                 cls.keys[user] = (out["accessKey"]["accessKeyId"],
                                   out["accessKey"]["secretAccessKey"])
@@ -235,6 +241,24 @@ class ExplainTest(unittest.TestCase):
         self.assertEqual(status, 400, out)
         self.assertIn("exactly one of submit, updatePriority, updateQuotaShare", json.dumps(out))
 
+        # A what-if shows another team's victims by share and rule only: no id, name, priority
+        # or work lost.
+        bob_body = dict(body, quotaShareName="team-b")
+        status, out = self.whatif({"submit": bob_body}, keys=bob)
+        self.assertEqual(status, 200, out)
+        self.assertEqual(out["decision"], "preempt", out)
+        for victim in out["victims"]:
+            self.assertEqual(set(victim), {"share", "rule"}, victim)
+        self.assertNotIn("instance-seconds", out["summary"])
+        for job in (a2, a3):
+            self.assertNotIn(job, json.dumps(out))
+        # A new priority for a running job only moves it among the victim candidates.
+        status, out = self.whatif({"updatePriority": {"jobId": a1, "schedulingPriority": 3}},
+                                  keys=alice)
+        self.assertEqual(status, 200, out)
+        self.assertEqual(out["decision"], "running", out)
+        self.assertIn("already RUNNING", out["summary"])
+
         # bob's team-b job reclaims a3; bob sees the victims of his job only by share.
         kwargs = dict(jobName="b1", jobQueue="q", serviceJobType="SAGEMAKER_TRAINING",
                       quotaShareName="team-b", serviceRequestPayload=payload(SLEEP))
@@ -252,6 +276,37 @@ class ExplainTest(unittest.TestCase):
         self.assertEqual(status, 200, ex)
         self.assertEqual(ex["preempted"]["preemptor"], {"share": "team-b"})
         self.assertNotIn(b1, json.dumps(ex))
+
+        # The job history follows DescribeServiceJob job by job: carol sees every share's
+        # figures but only team-a's jobs; bob only team-b's.
+        # (the export holds the jobs that ran and ended)
+        for job in (b1, a1):
+            self.admin.terminate_service_job(jobId=job, reason="history")
+        for job in (b1, a1):
+            self.wait_status(job, "FAILED")
+
+        def history_ids(keys):
+            status, out, _ = self.server.request("GET", "/allot/v1/history/jobs",
+                                                 query={"since": "1h"}, keys=keys)
+            self.assertEqual(status, 200, out)
+            return {j["id"] for j in out["jobs"]}
+
+        everything = history_ids(None)
+        self.assertTrue({b1, a1} <= everything, (b1, a1, everything))
+        self.assertIn(a1, history_ids(self.keys["carol"]))
+        self.assertNotIn(b1, history_ids(self.keys["carol"]))
+        self.assertIn(b1, history_ids(bob))
+        self.assertNotIn(a1, history_ids(bob))
+        # A window reaching into the future ends now; one wholly in the future is refused.
+        status, out, _ = self.server.request(
+            "GET", "/allot/v1/report", query={"since": "1h", "until": str(2**62)}, keys=alice)
+        self.assertEqual(status, 200, out)
+        for share in out.get("shares", []):
+            self.assertLess(share["usedInstanceHours"], 2, share)
+        status, out, _ = self.server.request(
+            "GET", "/allot/v1/report", query={"since": str(2**62), "until": str(2**62 + 1)})
+        self.assertEqual(status, 400, out)
+        self.assertIn("since must be in the past", json.dumps(out))
 
 
 if __name__ == "__main__":
