@@ -60,15 +60,22 @@ TEST_F(FaultyStoreTest, FailsWhileFaultedAndStaysFailedUntilResume) {
 }
 
 TEST_F(FaultyStoreTest, AFailedBatchAnswersAfterTheBatchesBeforeIt) {
-  std::vector<int> order;
-  std::mutex mu;
-  std::promise<void> all;
-  int left = 3;
-  auto done = [&](int n) {
-    return [&, n](const Status&) {
-      std::lock_guard<std::mutex> lock(mu);
-      order.push_back(n);
-      if (--left == 0) all.set_value();
+  // Shared with the callbacks, which run on the store's thread: the last one may still be
+  // unlocking `mu` when the test has its answer and returns (under ASan, glibc then asserted in
+  // __pthread_tpp_change_priority on the destroyed mutex).
+  struct Answers {
+    std::vector<int> order;
+    std::mutex mu;
+    std::promise<void> all;
+    int left = 3;
+  };
+  auto answers = std::make_shared<Answers>();
+  std::future<void> all = answers->all.get_future();
+  auto done = [answers](int n) {
+    return [answers, n](const Status&) {
+      std::lock_guard<std::mutex> lock(answers->mu);
+      answers->order.push_back(n);
+      if (--answers->left == 0) answers->all.set_value();
     };
   };
   Batch a;
@@ -77,8 +84,9 @@ TEST_F(FaultyStoreTest, AFailedBatchAnswersAfterTheBatchesBeforeIt) {
   store_->Fail(Internal("io error"));
   store_->Submit(Batch{}, done(1));
   store_->Submit(Batch{}, done(2));
-  all.get_future().wait();
-  EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  all.wait();
+  std::lock_guard<std::mutex> lock(answers->mu);
+  EXPECT_EQ(answers->order, (std::vector<int>{0, 1, 2}));
 }
 
 }  // namespace
