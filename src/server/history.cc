@@ -55,7 +55,10 @@ void Controller::StartHistory() {
   // Event keys carry a sequence number after the time: it goes on from the newest stored one.
   Result<std::vector<store::Record>> newest =
       store_->Range(store::Kind::kJobEvent, {.from = "", .to = "", .limit = 1, .descending = true});
-  if (newest.ok() && !newest->empty()) {
+  if (!newest.ok()) {
+    // Keys stay unique without it (they begin with the event's time); said, not swallowed.
+    log::Warn("history.newest_event_unread", {{"error", newest.status().message()}});
+  } else if (!newest->empty()) {
     history_.next_event = JobEventSequence(newest->front().key).value_or(0) + 1;
   }
   history_.live = true;
@@ -202,7 +205,10 @@ Timestamp Controller::SampleUsageIfDue() {
   history_.next_sample = at + interval;
   for (const auto& [name, queue] : queues_) {
     Result<engine::QueueUsage> usage = engine_.Usage(name);
-    if (!usage.ok()) continue;
+    if (!usage.ok()) {
+      log::Warn("history.sample_failed", {{"queue", name}, {"error", usage.status().message()}});
+      continue;
+    }
     UsageSample sample{.resolution = UsageResolution::kFine, .at = at, .queue = name};
     for (const engine::ShareUsage& share : usage->shares) {
       for (const engine::UnitUsage& u : share.units) {
@@ -243,13 +249,19 @@ void Controller::PruneHistory(Timestamp now) {
         store_->Range(store::Kind::kUsageSample, {.from = UsageSampleBound(resolution, 0),
                                                   .to = UsageSampleBound(resolution, now - keep),
                                                   .limit = kPerCall});
-    if (!old.ok()) continue;
+    if (!old.ok()) {  // the next prune tries again; the failure is not silent meanwhile
+      log::Warn("history.prune_failed", {{"error", old.status().message()}});
+      continue;
+    }
     for (const store::Record& r : *old) pending_.Delete(store::Kind::kUsageSample, r.key);
   }
   Result<std::vector<store::Record>> old =
       store_->Range(store::Kind::kJobEvent,
                     {.from = "", .to = JobEventBound(now - retention), .limit = kPerCall});
-  if (!old.ok()) return;
+  if (!old.ok()) {
+    log::Warn("history.prune_failed", {{"error", old.status().message()}});
+    return;
+  }
   for (const store::Record& r : *old) pending_.Delete(store::Kind::kJobEvent, r.key);
   if (!old->empty()) {
     log::Info("history.pruned", {{"job_events", static_cast<std::int64_t>(old->size())}});
