@@ -114,8 +114,12 @@ int PrintWhatIf(const Json& ans, bool json) {
   }
   std::cout << "decision: " << Text(ans, "decision") << '\n' << Text(ans, "summary") << '\n';
   for (const Json& v : ans.value("victims", Json::array())) {
-    std::cout << "  victim " << Who(v) << ", " << Text(v, "rule") << ", "
-              << Text(v, "workLostInstanceSeconds") << " instance-s lost\n";
+    std::cout << "  victim " << Who(v) << ", " << Text(v, "rule");
+    // Another team's victim comes without its work lost (the server hides it).
+    if (v.contains("workLostInstanceSeconds")) {
+      std::cout << ", " << Text(v, "workLostInstanceSeconds") << " instance-s lost";
+    }
+    std::cout << '\n';
   }
   for (const Json& s : ans.value("starts", Json::array())) {
     std::cout << "  starts " << Who(s) << ", " << Text(s, "mode") << '\n';
