@@ -894,6 +894,7 @@ void HttpServer::Impl::RunCall(const std::shared_ptr<Connection>& conn, const Re
       answer.refusal = true;
     }
     if (Pending(answer)) {
+      lines.LeaveToNextWrite();  // the answerer writes them with its group's lines
       return Park(
           {conn, std::move(answer), std::move(call), started, asio::make_work_guard(conn->loop())});
     }

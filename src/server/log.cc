@@ -141,7 +141,7 @@ void Event(spdlog::level::level_enum level, std::string_view event,
 Batch::Batch() { ++t_batch_depth; }
 
 Batch::~Batch() {
-  if (--t_batch_depth == 0) spdlog::default_logger_raw()->flush();
+  if (--t_batch_depth == 0 && flush_) spdlog::default_logger_raw()->flush();
 }
 
 }  // namespace allot::server::log
