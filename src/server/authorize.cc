@@ -146,18 +146,20 @@ void Controller::NoteConfigChanges(const std::string& action, const Json& r) {
   }
 }
 
-bool Controller::MayDescribeJob(const Caller& caller, const std::string& id,
-                                std::string_view share) const {
-  JobRecord job;  // what the policy may test: the job's ARN and its share
-  job.share = share;
-  return Decide(caller, "batch:DescribeServiceJob", arns_.Job(id), &job, std::nullopt) ==
+bool Controller::MayDescribeJob(const Caller& caller, const JobRecord& job) const {
+  return Decide(caller, "batch:DescribeServiceJob", arns_.Job(job.id), &job, std::nullopt) ==
          auth::Decision::kAllow;
 }
 
-bool Controller::CanDescribe(const JobRecord& job) const {
-  return Decide(*caller_, "batch:DescribeServiceJob", arns_.Job(job.id), &job, std::nullopt) ==
-         auth::Decision::kAllow;
+bool Controller::MayDescribeJob(const Caller& caller, const std::string& id,
+                                std::string_view share) const {
+  JobRecord job;  // what the policy may test: the job's ARN and its share
+  job.id = id;
+  job.share = share;
+  return MayDescribeJob(caller, job);
 }
+
+bool Controller::CanDescribe(const JobRecord& job) const { return MayDescribeJob(*caller_, job); }
 
 void Controller::AuthorizeCall(const std::string& action, const Json& r) {
   const std::string name = std::string("batch:") + ActionTable().at(action).name;

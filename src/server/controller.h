@@ -276,7 +276,9 @@ class Controller {
   void NoteChanges(const Json& old_doc, const Json& r, std::initializer_list<const char*> fields);
   void NoteConfigChanges(const std::string& action, const Json& r);
   bool CanDescribe(const JobRecord& job) const;  // requires mu_, caller_
-  // DescribeServiceJob's decision for a job known by id and share only (it may be gone).
+  // DescribeServiceJob's decision, for a job record or for a job known by id and share only
+  // (it may be gone).
+  bool MayDescribeJob(const Caller& caller, const JobRecord& job) const;
   bool MayDescribeJob(const Caller& caller, const std::string& id, std::string_view share) const;
   std::string ResourceArn(const std::string& prefix, const Json& r, const char* field) const;
   void AddAudit(const std::string& outcome);  // requires mu_: audit_ into pending_

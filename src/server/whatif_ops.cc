@@ -164,13 +164,11 @@ Controller::Reply Controller::WhatIfLocked(const Json& body) {
   const bool starts_any = subject == 0 ? !starts.empty() : starts_subject;
   // A new priority for a job already dispatched only moves it among the victim candidates.
   const JobRecord* subject_job = subject == 0 ? nullptr : JobBySeq(subject);
-  const bool dispatched = subject_job != nullptr && model::IsDispatched(subject_job->status);
-  const char* decision = preempts     ? "preempt"
-                         : starts_any ? "start"
-                         : dispatched ? "running"
-                                      : "wait";
+  const bool running = !preempts && !starts_any && subject_job != nullptr &&
+                       model::IsDispatched(subject_job->status);
+  const char* decision = preempts ? "preempt" : starts_any ? "start" : running ? "running" : "wait";
   std::string summary;
-  if (dispatched && !preempts && !starts_any) {
+  if (running) {
     summary = "It is already " + std::string(model::ToString(subject_job->status)) +
               ": a new priority changes only the order in which it would be chosen as a victim.";
   } else if (subject == 0) {
@@ -189,7 +187,7 @@ Controller::Reply Controller::WhatIfLocked(const Json& body) {
   }
   Json out = {{"decision", decision}, {"summary", summary}, {"victims", std::move(victims)}};
   if (subject == 0) out["starts"] = std::move(starts);
-  if (answer->wait && !preempts && !starts_any && !dispatched) {
+  if (answer->wait && !preempts && !starts_any && !running) {
     out["explanation"] = WaitingJson(*answer->wait, share);
   }
   return {out};
