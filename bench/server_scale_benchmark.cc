@@ -46,6 +46,7 @@
 #include "server/api_error.h"
 #include "server/controller.h"
 #include "server/log.h"
+#include "server/wire_call.h"
 #include "store/store.h"
 
 namespace allot::bench {
@@ -202,7 +203,7 @@ void WaitDurable(const server::Controller::Reply& reply) {
 // The controller's answer to a call the benchmark expects to succeed; anything else ends it.
 server::Controller::Reply MustCall(server::Controller& c, const std::string& action,
                                    const Json& request) {
-  Result<server::Controller::Reply> reply = c.Call(action, request);
+  Result<server::Controller::Reply> reply = server::CallAction(c, action, request);
   if (!reply.ok()) Die(action + ": " + reply.status().ToString());
   return std::move(reply).value();
 }

@@ -1,6 +1,6 @@
 // Fuzzes allot::server::ParsePayload, the decoder of SubmitServiceJob's serviceRequestPayload (a
 // SageMaker CreateTrainingJob request as a JSON string), with arbitrary bytes. It may refuse with
-// allot::server::ClientError, and only with that: any other exception, or a crash, is a finding.
+// allot::api::ClientError, and only with that: any other exception, or a crash, is a finding.
 // A refusal's message must be valid UTF-8 (the server dumps it strictly into the error body), and
 // an accepted payload must describe at least one instance and a non-empty command.
 
@@ -11,15 +11,15 @@
 
 #include "fuzz_target.h"
 #include "server/api_error.h"
-#include "server/payload.h"
+#include "server/local_paths.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string payload(reinterpret_cast<const char*>(data), size);
   try {
-    allot::server::ParsedPayload parsed = allot::server::ParsePayload(payload, "fuzz-job");
+    allot::api::ParsedPayload parsed = allot::api::ParsePayload(payload, "fuzz-job");
     if (parsed.launch.argv.empty()) allot::fuzz::Finding("accepted a payload with no command");
     if (parsed.launch.instance_count < 1) allot::fuzz::Finding("accepted fewer than 1 instance");
-  } catch (const allot::server::ClientError& e) {
+  } catch (const allot::api::ClientError& e) {
     if (!allot::fuzz::IsValidUtf8(e.what())) {
       allot::fuzz::Finding(std::string("ClientError message is not valid UTF-8: ") + e.what());
     }

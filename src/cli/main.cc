@@ -21,7 +21,7 @@
 #include "exec/slurm_node.h"
 #include "exec/supervisor.h"
 #include "server/job_identity.h"
-#include "server/payload.h"
+#include "server/local_paths.h"
 #include "server/run.h"
 
 namespace {

@@ -15,7 +15,7 @@
 
 #include "common/status.h"
 #include "common/time.h"
-#include "server/fields.h"
+#include "server/json.h"
 
 namespace allot::server {
 

@@ -5,7 +5,11 @@
 // gets) and allot:QuotaShare (the share a job is or would be in). Then the call runs, and a
 // mutating call leaves an audit record in the batch of its change, whatever its outcome.
 
+#include <type_traits>
+
+#include "api/decode.h"
 #include "auth/policy.h"
+#include "common/strings.h"
 #include "server/api_error.h"
 #include "server/config_wire.h"
 #include "server/controller.h"
@@ -14,70 +18,14 @@ namespace allot::server {
 
 namespace {
 
-std::string StringField(const Json& r, const char* field) {
-  auto it = r.find(field);
-  return it != r.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::optional<std::int64_t> IntField(const Json& r, const char* field) {
-  auto it = r.find(field);
-  if (it == r.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<std::int64_t>();
-}
-
-// The queue name of a jobQueue field, which may be its ARN.
-std::string QueueName(const std::string& name_or_arn) {
-  const std::size_t at = name_or_arn.find(":job-queue/");
-  return at == std::string::npos ? name_or_arn : name_or_arn.substr(at + 11);
-}
+template <typename R, typename... Any>
+constexpr bool kIsOneOf = (std::is_same_v<R, Any> || ...);
 
 }  // namespace
 
-// Every AWS action: its handler, its name in policies and the audit, and whether it changes
-// anything (then it is audited).
-const std::map<std::string, Controller::ActionEntry>& Controller::ActionTable() {
-  static const std::map<std::string, ActionEntry> kActions = {
-      {"createserviceenvironment",
-       {&Controller::CreateServiceEnvironment, "CreateServiceEnvironment", true}},
-      {"updateserviceenvironment",
-       {&Controller::UpdateServiceEnvironment, "UpdateServiceEnvironment", true}},
-      {"describeserviceenvironments",
-       {&Controller::DescribeServiceEnvironments, "DescribeServiceEnvironments", false}},
-      {"deleteserviceenvironment",
-       {&Controller::DeleteServiceEnvironment, "DeleteServiceEnvironment", true}},
-      {"createschedulingpolicy",
-       {&Controller::CreateSchedulingPolicy, "CreateSchedulingPolicy", true}},
-      {"updateschedulingpolicy",
-       {&Controller::UpdateSchedulingPolicy, "UpdateSchedulingPolicy", true}},
-      {"describeschedulingpolicies",
-       {&Controller::DescribeSchedulingPolicies, "DescribeSchedulingPolicies", false}},
-      {"listschedulingpolicies",
-       {&Controller::ListSchedulingPolicies, "ListSchedulingPolicies", false}},
-      {"deleteschedulingpolicy",
-       {&Controller::DeleteSchedulingPolicy, "DeleteSchedulingPolicy", true}},
-      {"createjobqueue", {&Controller::CreateJobQueue, "CreateJobQueue", true}},
-      {"updatejobqueue", {&Controller::UpdateJobQueue, "UpdateJobQueue", true}},
-      {"describejobqueues", {&Controller::DescribeJobQueues, "DescribeJobQueues", false}},
-      {"deletejobqueue", {&Controller::DeleteJobQueue, "DeleteJobQueue", true}},
-      {"createquotashare", {&Controller::CreateQuotaShare, "CreateQuotaShare", true}},
-      {"updatequotashare", {&Controller::UpdateQuotaShare, "UpdateQuotaShare", true}},
-      {"describequotashare", {&Controller::DescribeQuotaShare, "DescribeQuotaShare", false}},
-      {"listquotashares", {&Controller::ListQuotaShares, "ListQuotaShares", false}},
-      {"deletequotashare", {&Controller::DeleteQuotaShare, "DeleteQuotaShare", true}},
-      {"submitservicejob", {&Controller::SubmitServiceJob, "SubmitServiceJob", true}},
-      {"updateservicejob", {&Controller::UpdateServiceJob, "UpdateServiceJob", true}},
-      {"describeservicejob", {&Controller::DescribeServiceJob, "DescribeServiceJob", false}},
-      {"listservicejobs", {&Controller::ListServiceJobs, "ListServiceJobs", false}},
-      {"terminateservicejob", {&Controller::TerminateServiceJob, "TerminateServiceJob", true}},
-      {"getjobqueuesnapshot", {&Controller::GetJobQueueSnapshot, "GetJobQueueSnapshot", false}},
-  };
-  return kActions;
-}
-
-std::string Controller::ResourceArn(const std::string& prefix, const Json& r,
-                                    const char* field) const {
-  const std::string value = StringField(r, field);
-  return value.starts_with("arn:") ? value : Arn(prefix + value);
+std::string Controller::ResourceArn(const std::string& prefix,
+                                    const api::NameOrArn& resource) const {
+  return resource.sent.starts_with("arn:") ? resource.sent : Arn(prefix + resource.name);
 }
 
 auth::Decision Controller::Decide(const Caller& caller, const std::string& action,
@@ -111,38 +59,11 @@ void Controller::Require(const Caller& caller, const std::string& action,
 }
 
 // The old and new values of the fields a configuration update asks to change (the new as asked).
-void Controller::NoteChanges(const Json& old_doc, const Json& r,
-                             std::initializer_list<const char*> fields) {
+void Controller::NoteChanges(const Json& old_doc, const api::AskedChanges& asked) {
   if (!audit_) return;
-  for (const char* field : fields) {
-    auto asked = r.find(field);
-    if (asked == r.end()) continue;
+  for (const auto& [field, now] : asked) {
     const std::string was = old_doc.contains(field) ? old_doc[field].dump() : "";
-    const std::string now = asked->dump(-1, ' ', false, Json::error_handler_t::replace);
     if (was != now) audit_->changes.push_back({field, was, now});
-  }
-}
-
-void Controller::NoteConfigChanges(const std::string& action, const Json& r) {
-  try {
-    if (action == "updatequotashare") {
-      const auto [q, s] = ShareKeyFromArn(StringField(r, "quotaShareArn"));
-      if (auto it = shares_.find(q + "/" + s); it != shares_.end()) {
-        NoteChanges(
-            DescribeShare(it->second), r,
-            {"capacityLimits", "resourceSharingConfiguration", "preemptionConfiguration", "state"});
-      }
-    } else if (action == "updateserviceenvironment") {
-      if (const auto* env = FindEnvironment(StringField(r, "serviceEnvironment"))) {
-        NoteChanges(DescribeEnvironment(*env), r, {"capacityLimits", "state"});
-      }
-    } else if (action == "updatejobqueue") {
-      if (const auto* queue = FindQueue(StringField(r, "jobQueue"))) {
-        NoteChanges(DescribeQueue(*queue), r, {"priority", "state", "serviceEnvironmentOrder"});
-      }
-    }
-  } catch (const std::exception&) {
-    // A malformed name is the handler's to refuse; the record then shows no change.
   }
 }
 
@@ -161,76 +82,75 @@ bool Controller::MayDescribeJob(const Caller& caller, const std::string& id,
 
 bool Controller::CanDescribe(const JobRecord& job) const { return MayDescribeJob(*caller_, job); }
 
-void Controller::AuthorizeCall(const std::string& action, const Json& r) {
-  const std::string name = std::string("batch:") + ActionTable().at(action).name;
+void Controller::AuthorizeCall(const api::Request& request) {
+  std::visit([this](const auto& r) { Authorize(r); }, request);
+}
+
+template <typename R>
+void Controller::Authorize(const R& r) {
+  const std::string name = "batch:" + std::string(R::kAction);
   auto require = [&](const std::string& resource, const JobRecord* job = nullptr,
                      std::optional<std::int64_t> priority = std::nullopt) {
     if (audit_ && audit_->resource.empty()) audit_->resource = resource;
     Require(name, resource, job, priority);
   };
-  if (action == "submitservicejob") {
+  if constexpr (std::is_same_v<R, api::SubmitServiceJobRequest>) {
     // A job not yet made: its share and priority are what the request asks for.
     JobRecord would_be;
-    const std::string share = StringField(r, "quotaShareName");
+    const std::string share = r.quota_share.value_or("");
     would_be.share = share;
-    const std::int64_t priority = IntField(r, "schedulingPriority").value_or(0);
-    const std::string queue = QueueName(StringField(r, "jobQueue"));
+    const std::string queue = arns_.Queue(r.queue.name);
     if (audit_) {
       // A refused submission's record says where it was aimed, and at what priority.
-      audit_->resource =
-          share.empty() ? arns_.Queue(queue) : arns_.Queue(queue) + "/quota-share/" + share;
-      audit_->changes.push_back({"schedulingPriority", "", std::to_string(priority)});
+      audit_->resource = share.empty() ? queue : queue + "/quota-share/" + share;
+      audit_->changes.push_back({"schedulingPriority", "", std::to_string(r.priority)});
     }
-    require(arns_.Queue(queue), &would_be, priority);
-    if (!share.empty()) {
-      require(arns_.Queue(queue) + "/quota-share/" + share, &would_be, priority);
-    }
-    return;
-  }
-  if (action == "updateservicejob" || action == "terminateservicejob" ||
-      action == "describeservicejob") {
-    const std::string id = StringField(r, "jobId");
-    const JobRecord* job = FindJob(id);
-    const std::string arn = job ? arns_.Job(job->id) : id.starts_with("arn:") ? id : arns_.Job(id);
+    require(queue, &would_be, r.priority);
+    if (!share.empty()) require(queue + "/quota-share/" + share, &would_be, r.priority);
+  } else if constexpr (kIsOneOf<R, api::UpdateServiceJobRequest, api::TerminateServiceJobRequest,
+                                api::DescribeServiceJobRequest>) {
+    const JobRecord* job = FindJob(r.job_id);
+    const std::string arn = job                            ? arns_.Job(job->id)
+                            : r.job_id.starts_with("arn:") ? r.job_id
+                                                           : arns_.Job(r.job_id);
     std::optional<std::int64_t> priority;
-    if (action == "updateservicejob") {
-      priority = IntField(r, "schedulingPriority");
-      if (audit_ && job != nullptr && priority) {
+    if constexpr (std::is_same_v<R, api::UpdateServiceJobRequest>) {
+      priority = r.priority;
+      if (audit_ && job != nullptr) {
         audit_->changes.push_back(
-            {"schedulingPriority", std::to_string(job->priority), std::to_string(*priority)});
+            {"schedulingPriority", std::to_string(job->priority), std::to_string(r.priority)});
       }
     }
     require(arn, job, priority);
-    return;
+  } else if constexpr (std::is_same_v<R, api::CreateServiceEnvironmentRequest>) {
+    require(Arn("service-environment/" + r.name));
+  } else if constexpr (kIsOneOf<R, api::UpdateServiceEnvironmentRequest,
+                                api::DeleteServiceEnvironmentRequest>) {
+    require(ResourceArn("service-environment/", r.environment));
+  } else if constexpr (std::is_same_v<R, api::CreateSchedulingPolicyRequest>) {
+    require(Arn("scheduling-policy/" + r.name));
+  } else if constexpr (kIsOneOf<R, api::UpdateSchedulingPolicyRequest,
+                                api::DeleteSchedulingPolicyRequest>) {
+    require(ResourceArn("scheduling-policy/", r.policy));
+  } else if constexpr (std::is_same_v<R, api::CreateJobQueueRequest>) {
+    require(Arn("job-queue/" + r.name));
+  } else if constexpr (kIsOneOf<R, api::UpdateJobQueueRequest, api::DeleteJobQueueRequest,
+                                api::ListQuotaSharesRequest, api::ListServiceJobsRequest,
+                                api::GetJobQueueSnapshotRequest>) {
+    require(arns_.Queue(r.queue.name));
+  } else if constexpr (std::is_same_v<R, api::CreateQuotaShareRequest>) {
+    require(arns_.Queue(r.queue.name) + "/quota-share/" + r.name);
+  } else if constexpr (kIsOneOf<R, api::UpdateQuotaShareRequest, api::DeleteQuotaShareRequest,
+                                api::DescribeQuotaShareRequest>) {
+    require(r.share.sent);
+  } else {
+    // DescribeServiceEnvironments, DescribeJobQueues, DescribeSchedulingPolicies and
+    // ListSchedulingPolicies act on no particular resource: AWS authorizes them on "*".
+    static_assert(
+        kIsOneOf<R, api::DescribeServiceEnvironmentsRequest, api::DescribeJobQueuesRequest,
+                 api::DescribeSchedulingPoliciesRequest, api::ListSchedulingPoliciesRequest>);
+    require("*");
   }
-  NoteConfigChanges(action, r);
-  if (action == "createserviceenvironment") {
-    return require(ResourceArn("service-environment/", r, "serviceEnvironmentName"));
-  }
-  if (action == "updateserviceenvironment" || action == "deleteserviceenvironment") {
-    return require(ResourceArn("service-environment/", r, "serviceEnvironment"));
-  }
-  if (action == "createschedulingpolicy")
-    return require(ResourceArn("scheduling-policy/", r, "name"));
-  if (action == "updateschedulingpolicy" || action == "deleteschedulingpolicy") {
-    return require(ResourceArn("scheduling-policy/", r, "arn"));
-  }
-  if (action == "createjobqueue") return require(ResourceArn("job-queue/", r, "jobQueueName"));
-  if (action == "updatejobqueue" || action == "deletejobqueue" || action == "listquotashares" ||
-      action == "listservicejobs" || action == "getjobqueuesnapshot") {
-    return require(arns_.Queue(QueueName(StringField(r, "jobQueue"))));
-  }
-  if (action == "createquotashare") {
-    return require(arns_.Queue(QueueName(StringField(r, "jobQueue"))) + "/quota-share/" +
-                   StringField(r, "quotaShareName"));
-  }
-  if (action == "updatequotashare" || action == "deletequotashare" ||
-      action == "describequotashare") {
-    return require(StringField(r, "quotaShareArn"));
-  }
-  // DescribeServiceEnvironments, DescribeJobQueues, DescribeSchedulingPolicies and
-  // ListSchedulingPolicies act on no particular resource: AWS authorizes them on "*".
-  require("*");
 }
 
 void Controller::AuthorizeTags(const std::string& method, const std::string& arn) {
@@ -344,10 +264,9 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
   return result;
 }
 
-std::string Controller::AuditedAction(const std::string& action) {
-  auto it = ActionTable().find(action);
-  return it != ActionTable().end() && it->second.mutating ? std::string("batch:") + it->second.name
-                                                          : std::string();
+std::string Controller::AuditedAction(const std::string& route_name) {
+  const std::optional<api::ActionInfo> info = api::FindAction(route_name);
+  return info && info->mutating ? "batch:" + std::string(info->name) : std::string();
 }
 
 void Controller::AuditRefusal(const Caller& caller, const std::string& audited_action,
@@ -357,20 +276,24 @@ void Controller::AuditRefusal(const Caller& caller, const std::string& audited_a
       caller, audited_action, [] {}, [&]() -> Reply { Refuse(message); });
 }
 
-Result<Controller::Reply> Controller::Call(const std::string& action, const Json& r,
-                                           const Caller& caller) {
-  auto it = ActionTable().find(action);
-  if (it == ActionTable().end()) return InvalidArgument("unknown action " + action);
-  const std::string audited = AuditedAction(action);
-  return RunAs(
-      caller, audited, [&] { AuthorizeCall(action, r); },
-      [&] {
-        Reply reply = (this->*(it->second.handler))(r);
-        if (audit_ && action == "submitservicejob" && reply.body.contains("jobArn")) {
-          audit_->resource = reply.body["jobArn"].get<std::string>();
-        }
-        return reply;
-      });
+Result<Controller::Reply> Controller::Call(const api::Request& request, const Caller& caller) {
+  return std::visit(
+      [&](const auto& r) {
+        using R = std::decay_t<decltype(r)>;
+        const std::string audited = AuditedAction(AsciiLower(R::kAction));
+        return RunAs(
+            caller, audited, [&] { Authorize(r); },
+            [&] {
+              Reply reply = Handle(r);
+              if constexpr (std::is_same_v<R, api::SubmitServiceJobRequest>) {
+                if (audit_ && reply.body.contains("jobArn")) {
+                  audit_->resource = reply.body["jobArn"].get<std::string>();
+                }
+              }
+              return reply;
+            });
+      },
+      request);
 }
 
 Result<Controller::Reply> Controller::Tags(const std::string& method, const std::string& arn,

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "server/api_error.h"
-#include "server/payload.h"
+#include "server/local_paths.h"
 
 namespace allot::server {
 
@@ -41,7 +41,7 @@ void CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
     if (!payload.value() || !MayNameCheckpoint(*payload.value())) continue;
     std::string dir;
     try {
-      dir = ParsePayload(*payload.value(), job.name).launch.checkpoint_sync_dir;
+      dir = api::ParsePayload(*payload.value(), job.name).launch.checkpoint_sync_dir;
     } catch (const ClientError&) {
       continue;  // no longer parses (the rules changed): it cannot launch, so it uses nothing
     }

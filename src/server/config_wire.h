@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 #include "server/config_records.h"
-#include "server/fields.h"
+#include "server/json.h"
 
 namespace allot::server {
 

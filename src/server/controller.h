@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "api/credentials.h"
+#include "api/payload.h"
+#include "api/requests.h"
 #include "api/secret_box.h"
 #include "engine/engine.h"
 #include "exec/executor.h"
@@ -29,10 +31,10 @@
 #include "server/caller.h"
 #include "server/checkpoint_claims.h"
 #include "server/config_records.h"
-#include "server/fields.h"
 #include "server/history.h"
 #include "server/job_record.h"
 #include "server/job_wire.h"
+#include "server/json.h"
 #include "server/list_index.h"
 #include "server/options.h"
 #include "server/server_metrics.h"
@@ -41,20 +43,17 @@
 
 namespace allot::server {
 
-// What the executor needs to run a job, read from its serviceRequestPayload.
 struct RestoreSnapshot;  // recovery.cc
 
-struct LaunchInfo {
-  std::string training_job_name;
-  std::vector<std::string> argv;
-  std::map<std::string, std::string> environment;
-  std::string instance_type;
-  int instance_count = 1;
-  std::map<std::string, std::string> hyperparameters;
-  std::vector<std::pair<std::string, std::string>> channels;  // name, local directory
-  std::string checkpoint_local_path = "/opt/ml/checkpoints";
-  std::string checkpoint_sync_dir;  // CheckpointConfig.S3Uri when it is file://
-};
+// What the executor needs to run a job, read from its serviceRequestPayload.
+using api::LaunchInfo;
+
+// What a submission asks of the pool: its payload's instances, all counted together where the
+// environment counts NUM_INSTANCES (job_ops.cc).
+model::Demand DemandIn(const ServiceEnvironmentRecord& env, const api::ParsedPayload& parsed);
+// A submission's attempt timeout: the shorter of the payload's MaxRuntimeInSeconds and
+// timeoutConfig.attemptDurationSeconds.
+std::optional<std::int64_t> AttemptTimeout(const api::SubmitServiceJobRequest& r);
 
 class Controller {
  public:
@@ -71,13 +70,13 @@ class Controller {
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
 
-  // One AWS Batch action ("submitservicejob", ...) by `caller`. A bad request is
-  // kInvalidArgument with the message for the caller (api_error.h maps codes to AWS errors), a
-  // call the caller's policy does not allow kPermissionDenied, a fault of the server kInternal.
-  // An accepted change answers once `durable` holds the store's outcome. Every mutating call,
-  // allowed or not, leaves an audit record (audit.h), in the same batch as its change.
-  Result<Reply> Call(const std::string& action, const Json& request,
-                     const Caller& caller = Caller::System());
+  // One AWS Batch action, decoded (api/decode.h), by `caller`. A request the server's state
+  // refuses is kInvalidArgument with the message for the caller (api/wire_error.h maps codes to
+  // AWS errors), a call the caller's policy does not allow kPermissionDenied, a fault of the
+  // server kInternal. An accepted change answers once `durable` holds the store's outcome. Every
+  // mutating call, allowed or not, leaves an audit record (audit.h), in the same batch as its
+  // change.
+  Result<Reply> Call(const api::Request& request, const Caller& caller = Caller::System());
   // TagResource / UntagResource / ListTagsForResource.
   Result<Reply> Tags(const std::string& method, const std::string& arn, const Json& request,
                      const std::vector<std::string>& tag_keys,
@@ -97,7 +96,7 @@ class Controller {
   // read, which is not audited).
   void AuditRefusal(const Caller& caller, const std::string& audited_action,
                     const std::string& message);
-  static std::string AuditedAction(const std::string& action);
+  static std::string AuditedAction(const std::string& route_name);
   // GET /allot/v1/audit: the newest records first that match `filter`, at most `max`, older
   // than `token` (the nextToken of the page before).
   Result<Reply> Audit(const Caller& caller, const AuditFilter& filter, std::size_t max,
@@ -118,7 +117,7 @@ class Controller {
   Result<Reply> Explain(const Caller& caller, const std::string& job);
   // POST /allot/v1/whatif (whatif_ops.cc): what the engine would decide now for a submission, a
   // priority change or a quota-share update, for a caller allowed to make it; changes nothing.
-  Result<Reply> WhatIf(const Caller& caller, const Json& body);
+  Result<Reply> WhatIf(const Caller& caller, const api::WhatIfRequest& request);
 
   const Options& options() const { return options_; }
   const std::string& credentials_path() const { return credentials_path_; }
@@ -176,43 +175,43 @@ class Controller {
                    const std::function<void(const Json&)>& save);  // tags.cc
 
   // config_ops.cc
-  Reply CreateServiceEnvironment(const Json& r);
-  Reply UpdateServiceEnvironment(const Json& r);
-  Reply DescribeServiceEnvironments(const Json& r);
-  Reply DeleteServiceEnvironment(const Json& r);
-  Reply CreateSchedulingPolicy(const Json& r);
-  Reply UpdateSchedulingPolicy(const Json& r);
-  Reply DescribeSchedulingPolicies(const Json& r);
-  Reply ListSchedulingPolicies(const Json& r);
-  Reply DeleteSchedulingPolicy(const Json& r);
-  Reply CreateJobQueue(const Json& r);
-  Reply UpdateJobQueue(const Json& r);
-  Reply DescribeJobQueues(const Json& r);
-  Reply DeleteJobQueue(const Json& r);
-  Reply CreateQuotaShare(const Json& r);
-  Reply UpdateQuotaShare(const Json& r);
-  Reply DescribeQuotaShare(const Json& r);
-  Reply ListQuotaShares(const Json& r);
-  Reply DeleteQuotaShare(const Json& r);
+  Reply Handle(const api::CreateServiceEnvironmentRequest& r);
+  Reply Handle(const api::UpdateServiceEnvironmentRequest& r);
+  Reply Handle(const api::DescribeServiceEnvironmentsRequest& r);
+  Reply Handle(const api::DeleteServiceEnvironmentRequest& r);
+  Reply Handle(const api::CreateSchedulingPolicyRequest& r);
+  Reply Handle(const api::UpdateSchedulingPolicyRequest& r);
+  Reply Handle(const api::DescribeSchedulingPoliciesRequest& r);
+  Reply Handle(const api::ListSchedulingPoliciesRequest& r);
+  Reply Handle(const api::DeleteSchedulingPolicyRequest& r);
+  Reply Handle(const api::CreateJobQueueRequest& r);
+  Reply Handle(const api::UpdateJobQueueRequest& r);
+  Reply Handle(const api::DescribeJobQueuesRequest& r);
+  Reply Handle(const api::DeleteJobQueueRequest& r);
+  Reply Handle(const api::CreateQuotaShareRequest& r);
+  Reply Handle(const api::UpdateQuotaShareRequest& r);
+  Reply Handle(const api::DescribeQuotaShareRequest& r);
+  Reply Handle(const api::ListQuotaSharesRequest& r);
+  Reply Handle(const api::DeleteQuotaShareRequest& r);
   void PutEnvironmentToEngine(const ServiceEnvironmentRecord& env);
   void PutQueueToEngine(const JobQueueRecord& queue);
   void PutShareToEngine(const QuotaShareRecord& share);
   void PutImplicitShare(const JobQueueRecord& queue);
-  JobQueueRecord* FindQueue(const std::string& name_or_arn);
-  JobQueueRecord& MustFindQueue(const std::string& name_or_arn);
-  ServiceEnvironmentRecord* FindEnvironment(const std::string& name_or_arn);
-  SchedulingPolicyRecord* FindPolicy(const std::string& name_or_arn);
+  JobQueueRecord* FindQueue(const std::string& name);
+  JobQueueRecord& MustFindQueue(const api::NameOrArn& queue);
+  ServiceEnvironmentRecord* FindEnvironment(const std::string& name);
+  SchedulingPolicyRecord* FindPolicy(const std::string& name);
+  QuotaShareRecord& MustFindShare(const api::ShareArn& share);
   bool IsQuotaManaged(const JobQueueRecord& queue) const;
-  std::pair<std::string, std::string> ShareKeyFromArn(const std::string& arn) const;
 
   // job_ops.cc
   std::string TokenKey(const std::string& queue, const std::string& token) const;
-  Reply SubmitServiceJob(const Json& r);
-  Reply UpdateServiceJob(const Json& r);
-  Reply DescribeServiceJob(const Json& r);
-  Reply ListServiceJobs(const Json& r);
-  Reply TerminateServiceJob(const Json& r);
-  Reply GetJobQueueSnapshot(const Json& r);
+  Reply Handle(const api::SubmitServiceJobRequest& r);
+  Reply Handle(const api::UpdateServiceJobRequest& r);
+  Reply Handle(const api::DescribeServiceJobRequest& r);
+  Reply Handle(const api::ListServiceJobsRequest& r);
+  Reply Handle(const api::TerminateServiceJobRequest& r);
+  Reply Handle(const api::GetJobQueueSnapshotRequest& r);
 
   // explain_ops.cc, whatif_ops.cc (require mu_ and caller_)
   Json ExplainJob(const JobRecord& job);
@@ -223,11 +222,12 @@ class Controller {
   std::optional<RunnerUpRecord> RunnerUpOf(const model::Preemption& p);
   Json JobRefJson(const JobRef& ref);  // id and name only when the caller may describe the job
   void RedactPreemptionRecords(Json& allot);
-  Reply WhatIfLocked(const Json& body);
-  model::Event WhatIfEvent(const std::string& action, const Json& r, model::JobId* subject,
+  Reply WhatIfLocked(const api::WhatIfRequest& request);
+  model::Event WhatIfEvent(const api::WhatIfRequest& request, model::JobId* subject,
                            std::string* share);
   Json VictimJson(const model::VictimRecord& v, const JobRecord* preemptor);
-  QuotaShareRecord UpdatedShare(const Json& r);  // config_ops.cc: UpdateQuotaShare's result
+  // config_ops.cc: UpdateQuotaShare's result
+  QuotaShareRecord UpdatedShare(const api::UpdateQuotaShareRequest& r);
 
   // decisions.cc
   void OnDispatch(JobRecord& job, const model::Dispatch& d);
@@ -249,18 +249,14 @@ class Controller {
   std::string AttemptDir(const std::string& id, int attempt) const;
 
   // --- tenancy (authorize.cc, users_ops.cc) ---
-  struct ActionEntry {
-    Reply (Controller::*handler)(const Json&);
-    const char* name;  // AWS's, without the batch: prefix
-    bool mutating;     // audited
-  };
-  static const std::map<std::string, ActionEntry>& ActionTable();
   // Runs one call under mu_ as `caller`: `authorize` (which throws AccessDenied), then `body`;
   // records the audit record of a mutating call (`audited_action` not empty) whatever the
   // outcome, and finishes the batch.
   Result<Reply> RunAs(const Caller& caller, const std::string& audited_action,
                       const std::function<void()>& authorize, const std::function<Reply()>& body);
-  void AuthorizeCall(const std::string& action, const Json& r);  // requires mu_, caller_
+  void AuthorizeCall(const api::Request& request);  // requires mu_, caller_
+  template <typename R>
+  void Authorize(const R& request);  // authorize.cc: the resources AWS names for R's action
   void AuthorizeTags(const std::string& method, const std::string& arn);
   // Throws AccessDenied unless caller_'s policy allows `action` (e.g. "batch:DescribeJobQueues")
   // on `resource`; `job`, when given, adds its share to the request's condition keys.
@@ -273,14 +269,14 @@ class Controller {
   auth::Decision Decide(const Caller& caller, const std::string& action,
                         const std::string& resource, const JobRecord* job,
                         std::optional<std::int64_t> priority) const;
-  void NoteChanges(const Json& old_doc, const Json& r, std::initializer_list<const char*> fields);
-  void NoteConfigChanges(const std::string& action, const Json& r);
+  // The audit record's changes: each field `asked` names, its old value from `old_doc`.
+  void NoteChanges(const Json& old_doc, const api::AskedChanges& asked);
   bool CanDescribe(const JobRecord& job) const;  // requires mu_, caller_
   // DescribeServiceJob's decision, for a job record or for a job known by id and share only
   // (it may be gone).
   bool MayDescribeJob(const Caller& caller, const JobRecord& job) const;
   bool MayDescribeJob(const Caller& caller, const std::string& id, std::string_view share) const;
-  std::string ResourceArn(const std::string& prefix, const Json& r, const char* field) const;
+  std::string ResourceArn(const std::string& prefix, const api::NameOrArn& resource) const;
   void AddAudit(const std::string& outcome);  // requires mu_: audit_ into pending_
   Status LoadUsers();                         // requires mu_
   Status EnsureAdmin();                       // at first start; migrates bare access keys

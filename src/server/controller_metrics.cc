@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "api/decode.h"
 #include "server/controller.h"
 
 #ifndef ALLOT_VERSION
@@ -12,7 +13,7 @@
 
 namespace allot::server {
 
-bool Controller::IsAction(const std::string& action) { return ActionTable().contains(action); }
+bool Controller::IsAction(const std::string& action) { return api::FindAction(action).has_value(); }
 
 std::string Controller::MetricsText() {
   std::vector<engine::QueueUsage> usage;

@@ -6,8 +6,8 @@
 #include "server/api_error.h"
 #include "server/controller.h"
 #include "server/job_identity.h"
+#include "server/local_paths.h"
 #include "server/log.h"
-#include "server/payload.h"
 
 namespace allot::server {
 
@@ -191,9 +191,9 @@ Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::
   Result<std::optional<std::string>> payload = store_->Get(store::Kind::kJobPayload, id);
   if (!payload.ok()) return payload.status();
   if (!payload.value()) return Internal("the store holds no serviceRequestPayload for job " + id);
-  ParsedPayload parsed;
+  api::ParsedPayload parsed;
   try {
-    parsed = ParsePayload(*payload.value(), name);
+    parsed = api::ParsePayload(*payload.value(), name);
   } catch (const ClientError& e) {
     // It was accepted at submission: only a change of the rules since can refuse it now.
     return Internal(std::string("the stored serviceRequestPayload no longer parses: ") + e.what());

@@ -26,12 +26,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/decode.h"
+#include "api/fields.h"
 #include "api/sigv4.h"
 #include "common/strings.h"
 #include "server/api_error.h"
 #include "server/audit.h"
 #include "server/log.h"
 #include "server/ui_assets.h"
+#include "server/wire_call.h"
 
 // Event-driven HTTP/1.1 on Boost.Beast. A few I/O threads (one per two cores, at most 4; the first
 // is the one that calls Serve, and it also accepts) each run an event loop of their own; a new
@@ -1057,13 +1060,13 @@ Result<Controller::Reply> HttpServer::Impl::RunChecked(const Request& req, const
                                                        const Caller& caller, CallLog* call) {
   call->resource = route.capture;
   if (route.kind == Route::kAction) {
-    Json body = ParseBody(req.body());  // first: a deep body is refused for its depth
+    Json body = api::ParseBody(req.body());  // first: a deep body is refused for its depth
     if (route.capture == "submitservicejob" && req.body().size() > kMaxSubmitBody) {
       Refuse("a SubmitServiceJob request must be at most 30 KiB, got " +
              std::to_string(req.body().size()) + " bytes");
     }
     call->resource = ResourceOf(body);
-    return controller_.Call(route.capture, body, caller);
+    return CallAction(controller_, route.capture, body, caller);
   }
   const auto params = ParseQuery(api::SplitRequestTarget(req.target()).second);
   if (route.kind == Route::kLogs) return Logs(route.capture, params, caller);
@@ -1071,16 +1074,20 @@ Result<Controller::Reply> HttpServer::Impl::RunChecked(const Request& req, const
   if (route.kind == Route::kExplain) {
     return controller_.Explain(caller, Utf8Field(route.capture, "jobId"));
   }
-  if (route.kind == Route::kWhatIf) return controller_.WhatIf(caller, ParseBody(req.body()));
+  if (route.kind == Route::kWhatIf) {
+    Result<api::WhatIfRequest> request = api::DecodeWhatIf(api::ParseBody(req.body()));
+    if (!request.ok()) return request.status();
+    return controller_.WhatIf(caller, request.value());
+  }
   if (route.kind == Route::kHistory) return controller_.HistoryCall(caller, route.capture, params);
   if (route.kind == Route::kUsers) {
-    const Json body = req.body().empty() ? Json::object() : ParseBody(req.body());
+    const Json body = req.body().empty() ? Json::object() : api::ParseBody(req.body());
     return controller_.UserCall(caller, std::string(req.method_string()),
                                 Utf8Field(route.capture, "path"), body);
   }
   const std::string arn = Utf8Field(route.capture, "resourceArn");
   if (req.method() == http::verb::post) {
-    return controller_.Tags("POST", arn, ParseBody(req.body()), {}, caller);
+    return controller_.Tags("POST", arn, api::ParseBody(req.body()), {}, caller);
   }
   if (req.method() == http::verb::delete_) {
     std::vector<std::string> keys;

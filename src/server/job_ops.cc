@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <chrono>
 #include <functional>
 #include <random>
@@ -12,7 +11,7 @@
 #include "server/api_error.h"
 #include "server/config_wire.h"
 #include "server/controller.h"
-#include "server/payload.h"
+#include "server/local_paths.h"
 
 namespace allot::server {
 
@@ -39,60 +38,10 @@ std::string NewJobId() {
   return buf;
 }
 
-// retryStrategy, if the request has one (Describe shows it then).
-std::optional<model::RetryStrategy> ReadRetry(const Json& r) {
-  const Json* rs = OptionalObject(r, "retryStrategy");
-  if (rs == nullptr) return std::nullopt;
-  model::RetryStrategy retry;
-  retry.attempts = static_cast<int>(
-      RequireInt(*rs, "attempts", 1, model::rules::kMaxRetryAttempts, "retryStrategy.attempts"));
-  if (const Json* rules = OptionalArray(*rs, "evaluateOnExit", "retryStrategy.evaluateOnExit")) {
-    if (rules->size() > model::rules::kMaxEvaluateOnExit) {
-      Refuse("retryStrategy.evaluateOnExit allows at most 5 entries, got " +
-             std::to_string(rules->size()));
-    }
-    RequireObjects(*rules, "retryStrategy.evaluateOnExit");
-    for (const Json& rule : *rules) {
-      const std::string action = AsciiLower(
-          OptionalString(rule, "action", "retryStrategy.evaluateOnExit.action").value_or("RETRY"));
-      if (action != "retry" && action != "exit") {
-        Refuse("retryStrategy.evaluateOnExit.action must be RETRY or EXIT, got " +
-               Quoted(Json(action)));
-      }
-      const std::string pattern =
-          OptionalString(rule, "onStatusReason", "retryStrategy.evaluateOnExit.onStatusReason")
-              .value_or("*");
-      if (pattern.size() > model::rules::kMaxOnStatusReason) {
-        Refuse("retryStrategy.evaluateOnExit.onStatusReason allows at most 512 characters");
-      }
-      retry.evaluate_on_exit.push_back(
-          {action == "retry" ? model::RetryAction::kRetry : model::RetryAction::kExit, pattern});
-    }
-  }
-  return retry;
-}
-
-// The SHA-256-free request identity for clientToken: the request without the token.
-std::string RequestHash(const Json& r) {
-  Json copy = r;
-  copy.erase("clientToken");
-  return copy.dump();
-}
-
-// A whole number >= 0 written in decimal digits only, that fits its type.
-template <typename T>
-bool ParseWhole(std::string_view text, T* out) {
-  if (text.empty() || text.size() > 20) return false;
-  const auto [ptr, error] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return error == std::errc() && ptr == text.data() + text.size() && *out >= 0;
-}
-
 // The quota share a job names: required, existing and not DISABLED on a quota-share queue, and
 // refused on any other.
-std::optional<std::string> ReadQuotaShare(const Json& r, const std::string& qname,
-                                          bool quota_managed,
-                                          const std::map<std::string, QuotaShareRecord>& shares) {
-  std::optional<std::string> share = OptionalString(r, "quotaShareName");
+void CheckQuotaShare(const std::optional<std::string>& share, const std::string& qname,
+                     bool quota_managed, const std::map<std::string, QuotaShareRecord>& shares) {
   if (quota_managed) {
     if (!share)
       Refuse("quotaShareName is required on job queue " + qname + ", which uses quota shares");
@@ -108,7 +57,6 @@ std::optional<std::string> ReadQuotaShare(const Json& r, const std::string& qnam
         "job queue " +
         qname + " has none");
   }
-  return share;
 }
 
 // Every instance type the job asks for is a capacity unit of the queue's service environment.
@@ -127,29 +75,20 @@ void CheckUnitsOffered(const model::Demand& demand, const ServiceEnvironmentReco
   }
 }
 
-// preemptionConfiguration, and the attempt timeout: the shorter of the payload's
-// MaxRuntimeInSeconds and timeoutConfig.attemptDurationSeconds.
-void ReadJobLimits(const Json& r, std::optional<std::int64_t> max_runtime_seconds, JobRecord& job) {
-  if (const Json* pc = OptionalObject(r, "preemptionConfiguration")) {
-    if (auto n = OptionalInt(*pc, "preemptionRetriesBeforeTermination", 0,
-                             model::rules::kMaxPreemptionRetries,
-                             "preemptionConfiguration.preemptionRetriesBeforeTermination")) {
-      job.MutableOptions().preemption_retries = static_cast<std::int32_t>(*n);
-    }
-  }
-  std::optional<std::int64_t> timeout = max_runtime_seconds;
-  if (const Json* tc = OptionalObject(r, "timeoutConfig")) {
-    if (auto s =
-            OptionalInt(*tc, "attemptDurationSeconds", 1, model::rules::kMaxAttemptDurationSeconds,
-                        "timeoutConfig.attemptDurationSeconds")) {
-      job.MutableOptions().timeout_config_seconds = *s;
-      timeout = timeout ? std::min(*timeout, *s) : *s;
-    }
-  }
-  job.attempt_timeout_seconds = timeout;
+}  // namespace
+
+model::Demand DemandIn(const ServiceEnvironmentRecord& env, const api::ParsedPayload& parsed) {
+  if (!UsesNumInstances(env)) return parsed.demand;
+  return {{std::string(model::rules::kNumInstances), parsed.launch.instance_count}};
 }
 
-}  // namespace
+std::optional<std::int64_t> AttemptTimeout(const api::SubmitServiceJobRequest& r) {
+  std::optional<std::int64_t> timeout = r.parsed.max_runtime_seconds;
+  if (r.timeout_config_seconds) {
+    timeout = timeout ? std::min(*timeout, *r.timeout_config_seconds) : *r.timeout_config_seconds;
+  }
+  return timeout;
+}
 
 // A clientToken is the caller's own: another user's token neither finds the caller's job nor
 // tells that it was used (user names hold no '/').
@@ -157,62 +96,47 @@ std::string Controller::TokenKey(const std::string& queue, const std::string& to
   return queue + "/" + (caller_ != nullptr ? caller_->user : std::string()) + "/" + token;
 }
 
-Controller::Reply Controller::SubmitServiceJob(const Json& r) {
-  const std::string name = RequireString(r, "jobName");
-  RefuseUnless(model::rules::CheckName(name, "jobName"));
-  const JobQueueRecord& queue = MustFindQueue(RequireString(r, "jobQueue"));
+Controller::Reply Controller::Handle(const api::SubmitServiceJobRequest& r) {
+  const JobQueueRecord& queue = MustFindQueue(r.queue);
   const std::string qname = queue.name;
-  RequireEnum(r, "serviceJobType", {"SAGEMAKER_TRAINING"});
-  if (OptionalString(r, "shareIdentifier")) {
-    Refuse("shareIdentifier is for fair-share queues; job queue " + qname + " uses quotaShareName");
-  }
-  std::optional<std::string> share = ReadQuotaShare(r, qname, IsQuotaManaged(queue), shares_);
+  CheckQuotaShare(r.quota_share, qname, IsQuotaManaged(queue), shares_);
   if (queue.state == model::State::kDisabled) Refuse("job queue " + qname + " is DISABLED");
-  std::optional<std::string> token = OptionalString(r, "clientToken");
-  std::string request_hash;
-  if (token) {
-    if (token->empty() || token->size() > model::rules::kMaxClientTokenLength) {
-      Refuse("clientToken must be 1 to 64 characters, got " + std::to_string(token->size()));
-    }
-    request_hash = RequestHash(r);
-    auto it = client_tokens_.find(TokenKey(qname, *token));
+  if (r.client_token) {
+    auto it = client_tokens_.find(TokenKey(qname, *r.client_token));
     if (it != client_tokens_.end()) {
-      if (it->second.second != request_hash) {
-        Refuse("clientToken " + *token + " was already used with a different request");
+      if (it->second.second != r.request_hash) {
+        Refuse("clientToken " + *r.client_token + " was already used with a different request");
       }
       const JobRecord& job = *FindJob(it->second.first);
       return {{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
     }
   }
-  const std::int64_t priority =
-      OptionalInt(r, "schedulingPriority", 0, model::rules::kMaxSchedulingPriority).value_or(0);
-  const std::string payload = RequireString(r, "serviceRequestPayload");
-  ParsedPayload parsed = ParsePayload(payload, name);
-  CheckLocalPaths(parsed, options_.file_roots, data_dir_);
+  CheckLocalPaths(r.parsed, options_.file_roots, data_dir_);
   const ServiceEnvironmentRecord& env = environments_.at(queue.environment());
-  if (UsesNumInstances(env)) {
-    // NUM_INSTANCES counts every instance together, whatever its type.
-    parsed.demand = {{std::string(model::rules::kNumInstances), parsed.launch.instance_count}};
-  }
-  CheckUnitsOffered(parsed.demand, env);
+  const model::Demand demand = DemandIn(env, r.parsed);
+  CheckUnitsOffered(demand, env);
   JobRecord job;
   job.id = NewJobId();
-  job.name = name;
-  if (parsed.launch.training_job_name != name) {
-    job.MutableOptions().training_name = parsed.launch.training_job_name;
+  job.name = r.name;
+  if (r.parsed.launch.training_job_name != r.name) {
+    job.MutableOptions().training_name = r.parsed.launch.training_job_name;
   }
   job.queue = Intern(qname);
-  if (share) job.share = Intern(*share);
+  if (r.quota_share) job.share = Intern(*r.quota_share);
   if (caller_ != nullptr) job.submitted_by = Intern(caller_->user);
-  job.priority = static_cast<std::int32_t>(priority);
-  job.demand = parsed.demand;
-  job.MutableOptions().retry = ReadRetry(r);
-  ReadJobLimits(r, parsed.max_runtime_seconds, job);
-  job.MutableOptions().tags = TagsFrom(ReadTags(r));
+  job.priority = r.priority;
+  job.demand = demand;
+  job.MutableOptions().retry = r.retry;
+  if (r.preemption_retries) job.MutableOptions().preemption_retries = *r.preemption_retries;
+  if (r.timeout_config_seconds) {
+    job.MutableOptions().timeout_config_seconds = *r.timeout_config_seconds;
+  }
+  job.attempt_timeout_seconds = AttemptTimeout(r);
+  job.MutableOptions().tags = r.tags;
   job.Compact();
   job.seq = next_seq_++;
   job.created_at = Now();
-  checkpoint_claims_.Claim(parsed.launch.checkpoint_sync_dir, job, jobs_, *store_);
+  checkpoint_claims_.Claim(r.parsed.launch.checkpoint_sync_dir, job, jobs_, *store_);
   const std::string id = job.id;
   const model::JobSpec spec = job.Spec();
   Touch(AddJob(std::move(job)));
@@ -222,31 +146,30 @@ Controller::Reply Controller::SubmitServiceJob(const Json& r) {
     DropJob(spec.id);
     throw;
   }
-  pending_.Put(store::Kind::kJobPayload, id, payload);
-  if (token) {
-    client_tokens_[TokenKey(qname, *token)] = {id, request_hash};
-    pending_.Put(store::Kind::kClientToken, TokenKey(qname, *token),
-                 Json{{"jobId", id}, {"hash", request_hash}}.dump());
+  pending_.Put(store::Kind::kJobPayload, id, r.payload);
+  if (r.client_token) {
+    const std::string key = TokenKey(qname, *r.client_token);
+    client_tokens_[key] = {id, r.request_hash};
+    pending_.Put(store::Kind::kClientToken, key,
+                 Json{{"jobId", id}, {"hash", r.request_hash}}.dump());
   }
-  return {{{"jobArn", arns_.Job(id)}, {"jobName", name}, {"jobId", id}}};
+  return {{{"jobArn", arns_.Job(id)}, {"jobName", r.name}, {"jobId", id}}};
 }
 
-Controller::Reply Controller::UpdateServiceJob(const Json& r) {
-  JobRecord& job = MustFindJob(RequireString(r, "jobId"));
-  const std::int64_t priority =
-      RequireInt(r, "schedulingPriority", 0, model::rules::kMaxSchedulingPriority);
+Controller::Reply Controller::Handle(const api::UpdateServiceJobRequest& r) {
+  JobRecord& job = MustFindJob(r.job_id);
   if (model::IsTerminal(job.status)) {
     Refuse("job " + job.id + " is " + std::string(model::ToString(job.status)) +
            "; only unfinished jobs can change priority");
   }
-  Apply(model::UpdateJobPriority{job.seq, static_cast<std::int32_t>(priority)});
-  NotePriority(job, std::exchange(job.priority, static_cast<std::int32_t>(priority)));
+  Apply(model::UpdateJobPriority{job.seq, r.priority});
+  NotePriority(job, std::exchange(job.priority, r.priority));
   Touch(job);
   return {{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
 }
 
-Controller::Reply Controller::DescribeServiceJob(const Json& r) {
-  JobRecord& job = MustFindJob(RequireString(r, "jobId"));
+Controller::Reply Controller::Handle(const api::DescribeServiceJobRequest& r) {
+  JobRecord& job = MustFindJob(r.job_id);
   Json out = DescribeJob(job, arns_);
   Result<std::optional<std::string>> payload = store_->Get(store::Kind::kJobPayload, job.id);
   if (payload.ok() && payload.value()) out["serviceRequestPayload"] = *payload.value();
@@ -268,59 +191,7 @@ Controller::Reply Controller::DescribeServiceJob(const Json& r) {
 
 namespace {
 
-struct ListFilters {
-  std::optional<model::JobStatus> status;
-  std::optional<std::string> name;  // without the trailing '*' of a prefix
-  bool name_prefix = false;
-  std::optional<Timestamp> before;
-  std::optional<Timestamp> after;
-  std::optional<std::string> share;
-};
-
-ListFilters ReadFilters(const Json& r) {
-  ListFilters f;
-  bool status_applies = true;
-  if (const Json* filters = OptionalArray(r, "filters")) {
-    if (filters->size() > 1) {
-      Refuse("filters takes one filter at a time, got " + std::to_string(filters->size()));
-    }
-    RequireObjects(*filters, "filters");
-    for (const Json& kv : *filters) {
-      const std::string key = RequireEnum(
-          kv, "name", {"JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "QUOTA_SHARE_NAME"},
-          "filters.name");
-      const Json* values = OptionalArray(kv, "values", "filters.values");
-      if (values == nullptr || values->size() != 1 || !(*values)[0].is_string()) {
-        Refuse("filters." + key + " takes exactly one string value");
-      }
-      const std::string v = (*values)[0];
-      if (key == "JOB_NAME") {
-        f.name_prefix = !v.empty() && v.back() == '*';
-        f.name = f.name_prefix ? v.substr(0, v.size() - 1) : v;
-        status_applies = false;
-      } else if (key == "QUOTA_SHARE_NAME") {
-        f.share = v;
-      } else {
-        Timestamp t = 0;
-        if (!ParseWhole(v, &t)) {
-          Refuse("filters." + key + " must be a time in epoch milliseconds, got " +
-                 Quoted(Json(v)));
-        }
-        (key == "BEFORE_CREATED_AT" ? f.before : f.after) = t;
-        status_applies = false;
-      }
-    }
-  }
-  const auto status = OptionalEnum(r, "jobStatus",
-                                   {"SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING",
-                                    "RUNNING", "SUCCEEDED", "FAILED"});
-  if (status_applies) {
-    f.status = model::ParseJobStatus(status.value_or("RUNNING"));  // OptionalEnum checked it
-  }
-  return f;
-}
-
-bool Matches(const ListFilters& f, const JobRecord& job) {
+bool Matches(const api::JobListFilters& f, const JobRecord& job) {
   if (f.status && job.status != *f.status) return false;
   if (f.share && job.share != *f.share) return false;
   if (f.before && job.created_at >= *f.before) return false;
@@ -331,20 +202,6 @@ bool Matches(const ListFilters& f, const JobRecord& job) {
     if (!EqualsIgnoreCase(name, *f.name)) return false;
   }
   return true;
-}
-
-// "createdAt.seq" of the last job a page examined; the next page starts below it.
-std::optional<ListIndex::Key> ReadListToken(const Json& r) {
-  std::optional<std::string> token = OptionalString(r, "nextToken");
-  if (!token) return std::nullopt;
-  ListIndex::Key key;
-  const std::size_t dot = token->find('.');
-  const std::string_view text = *token;
-  if (dot == std::string::npos || !ParseWhole(text.substr(0, dot), &key.first) ||
-      !ParseWhole(text.substr(dot + 1), &key.second)) {
-    Refuse("nextToken " + Quoted(Json(*token)) + " was not returned by ListServiceJobs");
-  }
-  return key;
 }
 
 // Collects a page newest first from keys in descending order.
@@ -388,12 +245,11 @@ class Page {
 
 // Newest first. A JOB_NAME filter reads the name index; a status (alone or with a quota share)
 // its own index; time filters the queue's time order from where they start.
-Controller::Reply Controller::ListServiceJobs(const Json& r) {
-  const std::string qname = MustFindQueue(RequireString(r, "jobQueue")).name;
-  const ListFilters f = ReadFilters(r);
-  const auto max = static_cast<std::size_t>(
-      OptionalInt(r, "maxResults", 1, model::rules::kMaxPageSize).value_or(100));
-  const std::optional<ListIndex::Key> token = ReadListToken(r);
+Controller::Reply Controller::Handle(const api::ListServiceJobsRequest& r) {
+  const std::string qname = MustFindQueue(r.queue).name;
+  const api::JobListFilters& f = r.filters;
+  const std::size_t max = r.max_results;
+  const std::optional<ListIndex::Key> token = r.after_position;
   // AWS's list calls may also answer fewer than maxResults with a nextToken.
   const std::size_t budget = std::max<std::size_t>(1, options_.list_scan_budget);
   Page page(max, arns_, [this](const JobRecord& job) { return RunnableReason(job); });
@@ -435,21 +291,17 @@ Controller::Reply Controller::ListServiceJobs(const Json& r) {
   return {page.Finish()};
 }
 
-Controller::Reply Controller::TerminateServiceJob(const Json& r) {
-  JobRecord& job = MustFindJob(RequireString(r, "jobId"));
-  const std::string reason = RequireString(r, "reason");
-  if (reason.size() > model::rules::kMaxTerminateReasonLength) {
-    Refuse("reason must be at most 1024 characters, got " + std::to_string(reason.size()));
-  }
+Controller::Reply Controller::Handle(const api::TerminateServiceJobRequest& r) {
+  JobRecord& job = MustFindJob(r.job_id);
   if (model::IsTerminal(job.status)) return {};
   job.is_terminated = true;
   Touch(job);
-  Apply(model::TerminateJob{job.seq, reason});
+  Apply(model::TerminateJob{job.seq, r.reason});
   return {};
 }
 
-Controller::Reply Controller::GetJobQueueSnapshot(const Json& r) {
-  const JobQueueRecord& queue = MustFindQueue(RequireString(r, "jobQueue"));
+Controller::Reply Controller::Handle(const api::GetJobQueueSnapshotRequest& r) {
+  const JobQueueRecord& queue = MustFindQueue(r.queue);
   const std::string qname = queue.name;
   const Timestamp now = Now();
   auto entry = [this](model::JobId seq) {

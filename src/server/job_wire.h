@@ -3,8 +3,8 @@
 // A job record in AWS's wire shapes: DescribeServiceJob's document and ListServiceJobs' summary.
 // The only place a job becomes JSON for a caller.
 
-#include "server/fields.h"
 #include "server/job_record.h"
+#include "server/json.h"
 
 namespace allot::server {
 

@@ -12,7 +12,7 @@
 #include "server/controller.h"
 #include "server/job_codec.h"
 #include "server/job_identity.h"
-#include "server/payload.h"
+#include "server/local_paths.h"
 
 namespace allot::server {
 

@@ -1,5 +1,6 @@
 // TagResource / UntagResource / ListTagsForResource on any Allot ARN.
 
+#include "api/decoders.h"
 #include "server/api_error.h"
 #include "server/config_wire.h"
 #include "server/controller.h"
@@ -19,7 +20,9 @@ Controller::Reply Controller::TagsLocked(const std::string& method, const std::s
     });
   };
   if (arn.find("/quota-share/") != std::string::npos) {
-    const auto [q, s] = ShareKeyFromArn(arn);
+    const api::ShareArn share = api::decoders::ShareArnOf(arn, "resourceArn");
+    const std::string& q = share.queue;
+    const std::string& s = share.share;
     auto it = shares_.find(q + "/" + s);
     return change(it == shares_.end() ? nullptr : &it->second, store::Kind::kQuotaShare,
                   q + "/" + s);
@@ -34,15 +37,18 @@ Controller::Reply Controller::TagsLocked(const std::string& method, const std::s
     });
   }
   if (arn.find(":job-queue/") != std::string::npos) {
-    JobQueueRecord* queue = FindQueue(arn);
+    JobQueueRecord* queue =
+        FindQueue(api::decoders::NameOrArnOf(arn, "job-queue", "resourceArn").name);
     return change(queue, store::Kind::kJobQueue, queue ? queue->name : "");
   }
   if (arn.find(":service-environment/") != std::string::npos) {
-    ServiceEnvironmentRecord* env = FindEnvironment(arn);
+    ServiceEnvironmentRecord* env =
+        FindEnvironment(api::decoders::NameOrArnOf(arn, "service-environment", "resourceArn").name);
     return change(env, store::Kind::kServiceEnvironment, env ? env->name : "");
   }
   if (arn.find(":scheduling-policy/") != std::string::npos) {
-    SchedulingPolicyRecord* policy = FindPolicy(arn);
+    SchedulingPolicyRecord* policy =
+        FindPolicy(api::decoders::NameOrArnOf(arn, "scheduling-policy", "resourceArn").name);
     return change(policy, store::Kind::kSchedulingPolicy, policy ? policy->name : "");
   }
   Refuse("resourceArn " + arn + " does not name an existing resource");
@@ -56,7 +62,7 @@ Controller::Reply Controller::ChangeTags(const std::string& method, const Json& 
   if (method == "GET") return {{{"tags", *tags_in}}};
   Json tags = *tags_in;
   if (method == "POST") {
-    const Json added = ReadTags(request);
+    const Json added = api::ReadTags(request);
     if (added.empty()) Refuse("tags must contain at least one tag");
     for (const auto& [k, v] : added.items()) tags[k] = v;
     if (tags.size() > 50) Refuse("a resource can have at most 50 tags");

@@ -14,7 +14,7 @@
 #include "auth/policy.h"
 #include "common/status.h"
 #include "common/time.h"
-#include "server/fields.h"
+#include "server/json.h"
 
 namespace allot::server {
 

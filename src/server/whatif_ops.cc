@@ -2,12 +2,11 @@
 // a quota-share update, computed by Engine::WhatIf on a copy of its state. Nothing changes: no
 // job record, no store write, no engine change, no audit record (a what-if is a read, and reads
 // are not audited), and no other caller sees it. The caller needs the permission the real call
-// would need (AuthorizeCall with the real action and body).
+// would need (AuthorizeCall with the real action's request).
 
 #include "model/rules.h"
 #include "server/api_error.h"
 #include "server/controller.h"
-#include "server/payload.h"
 
 namespace allot::server {
 
@@ -15,94 +14,59 @@ std::string InstanceSecondsText(Duration ms);  // explain_ops.cc
 
 namespace {
 
-struct WhatIfKind {
-  const char* field;   // in the what-if body
-  const char* action;  // the real call, as AuthorizeCall names it
-};
-
-constexpr WhatIfKind kKinds[] = {{"submit", "submitservicejob"},
-                                 {"updatePriority", "updateservicejob"},
-                                 {"updateQuotaShare", "updatequotashare"}};
-
-// The one kind the body asks about, and its request.
-std::pair<const WhatIfKind*, const Json*> ReadKind(const Json& body) {
-  if (!body.is_object()) Refuse("a what-if body must be a JSON object");
-  const WhatIfKind* kind = nullptr;
-  for (const WhatIfKind& k : kKinds) {
-    if (!body.contains(k.field)) continue;
-    if (kind != nullptr) break;
-    kind = &k;
-  }
-  if (kind == nullptr || body.size() != 1) {
-    Refuse("a what-if body takes exactly one of submit, updatePriority, updateQuotaShare");
-  }
-  const Json& request = body.at(kind->field);
-  if (!request.is_object()) Refuse(std::string(kind->field) + " must be a JSON object");
-  return {kind, &request};
-}
-
 std::string Plural(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 }  // namespace
 
-Result<Controller::Reply> Controller::WhatIf(const Caller& caller, const Json& body) {
+Result<Controller::Reply> Controller::WhatIf(const Caller& caller,
+                                             const api::WhatIfRequest& request) {
   return RunAs(
       caller, "",
-      [&] {
-        const auto [kind, request] = ReadKind(body);
-        AuthorizeCall(kind->action, *request);
-      },
-      [&] { return WhatIfLocked(body); });
+      [&] { AuthorizeCall(std::visit([](const auto& r) { return api::Request(r); }, request)); },
+      [&] { return WhatIfLocked(request); });
 }
 
-model::Event Controller::WhatIfEvent(const std::string& action, const Json& r,
-                                     model::JobId* subject, std::string* share) {
-  model::Event event;
-  if (action == "submitservicejob") {
+model::Event Controller::WhatIfEvent(const api::WhatIfRequest& request, model::JobId* subject,
+                                     std::string* share) {
+  if (const auto* r = std::get_if<api::SubmitServiceJobRequest>(&request)) {
     // SubmitServiceJob's checks that bear on the decision (job_ops.cc): the queue, the share,
     // the priority and what the payload asks for. The job gets the next sequence number, which
     // no job holds yet; nothing is kept.
-    const std::string name = RequireString(r, "jobName");
-    RefuseUnless(model::rules::CheckName(name, "jobName"));
-    const JobQueueRecord& queue = MustFindQueue(RequireString(r, "jobQueue"));
+    const JobQueueRecord& queue = MustFindQueue(r->queue);
     if (IsQuotaManaged(queue)) {
-      *share = RequireString(r, "quotaShareName");
+      if (!r->quota_share) {
+        Refuse("quotaShareName is required on job queue " + queue.name +
+               ", which uses quota shares");
+      }
+      *share = *r->quota_share;
       if (!shares_.count(queue.name + "/" + *share)) {
         Refuse("quotaShareName " + *share + " does not exist in job queue " + queue.name);
       }
-    }
-    ParsedPayload parsed = ParsePayload(RequireString(r, "serviceRequestPayload"), name);
-    const ServiceEnvironmentRecord& env = environments_.at(queue.environment());
-    if (UsesNumInstances(env)) {
-      parsed.demand = {{std::string(model::rules::kNumInstances), parsed.launch.instance_count}};
     }
     model::JobSpec spec;
     spec.id = *subject = next_seq_;
     spec.queue = queue.name;
     spec.share = share->empty() ? kImplicitShare : *share;
-    spec.priority = static_cast<std::int32_t>(
-        OptionalInt(r, "schedulingPriority", 0, model::rules::kMaxSchedulingPriority).value_or(0));
-    spec.demand = parsed.demand;
-    spec.attempt_timeout_seconds = parsed.max_runtime_seconds;
+    spec.priority = r->priority;
+    spec.demand = DemandIn(environments_.at(queue.environment()), r->parsed);
+    spec.attempt_timeout_seconds = AttemptTimeout(*r);
     spec.created_at = Now();
-    event = model::SubmitJob{std::move(spec)};
-  } else if (action == "updateservicejob") {
-    const JobRecord& job = MustFindJob(RequireString(r, "jobId"));
-    const std::int64_t priority =
-        RequireInt(r, "schedulingPriority", 0, model::rules::kMaxSchedulingPriority);
+    return model::SubmitJob{std::move(spec)};
+  }
+  if (const auto* r = std::get_if<api::UpdateServiceJobRequest>(&request)) {
+    const JobRecord& job = MustFindJob(r->job_id);
     if (model::IsTerminal(job.status)) {
       Refuse("job " + job.id + " is " + std::string(model::ToString(job.status)) +
              "; only unfinished jobs can change priority");
     }
     *subject = job.seq;
     *share = std::string(job.share);
-    event = model::UpdateJobPriority{job.seq, static_cast<std::int32_t>(priority)};
-  } else {
-    event = model::PutQuotaShare{EngineConfig(UpdatedShare(r))};
+    return model::UpdateJobPriority{job.seq, r->priority};
   }
-  return event;
+  return model::PutQuotaShare{
+      EngineConfig(UpdatedShare(std::get<api::UpdateQuotaShareRequest>(request)))};
 }
 
 // One victim of a what-if; `preemptor` named when the question is a configuration change.
@@ -123,11 +87,10 @@ Json Controller::VictimJson(const model::VictimRecord& v, const JobRecord* preem
   return entry;
 }
 
-Controller::Reply Controller::WhatIfLocked(const Json& body) {
-  const auto [kind, request] = ReadKind(body);
+Controller::Reply Controller::WhatIfLocked(const api::WhatIfRequest& request) {
   model::JobId subject = 0;
   std::string share;
-  const model::Event event = WhatIfEvent(kind->action, *request, &subject, &share);
+  const model::Event event = WhatIfEvent(request, &subject, &share);
   Result<engine::WhatIfAnswer> answer = engine_.WhatIf(event, Now(), subject);
   if (!answer.ok()) Refuse(answer.status().message());
 

@@ -13,11 +13,14 @@
 #include <string>
 #include <utility>
 
+#include "api/fields.h"
 #include "server/api_error.h"
-#include "server/fields.h"
 
 namespace allot::server {
 namespace {
+
+using Json = nlohmann::json;
+using api::ParseBody;
 
 namespace fs = std::filesystem;
 

@@ -17,6 +17,7 @@
 
 #include "server/api_error.h"
 #include "server/job_codec.h"
+#include "server/wire_call.h"
 #include "store/faulty_store.h"
 
 namespace allot::server {
@@ -80,7 +81,7 @@ class ControllerTest : public ::testing::Test {
 
   // One call, as the HTTP layer makes it: the answer counts once its batch is durable.
   Result<Json> Call(const std::string& action, const Json& request) {
-    Result<Controller::Reply> answer = controller_->Call(action, request);
+    Result<Controller::Reply> answer = CallAction(*controller_, action, request);
     if (!answer.ok()) return answer.status();
     Controller::Reply reply = std::move(answer).value();
     if (reply.durable.valid()) {
@@ -384,12 +385,13 @@ namespace {
 // The error convention: every entry point answers a Status, never an exception, and each code is
 // one AWS error at the wire.
 TEST_F(ControllerTest, RefusalsAreInvalidArgumentStatusesThatMapToClientException) {
-  Result<Controller::Reply> missing = controller_->Call("submitservicejob", {{"jobName", "x"}});
+  Result<Controller::Reply> missing =
+      CallAction(*controller_, "submitservicejob", {{"jobName", "x"}});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(missing.status().message().find("jobQueue"), std::string::npos)
       << missing.status().message();
-  EXPECT_EQ(controller_->Call("nosuchaction", Json::object()).status().code(),
+  EXPECT_EQ(CallAction(*controller_, "nosuchaction", Json::object()).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(controller_->Logs("no-such-job", 0, "algo-1", "stdout", 0).status().code(),
             StatusCode::kInvalidArgument);

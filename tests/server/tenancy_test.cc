@@ -11,6 +11,7 @@
 
 #include "auth/policy.h"
 #include "server/controller.h"
+#include "server/wire_call.h"
 #include "store/faulty_store.h"
 
 namespace allot::server {
@@ -85,7 +86,7 @@ class TenancyTest : public ::testing::Test {
 
   Result<Json> Call(const std::string& action, const Json& request,
                     const Caller& caller = Caller::System()) {
-    Result<Controller::Reply> answer = controller_->Call(action, request, caller);
+    Result<Controller::Reply> answer = CallAction(*controller_, action, request, caller);
     if (!answer.ok()) return answer.status();
     if (answer->durable.valid()) {
       if (Status s = answer->durable.get(); !s.ok()) return s;

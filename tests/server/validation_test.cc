@@ -9,12 +9,23 @@
 #include <string>
 #include <vector>
 
+#include "api/fields.h"
 #include "server/api_error.h"
-#include "server/fields.h"
-#include "server/payload.h"
+#include "server/local_paths.h"
 
 namespace allot::server {
 namespace {
+
+using Json = nlohmann::json;
+using api::OptionalInt;
+using api::OptionalString;
+using api::ParseBody;
+using api::ParsedPayload;
+using api::ParsePayload;
+using api::Quoted;
+using api::ReadTags;
+using api::RequireInt;
+using api::RequireString;
 
 Json GoodPayload() {
   return Json::parse(R"({

@@ -1,29 +1,17 @@
 #pragma once
 
-// The parts of a SageMaker CreateTrainingJob request (serviceRequestPayload) that Allot reads,
-// and the submission-time checks of the local paths it names (file:// URIs).
+// Where the file:// URIs of a job's payload lead, checked on this machine's file system at
+// submission and again at launch: only under the --file-root directories, never into the data
+// directory.
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "model/capacity.h"
-#include "server/controller.h"
+#include "api/payload.h"
+#include "common/status.h"
 
 namespace allot::server {
-
-struct ParsedPayload {
-  LaunchInfo launch;
-  model::Demand demand;
-  std::optional<std::int64_t> max_runtime_seconds;  // StoppingCondition.MaxRuntimeInSeconds
-  // OutputDataConfig.S3OutputPath when it is file://, as a local directory (nothing writes there
-  // yet; it is checked like the other local paths). Another scheme is ignored, as before.
-  std::string output_dir;
-};
-
-// Throws ClientError naming the field. `job_name` is the default TrainingJobName. Checks the
-// form of each file:// URI only; CheckLocalPaths checks where they lead.
-ParsedPayload ParsePayload(const std::string& payload, const std::string& job_name);
 
 // `path` (absolute, without '.' or '..' segments) with every symbolic link in the part of it
 // that exists resolved; the part that does not exist yet is kept as written. nullopt when that
@@ -41,7 +29,7 @@ Result<std::vector<std::string>> CanonicalFileRoots(const std::vector<std::strin
 // resolved, in one of `file_roots` (Options::file_roots; none: every file:// URI is refused) and
 // outside `data_dir`; an input channel's source must exist. Throws ClientError naming the field
 // and the --file-root setting. The roots are resolved again at each check.
-void CheckLocalPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
+void CheckLocalPaths(const api::ParsedPayload& parsed, const std::vector<std::string>& file_roots,
                      const std::string& data_dir);
 
 }  // namespace allot::server

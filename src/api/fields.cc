@@ -1,12 +1,12 @@
-#include "server/fields.h"
+#include "api/fields.h"
 
 #include <limits>
 
+#include "api/wire_error.h"
 #include "api/wire_json.h"
 #include "common/strings.h"
-#include "server/api_error.h"
 
-namespace allot::server {
+namespace allot::api {
 
 namespace {
 
@@ -18,11 +18,11 @@ std::string PathOf(const char* field, const std::string& path) {
 
 }  // namespace
 
-std::string Quoted(const Json& value) { return api::QuoteForMessage(value, kQuoteChars); }
+std::string Quoted(const Json& value) { return QuoteForMessage(value, kQuoteChars); }
 
 Json ParseBody(std::string_view body, std::string_view what) {
   if (body.empty() && what == kRequestBody) return Json::object();
-  Result<Json> parsed = api::ParseWireJson(body, what);
+  Result<Json> parsed = ParseWireJson(body, what);
   if (!parsed.ok()) Refuse(parsed.status().message());
   if (!parsed->is_object()) Refuse(std::string(what) + " must be a JSON object");
   return std::move(parsed).value();
@@ -143,4 +143,4 @@ Json ReadTags(const Json& obj, const char* field) {
   return *tags;
 }
 
-}  // namespace allot::server
+}  // namespace allot::api

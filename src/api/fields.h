@@ -15,7 +15,7 @@
 
 #include "common/status.h"
 
-namespace allot::server {
+namespace allot::api {
 
 using Json = nlohmann::json;
 
@@ -56,4 +56,4 @@ void RefuseUnless(const Status& status);
 // tags: 0-50 entries, keys 1-128, values <= 256 characters. Returns them as an object.
 Json ReadTags(const Json& obj, const char* field = "tags");
 
-}  // namespace allot::server
+}  // namespace allot::api

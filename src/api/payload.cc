@@ -1,17 +1,13 @@
-#include "server/payload.h"
+#include "api/payload.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <climits>
-#include <filesystem>
 #include <set>
 
+#include "api/fields.h"
+#include "api/wire_error.h"
 #include "common/strings.h"
 #include "model/rules.h"
-#include "server/api_error.h"
 
-namespace allot::server {
+namespace allot::api {
 
 namespace {
 
@@ -102,13 +98,6 @@ bool IsCleanAbsolutePath(const std::string& path) {
   }
   return true;
 }
-
-bool IsUnder(const std::string& path, const std::string& dir) {
-  if (dir == "/") return !path.empty() && path[0] == '/';
-  return path == dir || path.rfind(dir + "/", 0) == 0;
-}
-
-bool Overlaps(const std::string& a, const std::string& b) { return IsUnder(a, b) || IsUnder(b, a); }
 
 // A local path from a file:// URI (the only S3Uri scheme a local executor can read).
 std::string LocalPathOf(const std::string& uri, const std::string& field) {
@@ -288,131 +277,9 @@ ParsedPayload ParsePayload(const std::string& payload, const std::string& job_na
   return out;
 }
 
-std::optional<std::string> CanonicalPath(const std::string& path) {
-  if (path.empty() || path[0] != '/') return std::nullopt;
-  std::string head = path;
-  std::string tail;  // the part that does not exist yet: "" or "/a/b"
-  std::string real(PATH_MAX, '\0');
-  while (::realpath(head.c_str(), real.data()) == nullptr) {
-    if (errno != ENOENT && errno != ENOTDIR) return std::nullopt;  // a loop, no permission
-    // Only a name that is not there at all may stay as written: a dangling link is there, and
-    // leads to a place of someone else's choosing.
-    struct stat st {};
-    if (::lstat(head.c_str(), &st) == 0 || (errno != ENOENT && errno != ENOTDIR)) {
-      return std::nullopt;
-    }
-    const std::size_t slash = head.rfind('/');
-    tail = head.substr(slash) + tail;
-    head = slash == 0 ? "/" : head.substr(0, slash);
-  }
-  real.resize(real.find('\0'));
-  return real == "/" && !tail.empty() ? tail : real + tail;
+bool IsUnder(const std::string& path, const std::string& dir) {
+  if (dir == "/") return !path.empty() && path[0] == '/';
+  return path == dir || path.rfind(dir + "/", 0) == 0;
 }
 
-Result<std::vector<std::string>> CanonicalFileRoots(const std::vector<std::string>& roots,
-                                                    const std::string& data_dir) {
-  std::error_code ec;
-  std::string data = std::filesystem::absolute(data_dir, ec).lexically_normal().string();
-  if (data.size() > 1 && data.back() == '/') data.pop_back();
-  const std::optional<std::string> real_data = CanonicalPath(data);
-  if (ec || !real_data) {
-    return InvalidArgument("--data-dir " + data_dir +
-                           ": cannot resolve it to check the file roots");
-  }
-  std::vector<std::string> out;
-  for (const std::string& root : roots) {
-    const std::string flag = "--file-root " + root + ": ";
-    std::string real(PATH_MAX, '\0');
-    struct stat st {};
-    if (root.empty() || ::realpath(root.c_str(), real.data()) == nullptr ||
-        ::stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      return InvalidArgument(flag + "must be an existing directory");
-    }
-    real.resize(real.find('\0'));
-    if (real == "/") {
-      return InvalidArgument(flag +
-                             "the root directory would let jobs read every file on this machine; "
-                             "give the directories that hold only what jobs may read and write");
-    }
-    if (Overlaps(real, *real_data)) {
-      return InvalidArgument(flag + "overlaps the data directory " + *real_data +
-                             " (it is the data directory, inside it or contains it): jobs could "
-                             "read the server's credentials and other jobs' files; give a "
-                             "directory outside it");
-    }
-    out.push_back(real);
-  }
-  return out;
-}
-
-namespace {
-
-// The roots as a check sees them now: each resolved again (a root that no longer resolves allows
-// nothing), and the data directory, which no local path may overlap whatever the roots say.
-struct LocalRoots {
-  std::vector<std::string> given;  // as configured, for messages
-  std::vector<std::string> real;
-  std::optional<std::string> data_dir;
-};
-
-LocalRoots ResolveRoots(const std::vector<std::string>& file_roots, const std::string& data_dir) {
-  LocalRoots roots{.given = file_roots};
-  for (const std::string& root : file_roots) {
-    if (std::optional<std::string> real = CanonicalPath(root)) roots.real.push_back(*real);
-  }
-  roots.data_dir = CanonicalPath(data_dir);
-  return roots;
-}
-
-// A path for a message: printable whatever bytes a file name holds.
-std::string Printable(const std::string& path) {
-  const std::string quoted = Json(path).dump(-1, ' ', false, Json::error_handler_t::replace);
-  return quoted.substr(1, quoted.size() - 2);
-}
-
-// Refuses `path` (from the file:// URI in `field`) unless it lies in a root once resolved.
-void CheckUnderRoot(const std::string& path, const std::string& field, const LocalRoots& roots) {
-  const std::optional<std::string> real = CanonicalPath(path);
-  bool allowed = real && (!roots.data_dir || !Overlaps(*real, *roots.data_dir));
-  bool lexically = false;
-  bool resolved = false;
-  for (const std::string& root : roots.real) {
-    lexically = lexically || IsUnder(path, root);
-    resolved = resolved || (real && IsUnder(*real, root));
-  }
-  if (allowed && resolved) return;
-  std::string set;
-  for (const std::string& root : roots.given) set += (set.empty() ? "" : ", ") + Printable(root);
-  Refuse(field + ": file://" + path + " is not under an allowed file root" +
-         (lexically ? " once symbolic links are resolved" : "") +
-         "; the server allows file:// URIs only under the directories given with --file-root (" +
-         (set.empty() ? "none are set" : "set: " + set) + ")");
-}
-
-}  // namespace
-
-void CheckLocalPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
-                     const std::string& data_dir) {
-  const LaunchInfo& launch = parsed.launch;
-  if (launch.channels.empty() && launch.checkpoint_sync_dir.empty() && parsed.output_dir.empty()) {
-    return;  // nothing local: no file system call
-  }
-  const LocalRoots roots = ResolveRoots(file_roots, data_dir);
-  for (const auto& [name, dir] : launch.channels) {
-    const std::string field =
-        kPrefix + "InputDataConfig." + name + ".DataSource.S3DataSource.S3Uri";
-    CheckUnderRoot(dir, field, roots);  // first: a path outside the roots is not even looked at
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0) {
-      Refuse(field + ": file://" + dir + " does not exist on this machine");
-    }
-  }
-  if (!launch.checkpoint_sync_dir.empty()) {
-    CheckUnderRoot(launch.checkpoint_sync_dir, kPrefix + "CheckpointConfig.S3Uri", roots);
-  }
-  if (!parsed.output_dir.empty()) {
-    CheckUnderRoot(parsed.output_dir, kPrefix + "OutputDataConfig.S3OutputPath", roots);
-  }
-}
-
-}  // namespace allot::server
+}  // namespace allot::api

@@ -1,0 +1,37 @@
+#pragma once
+
+// Request bodies into typed requests (api/requests.h). Each action's decoder checks every field
+// the request itself decides and refuses the first mistake with InvalidArgument, naming the
+// field as the caller sent it, the value and what is allowed. Actions are named as the routes
+// carry them: "/v1/submitservicejob" is "submitservicejob".
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "api/requests.h"
+#include "common/status.h"
+
+namespace allot::api {
+
+struct ActionInfo {
+  std::string_view name;  // AWS's ("SubmitServiceJob"), without the batch: prefix
+  bool mutating = false;  // a change: audited
+};
+
+// The action a route names; nullopt for a name that is not an action of this server.
+std::optional<ActionInfo> FindAction(std::string_view route_name);
+
+// `body` (a JSON object) as the request of `route_name`'s action.
+Result<Request> DecodeRequest(std::string_view route_name, const nlohmann::json& body);
+
+// A what-if body: exactly one of {"submit": ...}, {"updatePriority": ...} and
+// {"updateQuotaShare": ...}, holding the request of SubmitServiceJob, UpdateServiceJob or
+// UpdateQuotaShare.
+Result<WhatIfRequest> DecodeWhatIf(const nlohmann::json& body);
+
+// The AWS action name of a decoded request ("SubmitServiceJob").
+std::string_view ActionOf(const Request& request);
+
+}  // namespace allot::api

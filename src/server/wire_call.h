@@ -1,0 +1,18 @@
+#pragma once
+
+// The JSON edge of an AWS action: the request body decoded into its typed request
+// (api/decode.h), then run by the controller. A request refused while it is decoded is audited
+// as the controller audits the refusals it makes itself. The HTTP server calls this for every
+// /v1/<action> route; tests and benchmarks call it to drive the controller as the wire does.
+
+#include <string_view>
+
+#include "server/controller.h"
+#include "server/json.h"
+
+namespace allot::server {
+
+Result<Controller::Reply> CallAction(Controller& controller, std::string_view route_name,
+                                     const Json& body, const Caller& caller = Caller::System());
+
+}  // namespace allot::server
