@@ -5,6 +5,9 @@ sigv4/: real boto3 'batch' requests, signed by botocore with the AWS test-suite 
 the sigv4 target's clock stands at, captured just before they would be sent, in the HTTP/1.1-like
 form sigv4_fuzz.cc reads. wire_json/: the bodies of those requests and a few JSON edge cases.
 payload/: SageMaker CreateTrainingJob payloads as tests/integration/allot_harness.py builds them.
+decode/: request bodies for the decoders of src/api/decode.h, a few per action and per what-if
+kind: the first byte picks the decoder (its index in DECODE_ROUTES, 24 for what-if), the rest is
+the body (decode_fuzz.cc).
 Files named regress_* are inputs the fuzzer found (kept by hand, not written here).
 """
 import datetime
@@ -91,6 +94,164 @@ JSON_EDGES = {
 }
 
 
+# decode_fuzz.cc's kRoutes, in api::Request's order; byte 24 is the what-if decoder.
+DECODE_ROUTES = [
+    "createserviceenvironment", "updateserviceenvironment", "describeserviceenvironments",
+    "deleteserviceenvironment", "createschedulingpolicy", "updateschedulingpolicy",
+    "describeschedulingpolicies", "listschedulingpolicies", "deleteschedulingpolicy",
+    "createjobqueue", "updatejobqueue", "describejobqueues", "deletejobqueue", "createquotashare",
+    "updatequotashare", "describequotashare", "listquotashares", "deletequotashare",
+    "submitservicejob", "updateservicejob", "describeservicejob", "listservicejobs",
+    "terminateservicejob", "getjobqueuesnapshot",
+]
+WHATIF = len(DECODE_ROUTES)
+ENV_ARN = "arn:aws:batch:us-west-2:000000000000:service-environment/env"
+POLICY_ARN = "arn:aws:batch:us-west-2:000000000000:scheduling-policy/quota"
+SHARE_ARN = QUEUE_ARN + "/quota-share/team-a"
+SUBMIT = dict(jobName="job-1", jobQueue="training", serviceJobType="SAGEMAKER_TRAINING",
+              serviceRequestPayload=PAYLOADS["minimal"])
+SHARE_UPDATE = dict(quotaShareArn=SHARE_ARN,
+                    capacityLimits=[{"capacityUnit": INSTANCE, "maxCapacity": 8}],
+                    resourceSharingConfiguration={"strategy": "LEND_AND_BORROW",
+                                                  "borrowLimit": 50},
+                    preemptionConfiguration={"inSharePreemption": "ENABLED"}, state="ENABLED")
+TIME_LIMIT = [{"reason": "stuck", "state": "RUNNABLE", "maxTimeSeconds": 600,
+               "action": "TERMINATE"}]
+# route (or "whatif") -> (seed name, body); the refused_* ones are refused, on purpose.
+DECODE = {
+    "createserviceenvironment": [
+        ("minimal", dict(serviceEnvironmentName="env", serviceEnvironmentType="SAGEMAKER_TRAINING",
+                         capacityLimits=[{"capacityUnit": INSTANCE, "maxCapacity": 4}])),
+        ("num_instances_tags", dict(serviceEnvironmentName="env-2", state="DISABLED",
+                                    serviceEnvironmentType="SAGEMAKER_TRAINING",
+                                    capacityLimits=[{"capacityUnit": "NUM_INSTANCES",
+                                                     "maxCapacity": 0}],
+                                    tags={"b": "2", "a": "1"})),
+        ("refused_two_units_with_num_instances", dict(
+            serviceEnvironmentName="env", serviceEnvironmentType="SAGEMAKER_TRAINING",
+            capacityLimits=[{"capacityUnit": "NUM_INSTANCES", "maxCapacity": 1},
+                            {"capacityUnit": INSTANCE, "maxCapacity": 1}])),
+    ],
+    "updateserviceenvironment": [
+        ("state", dict(serviceEnvironment="env", state="DISABLED")),
+        ("arn_limits", dict(serviceEnvironment=ENV_ARN,
+                            capacityLimits=[{"capacityUnit": INSTANCE, "maxCapacity": 2},
+                                            {"capacityUnit": "ml.g5.xlarge", "maxCapacity": 1}])),
+    ],
+    "describeserviceenvironments": [
+        ("all", {}),
+        ("named_page", dict(serviceEnvironments=["env", ENV_ARN], maxResults=1, nextToken="env")),
+    ],
+    "deleteserviceenvironment": [("arn", dict(serviceEnvironment=ENV_ARN)),
+                                 ("refused_slash", dict(serviceEnvironment="env/x"))],
+    "createschedulingpolicy": [
+        ("minimal", dict(name="quota")),
+        ("quota_share_policy", dict(name="quota", tags={"team": "ml"},
+                                    quotaSharePolicy={"idleResourceAssignmentStrategy": "FIFO"})),
+        ("refused_fairshare", dict(name="fs", fairsharePolicy={"shareDecaySeconds": 60})),
+    ],
+    "updateschedulingpolicy": [
+        ("arn", dict(arn=POLICY_ARN,
+                     quotaSharePolicy={"idleResourceAssignmentStrategy": "FIFO"})),
+    ],
+    "describeschedulingpolicies": [("arns", dict(arns=[POLICY_ARN, "quota"]))],
+    "listschedulingpolicies": [("all", {}), ("page", dict(maxResults=100, nextToken="quota"))],
+    "deleteschedulingpolicy": [("name", dict(arn="quota"))],
+    "createjobqueue": [
+        ("sdk", dict(jobQueueName="training", priority=1, jobQueueType="SAGEMAKER_TRAINING",
+                     computeEnvironmentOrder=[],
+                     serviceEnvironmentOrder=[{"order": 1, "serviceEnvironment": "env"}])),
+        ("full", dict(jobQueueName="training", priority=1000, state="ENABLED",
+                      schedulingPolicyArn=POLICY_ARN, tags={"team": "ml"},
+                      serviceEnvironmentOrder=[{"order": 0, "serviceEnvironment": ENV_ARN}],
+                      jobStateTimeLimitActions=TIME_LIMIT)),
+        ("refused_cancel", dict(jobQueueName="q", priority=0,
+                                serviceEnvironmentOrder=[{"serviceEnvironment": "env"}],
+                                jobStateTimeLimitActions=[dict(TIME_LIMIT[0], action="CANCEL")])),
+    ],
+    "updatejobqueue": [
+        ("priority_state", dict(jobQueue="training", priority=7, state="DISABLED")),
+        ("policy_limits", dict(jobQueue=QUEUE_ARN, schedulingPolicyArn="quota",
+                               jobStateTimeLimitActions=TIME_LIMIT)),
+    ],
+    "describejobqueues": [("all", {}), ("named", dict(jobQueues=["training", QUEUE_ARN]))],
+    "deletejobqueue": [("name", dict(jobQueue="training"))],
+    "createquotashare": [
+        ("reserve", dict(quotaShareName="team-a", jobQueue="training",
+                         capacityLimits=[{"capacityUnit": INSTANCE, "maxCapacity": 2}],
+                         resourceSharingConfiguration={"strategy": "RESERVE"},
+                         preemptionConfiguration={"inSharePreemption": "DISABLED"})),
+        ("lend_and_borrow", dict(quotaShareName="team-b", jobQueue=QUEUE_ARN, state="DISABLED",
+                                 capacityLimits=[{"capacityUnit": INSTANCE, "maxCapacity": 4},
+                                                 {"capacityUnit": "ml.g5.xlarge",
+                                                  "maxCapacity": 1}],
+                                 resourceSharingConfiguration={"strategy": "LEND_AND_BORROW",
+                                                               "borrowLimit": -1},
+                                 preemptionConfiguration={"inSharePreemption": "ENABLED"},
+                                 tags={"cost-center": "42"})),
+        ("refused_borrow_with_reserve", dict(
+            quotaShareName="team-c", jobQueue="training",
+            capacityLimits=[{"capacityUnit": INSTANCE, "maxCapacity": 2}],
+            resourceSharingConfiguration={"strategy": "RESERVE", "borrowLimit": 10},
+            preemptionConfiguration={"inSharePreemption": "DISABLED"})),
+    ],
+    "updatequotashare": [("all_fields", SHARE_UPDATE),
+                         ("state", dict(quotaShareArn=SHARE_ARN, state="DISABLED"))],
+    "describequotashare": [("arn", dict(quotaShareArn=SHARE_ARN)),
+                           ("refused_no_share", dict(quotaShareArn=QUEUE_ARN))],
+    "listquotashares": [("page", dict(jobQueue="training", maxResults=20, nextToken="team-a"))],
+    "deletequotashare": [("arn", dict(quotaShareArn=SHARE_ARN))],
+    "submitservicejob": [
+        ("minimal", SUBMIT),
+        ("everything", dict(SUBMIT, jobQueue=QUEUE_ARN, quotaShareName="team-a",
+                            schedulingPriority=9999, clientToken="tok-1",
+                            serviceRequestPayload=PAYLOADS["channels_checkpoints"],
+                            retryStrategy={"attempts": 3, "evaluateOnExit": [
+                                {"action": "EXIT", "onStatusReason": "OOM*"},
+                                {"action": "retry"}]},
+                            timeoutConfig={"attemptDurationSeconds": 3600},
+                            preemptionConfiguration={"preemptionRetriesBeforeTermination": 2},
+                            tags={"b": "2", "a": "1"})),
+        ("instance_groups", dict(SUBMIT, serviceRequestPayload=PAYLOADS["instance_groups"])),
+        ("refused_share_identifier", dict(SUBMIT, shareIdentifier="team-a")),
+        ("refused_float_priority", dict(SUBMIT, schedulingPriority=1.5)),
+    ],
+    "updateservicejob": [("priority", dict(jobId="1", schedulingPriority=5))],
+    "describeservicejob": [("id", dict(jobId="1"))],
+    "listservicejobs": [
+        ("default", dict(jobQueue="training")),
+        ("job_name_prefix", dict(jobQueue="training", maxResults=2, nextToken="123.45",
+                                 filters=[{"name": "JOB_NAME", "values": ["train*"]}])),
+        ("share_status", dict(jobQueue=QUEUE_ARN, jobStatus="RUNNABLE",
+                              filters=[{"name": "QUOTA_SHARE_NAME", "values": ["team-a"]}])),
+        ("created_after", dict(jobQueue="training",
+                               filters=[{"name": "AFTER_CREATED_AT",
+                                         "values": ["1700000000000"]}])),
+        ("refused_two_filters", dict(jobQueue="training", filters=[
+            {"name": "BEFORE_CREATED_AT", "values": ["1"]},
+            {"name": "AFTER_CREATED_AT", "values": ["0"]}])),
+    ],
+    "terminateservicejob": [("reason", dict(jobId="1", reason="no longer needed"))],
+    "getjobqueuesnapshot": [("name", dict(jobQueue="training"))],
+    "whatif": [
+        ("submit", dict(submit=dict(SUBMIT, quotaShareName="team-a",
+                                    timeoutConfig={"attemptDurationSeconds": 60}))),
+        ("update_priority", dict(updatePriority=dict(jobId="1", schedulingPriority=100))),
+        ("update_quota_share", dict(updateQuotaShare=SHARE_UPDATE)),
+        ("refused_two_kinds", dict(submit=SUBMIT, updatePriority=dict(jobId="1",
+                                                                      schedulingPriority=1))),
+    ],
+}
+
+
+def write_decode_seeds():
+    assert len(DECODE_ROUTES) == 24 and set(DECODE) == set(DECODE_ROUTES) | {"whatif"}
+    for route, seeds in DECODE.items():
+        which = WHATIF if route == "whatif" else DECODE_ROUTES.index(route)
+        for name, body in seeds:
+            write("decode", f"{route}_{name}", bytes([which]) + json.dumps(body).encode())
+
+
 def capture(client, operation, params):
     """The request botocore would send for one call, as (method, target, headers, body)."""
     seen = {}
@@ -163,6 +324,7 @@ def main():
         write("payload", name, data.encode())
         if "deep" not in name:
             write("wire_json", "payload_" + name, data.encode())
+    write_decode_seeds()
 
 
 if __name__ == "__main__":

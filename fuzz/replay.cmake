@@ -2,9 +2,11 @@
 # with replay_main.cc instead of libFuzzer, runs once over every seed in fuzz/corpus/<name>/
 # (ctest fuzz_corpus_<name>), so the gcc builds of `make test` keep the seeds passing.
 set(allot_fuzz_dir ${PROJECT_SOURCE_DIR}/fuzz)
-foreach(name sigv4 wire_json payload)
+foreach(name sigv4 wire_json payload decode)
   set(lib allot_sigv4)
-  if(name STREQUAL "payload")
+  if(name STREQUAL "decode")
+    set(lib allot_wire)
+  elseif(name STREQUAL "payload")
     if(NOT TARGET allot_server)
       continue()
     endif()

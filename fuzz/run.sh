@@ -4,11 +4,11 @@
 # Inputs the fuzzer finds interesting go to build/fuzz/corpus/<target>/ (not checked in);
 # crashes and broken properties go to build/fuzz/findings/<target>/ and fail the run (the previous
 # run's are kept in build/fuzz/findings/<target>.previous/).
-# Settings: FUZZ_SECONDS, FUZZ_TARGETS (default "sigv4 wire_json payload"), FUZZ_BUILD_DIR.
+# Settings: FUZZ_SECONDS, FUZZ_TARGETS (default "sigv4 wire_json payload decode"), FUZZ_BUILD_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-sigv4 wire_json payload}
+targets=${FUZZ_TARGETS:-sigv4 wire_json payload decode}
 build=${FUZZ_BUILD_DIR:-build/fuzz}
 cxx=${FUZZ_CXX:-clang++}
 
