@@ -94,11 +94,74 @@ Result<WhatIfRequest> DecodeWhatIf(const Json& body) {
   });
 }
 
+namespace {
+
+api::TaggedResource ReadTaggedResource(const std::string& arn) {
+  using Type = TaggedResource::Type;
+  if (arn.find("/quota-share/") != std::string::npos) {
+    ShareArn share = decoders::ShareArnOf(arn, "resourceArn");
+    return {Type::kQuotaShare, arn, std::move(share.queue), std::move(share.share)};
+  }
+  constexpr std::pair<std::string_view, Type> kTypes[] = {
+      {"service-job", Type::kServiceJob},
+      {"job-queue", Type::kJobQueue},
+      {"service-environment", Type::kServiceEnvironment},
+      {"scheduling-policy", Type::kSchedulingPolicy}};
+  for (const auto& [type_name, type] : kTypes) {
+    if (arn.find(":" + std::string(type_name) + "/") == std::string::npos) continue;
+    if (type != Type::kServiceJob) {
+      return {type, arn, decoders::NameOrArnOf(arn, type_name, "resourceArn").name, ""};
+    }
+    if (!decoders::IsBatchArn(arn)) break;
+    return {type, arn, arn.substr(arn.find(":service-job/") + 13), ""};
+  }
+  Refuse("resourceArn " + Quoted(Json(arn)) +
+         " is not the ARN of a service environment, scheduling policy, job queue, quota share "
+         "or service job");
+}
+
+}  // namespace
+
+Result<TagsRequest> DecodeTags(std::string_view method, const std::string& resource_arn,
+                               const Json& body, const std::vector<std::string>& keys) {
+  return Decoded([&]() -> TagsRequest {
+    TaggedResource resource = ReadTaggedResource(resource_arn);
+    if (method == "POST") {
+      if (!body.is_object()) Refuse("the request body must be a JSON object");
+      TagList tags = decoders::ReadTagList(body);
+      if (tags.empty()) Refuse("tags must contain at least one tag");
+      return TagResourceRequest{std::move(resource), std::move(tags)};
+    }
+    if (method == "DELETE") {
+      if (keys.empty()) Refuse("tagKeys is required");
+      if (keys.size() > 50) {
+        Refuse("tagKeys allows at most 50 keys, got " + std::to_string(keys.size()));
+      }
+      return UntagResourceRequest{std::move(resource), keys};
+    }
+    return ListTagsForResourceRequest{std::move(resource)};
+  });
+}
+
 std::string_view ActionOf(const Request& request) {
   return std::visit([](const auto& r) { return std::decay_t<decltype(r)>::kAction; }, request);
 }
 
 namespace decoders {
+
+// "arn:<partition>:batch:<region>:<account>:<resource>": an ARN of another service never names
+// a Batch resource, whatever its resource part says.
+bool IsBatchArn(std::string_view arn) {
+  if (!arn.starts_with("arn:")) return false;
+  std::size_t at = 0;
+  for (int colon = 0; colon < 5; ++colon) {
+    at = arn.find(':', at);
+    if (at == std::string_view::npos) return false;
+    if (colon == 1 && arn.substr(at + 1, 6) != "batch:") return false;
+    ++at;
+  }
+  return true;
+}
 
 NameOrArn NameOrArnOf(const std::string& sent, std::string_view type, const std::string& field) {
   std::string name = sent;
@@ -106,7 +169,7 @@ NameOrArn NameOrArnOf(const std::string& sent, std::string_view type, const std:
   if (sent.rfind("arn:", 0) == 0) {
     const std::string marker = ":" + type_name + "/";
     auto pos = sent.find(marker);
-    if (pos == std::string::npos) {
+    if (pos == std::string::npos || !IsBatchArn(sent)) {
       Refuse(field + " must be a " + type_name + " name or ARN, got " + Quoted(Json(sent)));
     }
     name = sent.substr(pos + marker.size());
@@ -129,7 +192,7 @@ ShareArn ShareArnOf(const std::string& arn, const std::string& field) {
   const std::string s = "/quota-share/";
   auto qp = arn.find(q);
   auto sp = arn.find(s);
-  if (arn.rfind("arn:", 0) != 0 || qp == std::string::npos || sp == std::string::npos || sp < qp) {
+  if (!IsBatchArn(arn) || qp == std::string::npos || sp == std::string::npos || sp < qp) {
     Refuse(field +
            " must look like arn:aws:batch:<region>:<account>:job-queue/<queue>/"
            "quota-share/<share>, got " +

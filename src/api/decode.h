@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/requests.h"
 #include "common/status.h"
@@ -30,6 +31,11 @@ Result<Request> DecodeRequest(std::string_view route_name, const nlohmann::json&
 // {"updateQuotaShare": ...}, holding the request of SubmitServiceJob, UpdateServiceJob or
 // UpdateQuotaShare.
 Result<WhatIfRequest> DecodeWhatIf(const nlohmann::json& body);
+
+// /v1/tags/{resourceArn}: POST (TagResource, `body` holds tags), DELETE (UntagResource, the
+// tagKeys of the query in `keys`) or GET (ListTagsForResource).
+Result<TagsRequest> DecodeTags(std::string_view method, const std::string& resource_arn,
+                               const nlohmann::json& body, const std::vector<std::string>& keys);
 
 // The AWS action name of a decoded request ("SubmitServiceJob").
 std::string_view ActionOf(const Request& request);

@@ -44,7 +44,8 @@ std::optional<std::string> ReadQuotaSharePolicy(const Json& r) {
   }
   const Json* qsp = OptionalObject(r, "quotaSharePolicy");
   if (qsp == nullptr) return std::nullopt;
-  return RequireEnum(*qsp, "idleResourceAssignmentStrategy", {"FIFO"});
+  return RequireEnum(*qsp, "idleResourceAssignmentStrategy", {"FIFO"},
+                     "quotaSharePolicy.idleResourceAssignmentStrategy");
 }
 
 std::vector<NameOrArn> ReadNameList(const Json& r, const char* field, std::string_view type,
@@ -53,6 +54,26 @@ std::vector<NameOrArn> ReadNameList(const Json& r, const char* field, std::strin
   for (const std::string& sent : OptionalStringList(r, field, 100)) {
     out.push_back(NameOrArnOf(sent, type, each));
   }
+  return out;
+}
+
+// serviceEnvironmentOrder, if the request has one: exactly one service environment.
+std::optional<EnvironmentOrder> ReadEnvironmentOrder(const Json& r) {
+  const Json* order = OptionalArray(r, "serviceEnvironmentOrder");
+  if (order == nullptr) return std::nullopt;
+  if (order->size() != 1) {
+    Refuse("serviceEnvironmentOrder must name exactly one service environment, got " +
+           std::to_string(order->size()));
+  }
+  RequireObjects(*order, "serviceEnvironmentOrder");
+  EnvironmentOrder out;
+  out.order = static_cast<std::int32_t>(
+      OptionalInt((*order)[0], "order", 0, model::rules::kMaxInt32, "serviceEnvironmentOrder.order")
+          .value_or(1));
+  out.environment =
+      NameOrArnOf(RequireString((*order)[0], "serviceEnvironment",
+                                "serviceEnvironmentOrder.serviceEnvironment"),
+                  "service-environment", "serviceEnvironmentOrder.serviceEnvironment");
   return out;
 }
 
@@ -216,17 +237,10 @@ CreateJobQueueRequest CreateJobQueue(const Json& r) {
   if (out.type != "SAGEMAKER_TRAINING") {
     Refuse("jobQueueType must be SAGEMAKER_TRAINING, got \"" + out.type + "\"");
   }
-  const Json* order = OptionalArray(r, "serviceEnvironmentOrder");
-  if (order == nullptr || order->size() != 1) {
-    Refuse("serviceEnvironmentOrder must name exactly one service environment");
-  }
-  RequireObjects(*order, "serviceEnvironmentOrder");
-  out.environment_order = static_cast<std::int32_t>(
-      OptionalInt((*order)[0], "order", 0, model::rules::kMaxInt32, "serviceEnvironmentOrder.order")
-          .value_or(1));
-  out.environment = NameOrArnOf(RequireString((*order)[0], "serviceEnvironment",
-                                              "serviceEnvironmentOrder.serviceEnvironment"),
-                                "service-environment", "serviceEnvironment");
+  const std::optional<EnvironmentOrder> order = ReadEnvironmentOrder(r);
+  if (!order) Refuse("serviceEnvironmentOrder must name exactly one service environment");
+  out.environment_order = order->order;
+  out.environment = order->environment;
   if (auto p = OptionalString(r, "schedulingPolicyArn")) {
     out.scheduling_policy = NameOrArnOf(*p, "scheduling-policy", "schedulingPolicyArn");
   }
@@ -248,7 +262,9 @@ UpdateJobQueueRequest UpdateJobQueue(const Json& r) {
     out.scheduling_policy = NameOrArnOf(*p, "scheduling-policy", "schedulingPolicyArn");
   }
   out.time_limit_actions = ReadTimeLimitActions(r);
-  out.asked = Asked(r, {"priority", "state", "serviceEnvironmentOrder"});
+  out.environment_order = ReadEnvironmentOrder(r);
+  out.asked = Asked(r, {"priority", "state", "schedulingPolicyArn", "serviceEnvironmentOrder",
+                        "jobStateTimeLimitActions"});
   return out;
 }
 

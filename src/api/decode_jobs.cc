@@ -146,6 +146,7 @@ SubmitServiceJobRequest SubmitServiceJob(const Json& r) {
            " uses quotaShareName");
   }
   out.quota_share = OptionalString(r, "quotaShareName");
+  if (out.quota_share) RefuseUnless(model::rules::CheckName(*out.quota_share, "quotaShareName"));
   out.client_token = OptionalString(r, "clientToken");
   if (out.client_token) {
     if (out.client_token->empty() ||

@@ -116,6 +116,12 @@ struct DeleteSchedulingPolicyRequest {
 
 // --- job queues ---
 
+// serviceEnvironmentOrder's one entry.
+struct EnvironmentOrder {
+  std::int32_t order = 1;
+  NameOrArn environment;
+};
+
 struct CreateJobQueueRequest {
   static constexpr std::string_view kAction = "CreateJobQueue";
   std::string name;
@@ -136,6 +142,8 @@ struct UpdateJobQueueRequest {
   std::optional<std::int32_t> priority;
   std::optional<NameOrArn> scheduling_policy;
   std::optional<std::vector<model::JobStateTimeLimitAction>> time_limit_actions;
+  // The queue keeps its service environment: only the order may change.
+  std::optional<EnvironmentOrder> environment_order;
   AskedChanges asked;
 };
 
@@ -262,6 +270,36 @@ using Request =
                  DeleteQuotaShareRequest, SubmitServiceJobRequest, UpdateServiceJobRequest,
                  DescribeServiceJobRequest, ListServiceJobsRequest, TerminateServiceJobRequest,
                  GetJobQueueSnapshotRequest>;
+
+// --- tags: TagResource, UntagResource and ListTagsForResource name their resource by its ARN ---
+
+struct TaggedResource {
+  enum class Type { kServiceEnvironment, kSchedulingPolicy, kJobQueue, kQuotaShare, kServiceJob };
+  Type type = Type::kJobQueue;
+  std::string arn;    // as sent
+  std::string name;   // the environment, policy or queue; a share's queue; a job's id
+  std::string share;  // a quota share's name
+};
+
+struct TagResourceRequest {
+  static constexpr std::string_view kAction = "TagResource";
+  TaggedResource resource;
+  TagList tags;  // at least one
+};
+
+struct UntagResourceRequest {
+  static constexpr std::string_view kAction = "UntagResource";
+  TaggedResource resource;
+  std::vector<std::string> keys;  // at least one
+};
+
+struct ListTagsForResourceRequest {
+  static constexpr std::string_view kAction = "ListTagsForResource";
+  TaggedResource resource;
+};
+
+using TagsRequest =
+    std::variant<TagResourceRequest, UntagResourceRequest, ListTagsForResourceRequest>;
 
 // POST /allot/v1/whatif: one of a submission, a priority change or a quota-share update, each
 // decoded as its real call is.

@@ -99,3 +99,13 @@ class [[nodiscard]] Result {
     ::allot::Status allot_status_ = (expr);        \
     if (!allot_status_.ok()) return allot_status_; \
   } while (false)
+
+// `lhs = value of expr`, or return its status: ALLOT_ASSIGN_OR_RETURN(Queue* q, FindQueue(name));
+#define ALLOT_ASSIGN_OR_RETURN(lhs, expr) \
+  ALLOT_ASSIGN_OR_RETURN_IMPL(ALLOT_STATUS_CONCAT(allot_result_, __LINE__), lhs, expr)
+#define ALLOT_ASSIGN_OR_RETURN_IMPL(result, lhs, expr) \
+  auto result = (expr);                                \
+  if (!result.ok()) return result.status();            \
+  lhs = std::move(result).value()
+#define ALLOT_STATUS_CONCAT(a, b) ALLOT_STATUS_CONCAT_INNER(a, b)
+#define ALLOT_STATUS_CONCAT_INNER(a, b) a##b

@@ -26,10 +26,11 @@ class AccessDenied : public std::runtime_error {
   explicit AccessDenied(const std::string& message) : std::runtime_error(message) {}
 };
 
-// Runs `body` (a handler that may Refuse) and returns its value, or its refusal as
-// kInvalidArgument. Any other exception is a fault: logged, and kInternal without its text.
+// Runs `body`, which returns a Result and may also Refuse, and returns its result, or its
+// refusal as kInvalidArgument. Any other exception is a fault: logged, and kInternal without its
+// text.
 template <typename F>
-auto Guarded(F&& body) -> Result<decltype(body())> {
+auto GuardedResult(F&& body) -> decltype(body()) {
   try {
     return body();
   } catch (const AccessDenied& e) {
@@ -42,6 +43,12 @@ auto Guarded(F&& body) -> Result<decltype(body())> {
     log::Error("api.fault", {{"error", e.what()}});
     return Internal("internal server error");
   }
+}
+
+// The same for a `body` that returns a plain value.
+template <typename F>
+auto Guarded(F&& body) -> Result<decltype(body())> {
+  return GuardedResult([&]() -> Result<decltype(body())> { return body(); });
 }
 
 }  // namespace allot::server

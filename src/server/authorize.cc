@@ -50,12 +50,20 @@ auth::Decision Controller::Decide(const Caller& caller, const std::string& actio
   return auth::Evaluate(*caller.policies, request);
 }
 
+Status Controller::Allowed(const Caller& caller, const std::string& action,
+                           const std::string& resource, const JobRecord* job,
+                           std::optional<std::int64_t> priority) const {
+  const auth::Decision decision = Decide(caller, action, resource, job, priority);
+  if (decision == auth::Decision::kAllow) return {};
+  return PermissionDenied(auth::DeniedMessage(caller.arn, action, resource, decision));
+}
+
 void Controller::Require(const Caller& caller, const std::string& action,
                          const std::string& resource, const JobRecord* job,
                          std::optional<std::int64_t> priority) const {
-  const auth::Decision decision = Decide(caller, action, resource, job, priority);
-  if (decision == auth::Decision::kAllow) return;
-  throw AccessDenied(auth::DeniedMessage(caller.arn, action, resource, decision));
+  if (Status s = Allowed(caller, action, resource, job, priority); !s.ok()) {
+    throw AccessDenied(s.message());
+  }
 }
 
 // The old and new values of the fields a configuration update asks to change (the new as asked).
@@ -82,17 +90,17 @@ bool Controller::MayDescribeJob(const Caller& caller, const std::string& id,
 
 bool Controller::CanDescribe(const JobRecord& job) const { return MayDescribeJob(*caller_, job); }
 
-void Controller::AuthorizeCall(const api::Request& request) {
-  std::visit([this](const auto& r) { Authorize(r); }, request);
+Status Controller::AuthorizeCall(const api::Request& request) {
+  return std::visit([this](const auto& r) { return Authorize(r); }, request);
 }
 
 template <typename R>
-void Controller::Authorize(const R& r) {
+Status Controller::Authorize(const R& r) {
   const std::string name = "batch:" + std::string(R::kAction);
   auto require = [&](const std::string& resource, const JobRecord* job = nullptr,
                      std::optional<std::int64_t> priority = std::nullopt) {
     if (audit_ && audit_->resource.empty()) audit_->resource = resource;
-    Require(name, resource, job, priority);
+    return Allowed(*caller_, name, resource, job, priority);
   };
   if constexpr (std::is_same_v<R, api::SubmitServiceJobRequest>) {
     // A job not yet made: its share and priority are what the request asks for.
@@ -105,8 +113,9 @@ void Controller::Authorize(const R& r) {
       audit_->resource = share.empty() ? queue : queue + "/quota-share/" + share;
       audit_->changes.push_back({"schedulingPriority", "", std::to_string(r.priority)});
     }
-    require(queue, &would_be, r.priority);
-    if (!share.empty()) require(queue + "/quota-share/" + share, &would_be, r.priority);
+    ALLOT_RETURN_IF_ERROR(require(queue, &would_be, r.priority));
+    if (!share.empty()) return require(queue + "/quota-share/" + share, &would_be, r.priority);
+    return {};
   } else if constexpr (kIsOneOf<R, api::UpdateServiceJobRequest, api::TerminateServiceJobRequest,
                                 api::DescribeServiceJobRequest>) {
     const JobRecord* job = FindJob(r.job_id);
@@ -121,45 +130,36 @@ void Controller::Authorize(const R& r) {
             {"schedulingPriority", std::to_string(job->priority), std::to_string(r.priority)});
       }
     }
-    require(arn, job, priority);
+    return require(arn, job, priority);
   } else if constexpr (std::is_same_v<R, api::CreateServiceEnvironmentRequest>) {
-    require(Arn("service-environment/" + r.name));
+    return require(Arn("service-environment/" + r.name));
   } else if constexpr (kIsOneOf<R, api::UpdateServiceEnvironmentRequest,
                                 api::DeleteServiceEnvironmentRequest>) {
-    require(ResourceArn("service-environment/", r.environment));
+    return require(ResourceArn("service-environment/", r.environment));
   } else if constexpr (std::is_same_v<R, api::CreateSchedulingPolicyRequest>) {
-    require(Arn("scheduling-policy/" + r.name));
+    return require(Arn("scheduling-policy/" + r.name));
   } else if constexpr (kIsOneOf<R, api::UpdateSchedulingPolicyRequest,
                                 api::DeleteSchedulingPolicyRequest>) {
-    require(ResourceArn("scheduling-policy/", r.policy));
+    return require(ResourceArn("scheduling-policy/", r.policy));
   } else if constexpr (std::is_same_v<R, api::CreateJobQueueRequest>) {
-    require(Arn("job-queue/" + r.name));
+    return require(Arn("job-queue/" + r.name));
   } else if constexpr (kIsOneOf<R, api::UpdateJobQueueRequest, api::DeleteJobQueueRequest,
                                 api::ListQuotaSharesRequest, api::ListServiceJobsRequest,
                                 api::GetJobQueueSnapshotRequest>) {
-    require(arns_.Queue(r.queue.name));
+    return require(arns_.Queue(r.queue.name));
   } else if constexpr (std::is_same_v<R, api::CreateQuotaShareRequest>) {
-    require(arns_.Queue(r.queue.name) + "/quota-share/" + r.name);
+    return require(arns_.Queue(r.queue.name) + "/quota-share/" + r.name);
   } else if constexpr (kIsOneOf<R, api::UpdateQuotaShareRequest, api::DeleteQuotaShareRequest,
                                 api::DescribeQuotaShareRequest>) {
-    require(r.share.sent);
+    return require(r.share.sent);
   } else {
     // DescribeServiceEnvironments, DescribeJobQueues, DescribeSchedulingPolicies and
     // ListSchedulingPolicies act on no particular resource: AWS authorizes them on "*".
     static_assert(
         kIsOneOf<R, api::DescribeServiceEnvironmentsRequest, api::DescribeJobQueuesRequest,
                  api::DescribeSchedulingPoliciesRequest, api::ListSchedulingPoliciesRequest>);
-    require("*");
+    return require("*");
   }
-}
-
-void Controller::AuthorizeTags(const std::string& method, const std::string& arn) {
-  const std::string action = method == "GET"    ? "batch:ListTagsForResource"
-                             : method == "POST" ? "batch:TagResource"
-                                                : "batch:UntagResource";
-  if (audit_) audit_->resource = arn;
-  const JobRecord* job = arn.find(":service-job/") != std::string::npos ? FindJob(arn) : nullptr;
-  Require(action, arn, job);
 }
 
 namespace {
@@ -211,9 +211,25 @@ void Controller::PruneAudit() {
   }
 }
 
+namespace {
+
+// How the audit names a refusal.
+std::string OutcomeOf(const Status& refusal) {
+  switch (ApiErrorFor(refusal).http_status) {
+    case 400:
+      return "ClientException: " + refusal.message();
+    case 403:
+      return "AccessDenied";
+    default:
+      return "ServerException";
+  }
+}
+
+}  // namespace
+
 Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::string& audited_action,
-                                            const std::function<void()>& authorize,
-                                            const std::function<Reply()>& body) {
+                                            const std::function<Status()>& authorize,
+                                            const std::function<Result<Reply>()>& body) {
   // A refused call answers once its audit record is durable too (outside the lock), so the
   // trail a caller reads next holds it.
   std::shared_future<Status> refusal_written;
@@ -231,34 +247,22 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
       audit_->action = audited_action;
       audit_->request_id = caller.request_id;
     }
-    auto refused = [&](const std::string& outcome) {
-      if (audit_) AddAudit(outcome);
+    // A refused request leaves nothing pending; what the engine already did is kept.
+    auto refused = [&](const Status& refusal) {
+      if (audit_) AddAudit(OutcomeOf(refusal));
       caller_ = nullptr;
       refusal_written = Finish().durable;
+      return refusal;
     };
-    return Guarded([&] {
-      try {
-        authorize();
-        Reply reply = body();
-        if (audit_) AddAudit("Allowed");
-        caller_ = nullptr;
-        reply.durable = Finish().durable;
-        return reply;
-      } catch (const AccessDenied&) {
-        refused("AccessDenied");
-        throw;
-      } catch (const ClientError& e) {
-        refused(std::string("ClientException: ") + e.what());
-        throw;
-      } catch (const Json::exception&) {
-        refused("ClientException: malformed request");
-        throw;
-      } catch (...) {
-        // A refused request leaves nothing pending; what the engine already did is kept.
-        refused("ServerException");
-        throw;
-      }
+    Result<Reply> reply = GuardedResult([&]() -> Result<Reply> {
+      if (Status allowed = authorize(); !allowed.ok()) return allowed;
+      return body();
     });
+    if (!reply.ok()) return refused(reply.status());
+    if (audit_) AddAudit("Allowed");
+    caller_ = nullptr;
+    reply.value().durable = Finish().durable;
+    return reply;
   }();
   if (!result.ok()) AwaitRefusalWrite(std::move(refusal_written));
   return result;
@@ -273,7 +277,8 @@ void Controller::AuditRefusal(const Caller& caller, const std::string& audited_a
                               const std::string& message) {
   if (audited_action.empty()) return;
   [[maybe_unused]] const Result<Reply> refused = RunAs(
-      caller, audited_action, [] {}, [&]() -> Reply { Refuse(message); });
+      caller, audited_action, [] { return Status(); },
+      [&]() -> Result<Reply> { return InvalidArgument(message); });
 }
 
 Result<Controller::Reply> Controller::Call(const api::Request& request, const Caller& caller) {
@@ -282,12 +287,12 @@ Result<Controller::Reply> Controller::Call(const api::Request& request, const Ca
         using R = std::decay_t<decltype(r)>;
         const std::string audited = AuditedAction(AsciiLower(R::kAction));
         return RunAs(
-            caller, audited, [&] { Authorize(r); },
-            [&] {
-              Reply reply = Handle(r);
+            caller, audited, [&] { return Authorize(r); },
+            [&]() -> Result<Reply> {
+              Result<Reply> reply = Handle(r);
               if constexpr (std::is_same_v<R, api::SubmitServiceJobRequest>) {
-                if (audit_ && reply.body.contains("jobArn")) {
-                  audit_->resource = reply.body["jobArn"].get<std::string>();
+                if (audit_ && reply.ok() && reply->body.contains("jobArn")) {
+                  audit_->resource = reply->body["jobArn"].template get<std::string>();
                 }
               }
               return reply;
@@ -296,16 +301,24 @@ Result<Controller::Reply> Controller::Call(const api::Request& request, const Ca
       request);
 }
 
-Result<Controller::Reply> Controller::Tags(const std::string& method, const std::string& arn,
-                                           const Json& request,
-                                           const std::vector<std::string>& tag_keys,
-                                           const Caller& caller) {
-  const std::string audited = method == "POST"     ? "batch:TagResource"
-                              : method == "DELETE" ? "batch:UntagResource"
-                                                   : "";
-  return RunAs(
-      caller, audited, [&] { AuthorizeTags(method, arn); },
-      [&] { return TagsLocked(method, arn, request, tag_keys); });
+Result<Controller::Reply> Controller::Tags(const api::TagsRequest& request, const Caller& caller) {
+  return std::visit(
+      [&](const auto& r) {
+        using R = std::decay_t<decltype(r)>;
+        const bool mutating = !std::is_same_v<R, api::ListTagsForResourceRequest>;
+        return RunAs(
+            caller, mutating ? "batch:" + std::string(R::kAction) : "",
+            [&] {
+              if (audit_) audit_->resource = r.resource.arn;
+              const JobRecord* job = r.resource.type == api::TaggedResource::Type::kServiceJob
+                                         ? FindJob(r.resource.name)
+                                         : nullptr;
+              return Allowed(*caller_, "batch:" + std::string(R::kAction), r.resource.arn, job,
+                             std::nullopt);
+            },
+            [&] { return TagsLocked(request); });
+      },
+      request);
 }
 
 }  // namespace allot::server

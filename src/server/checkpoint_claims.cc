@@ -27,14 +27,14 @@ bool CheckpointClaims::Live(const Owner& owner, const Jobs& jobs) {
   return it != jobs.end() && it->second.id == owner.id && !model::IsTerminal(it->second.status);
 }
 
-void CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
+Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
   Map restored;
   for (const auto& [seq, job] : jobs) {
     if (model::IsTerminal(job.status)) continue;
     Result<std::optional<std::string>> payload = store.Get(store::Kind::kJobPayload, job.id);
     if (!payload.ok()) {
-      throw std::runtime_error("cannot read the checkpoint locations of the stored jobs: " +
-                               payload.status().message());
+      return Internal("cannot read the checkpoint locations of the stored jobs: " +
+                      payload.status().message());
     }
     // None: a submission since the start whose batch is not written yet; it named no location,
     // or it would have come here before.
@@ -51,24 +51,26 @@ void CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
   }
   claims_.merge(restored);
   loaded_ = true;
+  return {};
 }
 
-void CheckpointClaims::RefuseLive(Map::iterator first, Map::iterator last, const Jobs& jobs,
-                                  const std::string& dir, const char* relation) {
+Status CheckpointClaims::RefuseLive(Map::iterator first, Map::iterator last, const Jobs& jobs,
+                                    const std::string& dir, const char* relation) {
   while (first != last) {
     if (!Live(first->second, jobs)) {
       first = claims_.erase(first);
       continue;
     }
-    Refuse(std::string(kField) + ": file://" + dir + " " + relation + " job " + first->second.id +
-           ", which has not finished");
+    return InvalidArgument(std::string(kField) + ": file://" + dir + " " + relation + " job " +
+                           first->second.id + ", which has not finished");
   }
+  return {};
 }
 
-void CheckpointClaims::Claim(const std::string& dir, const JobRecord& job, const Jobs& jobs,
-                             store::Store& store) {
-  if (dir.empty()) return;
-  if (!loaded_) LoadRestored(jobs, store);
+Status CheckpointClaims::Claim(const std::string& dir, const JobRecord& job, const Jobs& jobs,
+                               store::Store& store) {
+  if (dir.empty()) return {};
+  if (!loaded_) ALLOT_RETURN_IF_ERROR(LoadRestored(jobs, store));
   const std::string real = CanonicalPath(dir).value_or(dir);
   // The same location, or one that holds it: `real` itself and each directory above it.
   for (std::size_t end = real.size(); end != std::string::npos && end > 0;
@@ -77,16 +79,17 @@ void CheckpointClaims::Claim(const std::string& dir, const JobRecord& job, const
     auto [first, last] = claims_.equal_range(above);
     const char* relation =
         above == real ? "is the checkpoint location of" : "is inside the checkpoint location of";
-    RefuseLive(first, last, jobs, dir, relation);
+    ALLOT_RETURN_IF_ERROR(RefuseLive(first, last, jobs, dir, relation));
   }
   // A location below it: the keys that start with "real/" sort together.
   const std::string below = real == "/" ? "/" : real + "/";
   auto first = claims_.lower_bound(below);
   auto last = first;
   while (last != claims_.end() && last->first.compare(0, below.size(), below) == 0) ++last;
-  RefuseLive(first, last, jobs, dir, "contains the checkpoint location of");
+  ALLOT_RETURN_IF_ERROR(RefuseLive(first, last, jobs, dir, "contains the checkpoint location of"));
   if (claims_.size() >= sweep_at_) Sweep(jobs);  // before the new claim: its job is not in `jobs`
   claims_.emplace(real, Owner{job.seq, job.id});
+  return {};
 }
 
 void CheckpointClaims::Sweep(const Jobs& jobs) {

@@ -32,12 +32,12 @@ class CheckpointClaims {
   using Jobs = std::unordered_map<model::JobId, JobRecord>;
 
   // Claims `dir` (LaunchInfo::checkpoint_sync_dir; empty: the job names none, nothing happens) for
-  // `job`, a submission not yet in `jobs`. Refuses it (ClientError naming
+  // `job`, a submission not yet in `jobs`. Refuses it (kInvalidArgument naming
   // serviceRequestPayload.CheckpointConfig.S3Uri and the other job's id) when it is, is inside or
   // contains the location of another live job of `jobs`. The first call with a location reads the
   // payloads of the live jobs in `jobs` from `store`; a store that fails then is a fault
-  // (std::runtime_error), and the next call reads them again.
-  void Claim(const std::string& dir, const JobRecord& job, const Jobs& jobs, store::Store& store);
+  // (kInternal), and the next call reads them again.
+  Status Claim(const std::string& dir, const JobRecord& job, const Jobs& jobs, store::Store& store);
 
   // Claims held, live or not yet dropped (for tests).
   std::size_t size() const { return claims_.size(); }
@@ -50,11 +50,11 @@ class CheckpointClaims {
   using Map = std::multimap<std::string, Owner>;  // canonical location -> owner
 
   static bool Live(const Owner& owner, const Jobs& jobs);
-  void LoadRestored(const Jobs& jobs, store::Store& store);
+  Status LoadRestored(const Jobs& jobs, store::Store& store);
   // Refuses `dir` if a live claim in [first, last) conflicts (`relation`: how `dir` relates to
   // it); drops the dead ones met.
-  void RefuseLive(Map::iterator first, Map::iterator last, const Jobs& jobs, const std::string& dir,
-                  const char* relation);
+  Status RefuseLive(Map::iterator first, Map::iterator last, const Jobs& jobs,
+                    const std::string& dir, const char* relation);
   void Sweep(const Jobs& jobs);
 
   static constexpr std::size_t kFirstSweep = 1024;

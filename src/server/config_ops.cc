@@ -15,7 +15,7 @@ namespace allot::server {
 namespace {
 
 // The SDK's helpers compare this message exactly to tell "already there" from a failure.
-[[noreturn]] void RefuseExisting() { Refuse("Object already exists"); }
+Status Existing() { return AlreadyExists("Object already exists"); }
 
 std::string StateName(model::State s) { return std::string(model::ToString(s)); }
 
@@ -51,18 +51,19 @@ JobQueueRecord* Controller::FindQueue(const std::string& name) {
   return it == queues_.end() ? nullptr : &it->second;
 }
 
-JobQueueRecord& Controller::MustFindQueue(const api::NameOrArn& queue) {
+Result<JobQueueRecord*> Controller::QueueNamed(const api::NameOrArn& queue) {
   JobQueueRecord* q = FindQueue(queue.name);
-  if (q == nullptr) Refuse("jobQueue " + queue.sent + " does not exist");
-  return *q;
+  if (q == nullptr) return InvalidArgument("jobQueue " + queue.sent + " does not exist");
+  return q;
 }
 
-QuotaShareRecord& Controller::MustFindShare(const api::ShareArn& share) {
+Result<QuotaShareRecord*> Controller::ShareNamed(const api::ShareArn& share) {
   auto it = shares_.find(share.queue + "/" + share.share);
   if (it == shares_.end()) {
-    Refuse("quota share " + share.share + " does not exist in job queue " + share.queue);
+    return InvalidArgument("quota share " + share.share + " does not exist in job queue " +
+                           share.queue);
   }
-  return it->second;
+  return &it->second;
 }
 
 // A policy is named by its ARN in a queue's record: the name is what follows the last '/'.
@@ -73,51 +74,56 @@ bool Controller::IsQuotaManaged(const JobQueueRecord& queue) const {
   return it != policies_.end() && it->second.takes_quota_shares();
 }
 
-void Controller::PutEnvironmentToEngine(const ServiceEnvironmentRecord& env) {
-  Apply(model::PutServiceEnvironment{EngineConfig(env)});
+Status Controller::PutEnvironmentToEngine(const ServiceEnvironmentRecord& env) {
+  ALLOT_RETURN_IF_ERROR(Apply(model::PutServiceEnvironment{EngineConfig(env)}));
   for (auto& [name, queue] : queues_) {
-    if (!IsQuotaManaged(queue) && queue.environment() == env.name) PutImplicitShare(queue);
+    if (!IsQuotaManaged(queue) && queue.environment() == env.name) {
+      ALLOT_RETURN_IF_ERROR(PutImplicitShare(queue));
+    }
   }
+  return {};
 }
 
-void Controller::PutQueueToEngine(const JobQueueRecord& queue) {
-  Apply(model::PutJobQueue{EngineConfig(queue)});
-  if (!IsQuotaManaged(queue)) PutImplicitShare(queue);
+Status Controller::PutQueueToEngine(const JobQueueRecord& queue) {
+  ALLOT_RETURN_IF_ERROR(Apply(model::PutJobQueue{EngineConfig(queue)}));
+  return IsQuotaManaged(queue) ? Status() : PutImplicitShare(queue);
 }
 
 // A queue without a quota-share policy is one FIFO share that owns the whole environment.
-void Controller::PutImplicitShare(const JobQueueRecord& queue) {
+Status Controller::PutImplicitShare(const JobQueueRecord& queue) {
   std::vector<model::CapacityLimit> limits = environments_.at(queue.environment()).capacity_limits;
   for (model::CapacityLimit& l : limits) l.max_capacity = std::max<std::int64_t>(1, l.max_capacity);
-  Apply(model::PutQuotaShare{{.queue = queue.name,
-                              .name = kImplicitShare,
-                              .capacity_limits = limits,
-                              .strategy = model::SharingStrategy::kReserve}});
+  return Apply(model::PutQuotaShare{{.queue = queue.name,
+                                     .name = kImplicitShare,
+                                     .capacity_limits = limits,
+                                     .strategy = model::SharingStrategy::kReserve}});
 }
 
-void Controller::PutShareToEngine(const QuotaShareRecord& share) {
-  Apply(model::PutQuotaShare{EngineConfig(share)});
+Status Controller::PutShareToEngine(const QuotaShareRecord& share) {
+  return Apply(model::PutQuotaShare{EngineConfig(share)});
 }
 
 // --- service environments ---
 
-Controller::Reply Controller::Handle(const api::CreateServiceEnvironmentRequest& r) {
-  if (environments_.count(r.name)) RefuseExisting();
+Result<Controller::Reply> Controller::Handle(const api::CreateServiceEnvironmentRequest& r) {
+  if (environments_.count(r.name)) return Existing();
   ServiceEnvironmentRecord env{.name = r.name,
                                .arn = Arn("service-environment/" + r.name),
                                .state = r.state,
                                .capacity_limits = r.capacity_limits,
                                .tags = r.tags};
-  PutEnvironmentToEngine(env);  // no queue is attached yet: only the engine reads it
+  // No queue is attached yet: only the engine reads it.
+  ALLOT_RETURN_IF_ERROR(PutEnvironmentToEngine(env));
   const ServiceEnvironmentRecord& stored = environments_[r.name] = std::move(env);
   pending_.Put(store::Kind::kServiceEnvironment, r.name, Encode(stored));
   pending_effects_.push_back([this] { executor_->ConfigurationChanged(); });
-  return {{{"serviceEnvironmentName", r.name}, {"serviceEnvironmentArn", stored.arn}}};
+  return Reply{{{"serviceEnvironmentName", r.name}, {"serviceEnvironmentArn", stored.arn}}};
 }
 
-Controller::Reply Controller::Handle(const api::UpdateServiceEnvironmentRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::UpdateServiceEnvironmentRequest& r) {
   ServiceEnvironmentRecord* env = FindEnvironment(r.environment.name);
-  if (env == nullptr) Refuse("serviceEnvironment " + r.environment.sent + " does not exist");
+  if (env == nullptr)
+    return InvalidArgument("serviceEnvironment " + r.environment.sent + " does not exist");
   NoteChanges(DescribeEnvironment(*env), r.asked);
   ServiceEnvironmentRecord updated = *env;
   if (r.state) updated.state = *r.state;
@@ -125,24 +131,22 @@ Controller::Reply Controller::Handle(const api::UpdateServiceEnvironmentRequest&
     const bool was_num = UsesNumInstances(*env);
     updated.capacity_limits = *r.capacity_limits;
     if (UsesNumInstances(updated) != was_num) {
-      Refuse("capacityLimits cannot switch service environment " + updated.name +
-             " between NUM_INSTANCES and instance types");
+      return InvalidArgument("capacityLimits cannot switch service environment " + updated.name +
+                             " between NUM_INSTANCES and instance types");
     }
   }
   // PutEnvironmentToEngine reads it from environments_ for the queues attached.
   ServiceEnvironmentRecord before = std::exchange(*env, std::move(updated));
-  try {
-    PutEnvironmentToEngine(*env);
-  } catch (const ClientError&) {
+  if (Status s = PutEnvironmentToEngine(*env); !s.ok()) {
     *env = std::move(before);  // the engine refused it and changed nothing
-    throw;
+    return s;
   }
   pending_.Put(store::Kind::kServiceEnvironment, env->name, Encode(*env));
   pending_effects_.push_back([this] { executor_->ConfigurationChanged(); });
-  return {{{"serviceEnvironmentName", env->name}, {"serviceEnvironmentArn", env->arn}}};
+  return Reply{{{"serviceEnvironmentName", env->name}, {"serviceEnvironmentArn", env->arn}}};
 }
 
-Controller::Reply Controller::Handle(const api::DescribeServiceEnvironmentsRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DescribeServiceEnvironmentsRequest& r) {
   if (!r.environments.empty()) {
     Json out = {{"serviceEnvironments", Json::array()}};
     for (const api::NameOrArn& n : r.environments) {
@@ -150,102 +154,110 @@ Controller::Reply Controller::Handle(const api::DescribeServiceEnvironmentsReque
         out["serviceEnvironments"].push_back(DescribeEnvironment(*env));
       }
     }
-    return {out};
+    return Reply{out};
   }
-  return {Page(environments_, r.page, "serviceEnvironments", DescribeEnvironment)};
+  return Reply{Page(environments_, r.page, "serviceEnvironments", DescribeEnvironment)};
 }
 
-Controller::Reply Controller::Handle(const api::DeleteServiceEnvironmentRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DeleteServiceEnvironmentRequest& r) {
   ServiceEnvironmentRecord* env = FindEnvironment(r.environment.name);
-  if (env == nullptr) Refuse("serviceEnvironment " + r.environment.sent + " does not exist");
+  if (env == nullptr)
+    return InvalidArgument("serviceEnvironment " + r.environment.sent + " does not exist");
   const std::string name = env->name;
   if (env->state != model::State::kDisabled) {
-    Refuse("serviceEnvironment " + name + " must be DISABLED before it is deleted (state is " +
-           StateName(env->state) + ")");
+    return InvalidArgument("serviceEnvironment " + name +
+                           " must be DISABLED before it is deleted (state is " +
+                           StateName(env->state) + ")");
   }
   for (const auto& [qn, q] : queues_) {
     if (q.environment() == name) {
-      Refuse("serviceEnvironment " + name + " is attached to job queue " + qn +
-             "; detach it first");
+      return InvalidArgument("serviceEnvironment " + name + " is attached to job queue " + qn +
+                             "; detach it first");
     }
   }
-  Apply(model::DeleteServiceEnvironment{name});
+  ALLOT_RETURN_IF_ERROR(Apply(model::DeleteServiceEnvironment{name}));
   environments_.erase(name);
   pending_.Delete(store::Kind::kServiceEnvironment, name);
-  return {};
+  return Reply{};
 }
 
 // --- scheduling policies ---
 
-Controller::Reply Controller::Handle(const api::CreateSchedulingPolicyRequest& r) {
-  if (policies_.count(r.name)) RefuseExisting();
+Result<Controller::Reply> Controller::Handle(const api::CreateSchedulingPolicyRequest& r) {
+  if (policies_.count(r.name)) return Existing();
   SchedulingPolicyRecord policy{.name = r.name, .arn = Arn("scheduling-policy/" + r.name)};
   policy.tags = r.tags;
   policy.idle_resource_assignment = r.idle_resource_assignment;
   const SchedulingPolicyRecord& stored = policies_[r.name] = std::move(policy);
   pending_.Put(store::Kind::kSchedulingPolicy, r.name, Encode(stored));
-  return {{{"name", r.name}, {"arn", stored.arn}}};
+  return Reply{{{"name", r.name}, {"arn", stored.arn}}};
 }
 
-Controller::Reply Controller::Handle(const api::UpdateSchedulingPolicyRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::UpdateSchedulingPolicyRequest& r) {
   SchedulingPolicyRecord* policy = FindPolicy(r.policy.name);
-  if (policy == nullptr) Refuse("scheduling policy " + r.policy.sent + " does not exist");
+  if (policy == nullptr)
+    return InvalidArgument("scheduling policy " + r.policy.sent + " does not exist");
   if (!r.idle_resource_assignment && policy->takes_quota_shares()) {
-    Refuse("quotaSharePolicy cannot be removed from scheduling policy " + policy->name);
+    return InvalidArgument("quotaSharePolicy cannot be removed from scheduling policy " +
+                           policy->name);
   }
   if (r.idle_resource_assignment) policy->idle_resource_assignment = r.idle_resource_assignment;
   pending_.Put(store::Kind::kSchedulingPolicy, policy->name, Encode(*policy));
-  return {};
+  return Reply{};
 }
 
-Controller::Reply Controller::Handle(const api::DescribeSchedulingPoliciesRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DescribeSchedulingPoliciesRequest& r) {
   Json out = {{"schedulingPolicies", Json::array()}};
   for (const api::NameOrArn& a : r.policies) {
     if (SchedulingPolicyRecord* p = FindPolicy(a.name)) {
       out["schedulingPolicies"].push_back(DescribePolicy(*p));
     }
   }
-  return {out};
+  return Reply{out};
 }
 
-Controller::Reply Controller::Handle(const api::ListSchedulingPoliciesRequest& r) {
-  return {Page(policies_, r.page, "schedulingPolicies", SummarizePolicy)};
+Result<Controller::Reply> Controller::Handle(const api::ListSchedulingPoliciesRequest& r) {
+  return Reply{Page(policies_, r.page, "schedulingPolicies", SummarizePolicy)};
 }
 
-Controller::Reply Controller::Handle(const api::DeleteSchedulingPolicyRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DeleteSchedulingPolicyRequest& r) {
   SchedulingPolicyRecord* policy = FindPolicy(r.policy.name);
-  if (policy == nullptr) Refuse("scheduling policy " + r.policy.sent + " does not exist");
+  if (policy == nullptr)
+    return InvalidArgument("scheduling policy " + r.policy.sent + " does not exist");
   const std::string name = policy->name;
   for (const auto& [qn, q] : queues_) {
     if (q.scheduling_policy_arn == policy->arn) {
-      Refuse("scheduling policy " + name + " is used by job queue " + qn);
+      return InvalidArgument("scheduling policy " + name + " is used by job queue " + qn);
     }
   }
   policies_.erase(name);
   pending_.Delete(store::Kind::kSchedulingPolicy, name);
-  return {};
+  return Reply{};
 }
 
 // --- job queues ---
 
-Controller::Reply Controller::Handle(const api::CreateJobQueueRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::CreateJobQueueRequest& r) {
   const ServiceEnvironmentRecord* env = FindEnvironment(r.environment.name);
-  if (env == nullptr) Refuse("serviceEnvironment " + r.environment.sent + " does not exist");
+  if (env == nullptr)
+    return InvalidArgument("serviceEnvironment " + r.environment.sent + " does not exist");
   std::string policy_arn;
   bool quota_managed = false;
   if (r.scheduling_policy) {
     const SchedulingPolicyRecord* policy = FindPolicy(r.scheduling_policy->name);
     if (policy == nullptr) {
-      Refuse("schedulingPolicyArn " + r.scheduling_policy->sent + " does not exist");
+      return InvalidArgument("schedulingPolicyArn " + r.scheduling_policy->sent +
+                             " does not exist");
     }
     policy_arn = policy->arn;
     quota_managed = policy->takes_quota_shares();
   }
-  if (queues_.count(r.name)) RefuseExisting();
+  if (queues_.count(r.name)) return Existing();
   if (quota_managed && UsesNumInstances(*env)) {
-    Refuse("serviceEnvironment " + env->name +
-           " counts NUM_INSTANCES, which only plain FIFO job "
-           "queues take; a queue with a quota-share policy needs limits per instance type");
+    return InvalidArgument(
+        "serviceEnvironment " + env->name +
+        " counts NUM_INSTANCES, which only plain FIFO job "
+        "queues take; a queue with a quota-share policy needs limits per instance type");
   }
   JobQueueRecord queue{.name = r.name,
                        .arn = Arn("job-queue/" + r.name),
@@ -257,18 +269,17 @@ Controller::Reply Controller::Handle(const api::CreateJobQueueRequest& r) {
   queue.tags = r.tags;
   queue.time_limit_actions = r.time_limit_actions;
   const JobQueueRecord& stored = queues_[r.name] = std::move(queue);
-  try {
-    PutQueueToEngine(stored);
-  } catch (...) {
+  if (Status s = PutQueueToEngine(stored); !s.ok()) {
     queues_.erase(r.name);
-    throw;
+    return s;
   }
   pending_.Put(store::Kind::kJobQueue, r.name, Encode(stored));
-  return {{{"jobQueueName", r.name}, {"jobQueueArn", stored.arn}}};
+  return Reply{{{"jobQueueName", r.name}, {"jobQueueArn", stored.arn}}};
 }
 
-Controller::Reply Controller::Handle(const api::UpdateJobQueueRequest& r) {
-  JobQueueRecord& queue = MustFindQueue(r.queue);
+Result<Controller::Reply> Controller::Handle(const api::UpdateJobQueueRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(JobQueueRecord * found, QueueNamed(r.queue));
+  JobQueueRecord& queue = *found;
   NoteChanges(DescribeQueue(queue), r.asked);
   JobQueueRecord updated = queue;
   if (r.state) updated.state = *r.state;
@@ -276,45 +287,55 @@ Controller::Reply Controller::Handle(const api::UpdateJobQueueRequest& r) {
   if (r.scheduling_policy) {
     const SchedulingPolicyRecord* policy = FindPolicy(r.scheduling_policy->name);
     if (policy == nullptr) {
-      Refuse("schedulingPolicyArn " + r.scheduling_policy->sent + " does not exist");
+      return InvalidArgument("schedulingPolicyArn " + r.scheduling_policy->sent +
+                             " does not exist");
     }
     if (IsQuotaManaged(queue) != policy->takes_quota_shares()) {
-      Refuse("schedulingPolicyArn cannot change whether job queue " + queue.name +
-             " uses quota shares");
+      return InvalidArgument("schedulingPolicyArn cannot change whether job queue " + queue.name +
+                             " uses quota shares");
     }
     updated.scheduling_policy_arn = policy->arn;
   }
   if (r.time_limit_actions) updated.time_limit_actions = *r.time_limit_actions;
+  if (r.environment_order) {
+    if (r.environment_order->environment.name != queue.environment()) {
+      return InvalidArgument("serviceEnvironmentOrder cannot move job queue " + queue.name +
+                             " to service environment " + r.environment_order->environment.sent +
+                             ": it uses " + queue.environment() +
+                             " (create another job queue instead)");
+    }
+    updated.environment_order = {{r.environment_order->order, queue.environment()}};
+  }
   JobQueueRecord before = std::exchange(queue, std::move(updated));
-  try {
-    PutQueueToEngine(queue);
-  } catch (const ClientError&) {
+  if (Status s = PutQueueToEngine(queue); !s.ok()) {
     queue = std::move(before);  // the engine refused it and changed nothing
-    throw;
+    return s;
   }
   pending_.Put(store::Kind::kJobQueue, queue.name, Encode(queue));
-  return {{{"jobQueueName", queue.name}, {"jobQueueArn", queue.arn}}};
+  return Reply{{{"jobQueueName", queue.name}, {"jobQueueArn", queue.arn}}};
 }
 
-Controller::Reply Controller::Handle(const api::DescribeJobQueuesRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DescribeJobQueuesRequest& r) {
   if (!r.queues.empty()) {
     Json out = {{"jobQueues", Json::array()}};
     for (const api::NameOrArn& n : r.queues) {
       if (JobQueueRecord* q = FindQueue(n.name)) out["jobQueues"].push_back(DescribeQueue(*q));
     }
-    return {out};
+    return Reply{out};
   }
-  return {Page(queues_, r.page, "jobQueues", DescribeQueue)};
+  return Reply{Page(queues_, r.page, "jobQueues", DescribeQueue)};
 }
 
-Controller::Reply Controller::Handle(const api::DeleteJobQueueRequest& r) {
-  const JobQueueRecord& queue = MustFindQueue(r.queue);
+Result<Controller::Reply> Controller::Handle(const api::DeleteJobQueueRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r.queue));
+  const JobQueueRecord& queue = *found;
   const std::string name = queue.name;
   if (queue.state != model::State::kDisabled) {
-    Refuse("jobQueue " + name + " must be DISABLED before it is deleted (state is " +
-           StateName(queue.state) + ")");
+    return InvalidArgument("jobQueue " + name +
+                           " must be DISABLED before it is deleted (state is " +
+                           StateName(queue.state) + ")");
   }
-  Apply(model::DeleteJobQueue{name});
+  ALLOT_RETURN_IF_ERROR(Apply(model::DeleteJobQueue{name}));
   for (auto it = shares_.begin(); it != shares_.end();) {
     if (it->first.rfind(name + "/", 0) == 0) {
       pending_.Delete(store::Kind::kQuotaShare, it->first);
@@ -325,25 +346,26 @@ Controller::Reply Controller::Handle(const api::DeleteJobQueueRequest& r) {
   }
   queues_.erase(name);
   pending_.Delete(store::Kind::kJobQueue, name);
-  return {};
+  return Reply{};
 }
 
 // --- quota shares ---
 
-Controller::Reply Controller::Handle(const api::CreateQuotaShareRequest& r) {
-  const JobQueueRecord& queue = MustFindQueue(r.queue);
+Result<Controller::Reply> Controller::Handle(const api::CreateQuotaShareRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r.queue));
+  const JobQueueRecord& queue = *found;
   const std::string& qname = queue.name;
   if (!IsQuotaManaged(queue)) {
-    Refuse("job queue " + qname +
-           " has no scheduling policy with a quotaSharePolicy, so it "
-           "takes no quota shares");
+    return InvalidArgument("job queue " + qname +
+                           " has no scheduling policy with a quotaSharePolicy, so it "
+                           "takes no quota shares");
   }
   const std::string key = qname + "/" + r.name;
-  if (shares_.count(key)) RefuseExisting();
+  if (shares_.count(key)) return Existing();
   std::size_t count = 0;
   for (const auto& [k, s] : shares_) count += k.rfind(qname + "/", 0) == 0 ? 1U : 0U;
   if (count >= model::rules::kMaxSharesPerQueue) {
-    Refuse("job queue " + qname + " already has the maximum of 20 quota shares");
+    return InvalidArgument("job queue " + qname + " already has the maximum of 20 quota shares");
   }
   QuotaShareRecord share{.name = r.name,
                          .arn = Arn("job-queue/" + qname + "/quota-share/" + r.name),
@@ -355,15 +377,16 @@ Controller::Reply Controller::Handle(const api::CreateQuotaShareRequest& r) {
                          .in_share_preemption = r.in_share_preemption,
                          .state = r.state};
   share.tags = r.tags;
-  PutShareToEngine(share);
+  ALLOT_RETURN_IF_ERROR(PutShareToEngine(share));
   const QuotaShareRecord& stored = shares_[key] = std::move(share);
   pending_.Put(store::Kind::kQuotaShare, key, Encode(stored));
-  return {{{"quotaShareName", r.name}, {"quotaShareArn", stored.arn}}};
+  return Reply{{{"quotaShareName", r.name}, {"quotaShareArn", stored.arn}}};
 }
 
 // The share as UpdateQuotaShare `r` would leave it (also what-if's, whatif_ops.cc).
-QuotaShareRecord Controller::UpdatedShare(const api::UpdateQuotaShareRequest& r) {
-  QuotaShareRecord updated = MustFindShare(r.share);
+Result<QuotaShareRecord> Controller::UpdatedShare(const api::UpdateQuotaShareRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(const QuotaShareRecord* share, ShareNamed(r.share));
+  QuotaShareRecord updated = *share;
   if (r.capacity_limits) updated.capacity_limits = *r.capacity_limits;
   if (r.sharing) {
     updated.strategy = r.sharing->strategy;
@@ -374,41 +397,46 @@ QuotaShareRecord Controller::UpdatedShare(const api::UpdateQuotaShareRequest& r)
   return updated;
 }
 
-Controller::Reply Controller::Handle(const api::UpdateQuotaShareRequest& r) {
-  QuotaShareRecord& share = MustFindShare(r.share);
+Result<Controller::Reply> Controller::Handle(const api::UpdateQuotaShareRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(QuotaShareRecord * found, ShareNamed(r.share));
+  QuotaShareRecord& share = *found;
   NoteChanges(DescribeShare(share), r.asked);
-  QuotaShareRecord updated = UpdatedShare(r);
-  PutShareToEngine(updated);
+  ALLOT_ASSIGN_OR_RETURN(QuotaShareRecord updated, UpdatedShare(r));
+  ALLOT_RETURN_IF_ERROR(PutShareToEngine(updated));
   share = std::move(updated);
   pending_.Put(store::Kind::kQuotaShare, share.Key(), Encode(share));
-  return {{{"quotaShareName", share.name}, {"quotaShareArn", share.arn}}};
+  return Reply{{{"quotaShareName", share.name}, {"quotaShareArn", share.arn}}};
 }
 
-Controller::Reply Controller::Handle(const api::DescribeQuotaShareRequest& r) {
-  return {DescribeShare(MustFindShare(r.share))};
+Result<Controller::Reply> Controller::Handle(const api::DescribeQuotaShareRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(const QuotaShareRecord* share, ShareNamed(r.share));
+  return Reply{DescribeShare(*share)};
 }
 
-Controller::Reply Controller::Handle(const api::ListQuotaSharesRequest& r) {
-  const std::string qname = MustFindQueue(r.queue).name;
+Result<Controller::Reply> Controller::Handle(const api::ListQuotaSharesRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* queue, QueueNamed(r.queue));
+  const std::string qname = queue->name;
   std::map<std::string, const QuotaShareRecord*> mine;  // by share name, for the page token
   for (const auto& [k, s] : shares_) {
     if (k.rfind(qname + "/", 0) == 0) mine[s.name] = &s;
   }
-  return {Page(mine, r.page, "quotaShares",
-               [](const QuotaShareRecord* s) { return SummarizeShare(*s); })};
+  return Reply{Page(mine, r.page, "quotaShares",
+                    [](const QuotaShareRecord* s) { return SummarizeShare(*s); })};
 }
 
-Controller::Reply Controller::Handle(const api::DeleteQuotaShareRequest& r) {
-  QuotaShareRecord& share = MustFindShare(r.share);
+Result<Controller::Reply> Controller::Handle(const api::DeleteQuotaShareRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(QuotaShareRecord * found, ShareNamed(r.share));
+  QuotaShareRecord& share = *found;
   if (share.state != model::State::kDisabled) {
-    Refuse("quota share " + share.name + " must be DISABLED before it is deleted (state is " +
-           StateName(share.state) + ")");
+    return InvalidArgument("quota share " + share.name +
+                           " must be DISABLED before it is deleted (state is " +
+                           StateName(share.state) + ")");
   }
-  Apply(model::DeleteQuotaShare{share.queue, share.name});
+  ALLOT_RETURN_IF_ERROR(Apply(model::DeleteQuotaShare{share.queue, share.name}));
   const std::string key = share.Key();
   pending_.Delete(store::Kind::kQuotaShare, key);
   shares_.erase(key);
-  return {};
+  return Reply{};
 }
 
 }  // namespace allot::server

@@ -126,7 +126,7 @@ std::string Controller::Arn(const std::string& resource) const {
   return "arn:aws:batch:" + options_.region + ":" + options_.account + ":" + resource;
 }
 
-void Controller::Apply(const model::Event& event, bool must_succeed) {
+Status Controller::ApplyEvent(const model::Event& event) {
   model::Decisions decisions;
   const auto began = std::chrono::steady_clock::now();  // the engine reads no clock: we do
   Status s = engine_.Apply(event, Now(), &decisions);
@@ -136,8 +136,18 @@ void Controller::Apply(const model::Event& event, bool must_succeed) {
     metrics_.CountSubmission(submit->spec.queue, submit->spec.share);
   }
   ApplyDecisions(decisions);
+  return s;
+}
+
+Status Controller::Apply(const model::Event& event) {
+  Status s = ApplyEvent(event);
+  if (s.ok()) return s;
+  return InvalidArgument(s.message());  // the engine refused what the caller asked
+}
+
+void Controller::ApplyBackground(const model::Event& event) {
+  Status s = ApplyEvent(event);
   if (s.ok()) return;
-  if (must_succeed) Refuse(s.message());
   // A background event (an executor report, a tick, a restore) has no caller to answer: the
   // engine's refusal is logged, never dropped.
   log::Warn("engine.event_refused",
@@ -247,7 +257,7 @@ void Controller::Loop() {
     if (!broken_) {
       std::lock_guard<std::mutex> g(mu_);
       if (std::optional<Timestamp> next = engine_.NextDeadline(); next && *next <= Now()) {
-        Apply(model::Tick{}, false);
+        ApplyBackground(model::Tick{});
         Finish();
       }
       deadline = engine_.NextDeadline().value_or(kNoDeadline);
@@ -275,10 +285,10 @@ JobRecord* Controller::FindJob(const std::string& id_or_arn) {
   return it == job_ids_.end() ? nullptr : &jobs_.at(it->second);
 }
 
-JobRecord& Controller::MustFindJob(const std::string& id_or_arn) {
+Result<JobRecord*> Controller::JobNamed(const std::string& id_or_arn) {
   JobRecord* job = FindJob(id_or_arn);
-  if (job == nullptr) Refuse("jobId " + id_or_arn + " does not exist");
-  return *job;
+  if (job == nullptr) return InvalidArgument("jobId " + id_or_arn + " does not exist");
+  return job;
 }
 
 void Controller::IndexJob(const JobRecord& job) {

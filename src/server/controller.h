@@ -54,6 +54,8 @@ model::Demand DemandIn(const ServiceEnvironmentRecord& env, const api::ParsedPay
 // A submission's attempt timeout: the shorter of the payload's MaxRuntimeInSeconds and
 // timeoutConfig.attemptDurationSeconds.
 std::optional<std::int64_t> AttemptTimeout(const api::SubmitServiceJobRequest& r);
+// Refuses a priority change of a job that has ended.
+Status PriorityChangeable(const JobRecord& job);
 
 class Controller {
  public:
@@ -77,10 +79,8 @@ class Controller {
   // mutating call, allowed or not, leaves an audit record (audit.h), in the same batch as its
   // change.
   Result<Reply> Call(const api::Request& request, const Caller& caller = Caller::System());
-  // TagResource / UntagResource / ListTagsForResource.
-  Result<Reply> Tags(const std::string& method, const std::string& arn, const Json& request,
-                     const std::vector<std::string>& tag_keys,
-                     const Caller& caller = Caller::System());
+  // TagResource / UntagResource / ListTagsForResource, decoded (api::DecodeTags).
+  Result<Reply> Tags(const api::TagsRequest& request, const Caller& caller = Caller::System());
 
   // Signature checks: the secret of an access key, and who holds it.
   std::optional<std::string> SecretFor(const std::string& access_key_id);
@@ -153,65 +153,66 @@ class Controller {
 
   // --- under mu_ ---
   Timestamp Now() const;
-  void Apply(const model::Event& event, bool must_succeed = true);
+  // A caller's event: the engine's refusal is the caller's (kInvalidArgument). Its decisions
+  // are applied either way.
+  Status Apply(const model::Event& event);
+  // An event without a caller (an executor report, a tick, a restore): a refusal is logged.
+  void ApplyBackground(const model::Event& event);
+  Status ApplyEvent(const model::Event& event);  // the engine's own status
   void ApplyDecisions(const model::Decisions& decisions);
   Reply Finish();  // submits the pending batch and effects
   void Touch(JobRecord& job);
   JobRecord* FindJob(const std::string& id_or_arn);
-  JobRecord& MustFindJob(const std::string& id_or_arn);
+  Result<JobRecord*> JobNamed(const std::string& id_or_arn);  // a refusal when there is none
   JobRecord* JobBySeq(model::JobId seq);
   // Every change of a job's status goes through here, so the list index follows it.
   void SetJobStatus(JobRecord& job, model::JobStatus status);
   void IndexJob(const JobRecord& job);  // a new or recovered job: into the list index
   void UnindexJob(const JobRecord& job);
 
-  Reply TagsLocked(const std::string& method, const std::string& arn, const Json& request,
-                   const std::vector<std::string>& tag_keys);  // requires mu_; may Refuse
+  Result<Reply> TagsLocked(const api::TagsRequest& request);  // requires mu_
   LogChunk ReadLogs(const std::string& job, int attempt, const std::string& host,
                     const std::string& stream, std::uint64_t offset,
                     const Caller& caller);  // may Refuse
-  Reply ChangeTags(const std::string& method, const Json& request,
-                   const std::vector<std::string>& tag_keys, Json* tags,
-                   const std::function<void(const Json&)>& save);  // tags.cc
 
   // config_ops.cc
-  Reply Handle(const api::CreateServiceEnvironmentRequest& r);
-  Reply Handle(const api::UpdateServiceEnvironmentRequest& r);
-  Reply Handle(const api::DescribeServiceEnvironmentsRequest& r);
-  Reply Handle(const api::DeleteServiceEnvironmentRequest& r);
-  Reply Handle(const api::CreateSchedulingPolicyRequest& r);
-  Reply Handle(const api::UpdateSchedulingPolicyRequest& r);
-  Reply Handle(const api::DescribeSchedulingPoliciesRequest& r);
-  Reply Handle(const api::ListSchedulingPoliciesRequest& r);
-  Reply Handle(const api::DeleteSchedulingPolicyRequest& r);
-  Reply Handle(const api::CreateJobQueueRequest& r);
-  Reply Handle(const api::UpdateJobQueueRequest& r);
-  Reply Handle(const api::DescribeJobQueuesRequest& r);
-  Reply Handle(const api::DeleteJobQueueRequest& r);
-  Reply Handle(const api::CreateQuotaShareRequest& r);
-  Reply Handle(const api::UpdateQuotaShareRequest& r);
-  Reply Handle(const api::DescribeQuotaShareRequest& r);
-  Reply Handle(const api::ListQuotaSharesRequest& r);
-  Reply Handle(const api::DeleteQuotaShareRequest& r);
-  void PutEnvironmentToEngine(const ServiceEnvironmentRecord& env);
-  void PutQueueToEngine(const JobQueueRecord& queue);
-  void PutShareToEngine(const QuotaShareRecord& share);
-  void PutImplicitShare(const JobQueueRecord& queue);
+  Result<Reply> Handle(const api::CreateServiceEnvironmentRequest& r);
+  Result<Reply> Handle(const api::UpdateServiceEnvironmentRequest& r);
+  Result<Reply> Handle(const api::DescribeServiceEnvironmentsRequest& r);
+  Result<Reply> Handle(const api::DeleteServiceEnvironmentRequest& r);
+  Result<Reply> Handle(const api::CreateSchedulingPolicyRequest& r);
+  Result<Reply> Handle(const api::UpdateSchedulingPolicyRequest& r);
+  Result<Reply> Handle(const api::DescribeSchedulingPoliciesRequest& r);
+  Result<Reply> Handle(const api::ListSchedulingPoliciesRequest& r);
+  Result<Reply> Handle(const api::DeleteSchedulingPolicyRequest& r);
+  Result<Reply> Handle(const api::CreateJobQueueRequest& r);
+  Result<Reply> Handle(const api::UpdateJobQueueRequest& r);
+  Result<Reply> Handle(const api::DescribeJobQueuesRequest& r);
+  Result<Reply> Handle(const api::DeleteJobQueueRequest& r);
+  Result<Reply> Handle(const api::CreateQuotaShareRequest& r);
+  Result<Reply> Handle(const api::UpdateQuotaShareRequest& r);
+  Result<Reply> Handle(const api::DescribeQuotaShareRequest& r);
+  Result<Reply> Handle(const api::ListQuotaSharesRequest& r);
+  Result<Reply> Handle(const api::DeleteQuotaShareRequest& r);
+  Status PutEnvironmentToEngine(const ServiceEnvironmentRecord& env);
+  Status PutQueueToEngine(const JobQueueRecord& queue);
+  Status PutShareToEngine(const QuotaShareRecord& share);
+  Status PutImplicitShare(const JobQueueRecord& queue);
   JobQueueRecord* FindQueue(const std::string& name);
-  JobQueueRecord& MustFindQueue(const api::NameOrArn& queue);
+  Result<JobQueueRecord*> QueueNamed(const api::NameOrArn& queue);  // a refusal when none
   ServiceEnvironmentRecord* FindEnvironment(const std::string& name);
   SchedulingPolicyRecord* FindPolicy(const std::string& name);
-  QuotaShareRecord& MustFindShare(const api::ShareArn& share);
+  Result<QuotaShareRecord*> ShareNamed(const api::ShareArn& share);
   bool IsQuotaManaged(const JobQueueRecord& queue) const;
 
   // job_ops.cc
   std::string TokenKey(const std::string& queue, const std::string& token) const;
-  Reply Handle(const api::SubmitServiceJobRequest& r);
-  Reply Handle(const api::UpdateServiceJobRequest& r);
-  Reply Handle(const api::DescribeServiceJobRequest& r);
-  Reply Handle(const api::ListServiceJobsRequest& r);
-  Reply Handle(const api::TerminateServiceJobRequest& r);
-  Reply Handle(const api::GetJobQueueSnapshotRequest& r);
+  Result<Reply> Handle(const api::SubmitServiceJobRequest& r);
+  Result<Reply> Handle(const api::UpdateServiceJobRequest& r);
+  Result<Reply> Handle(const api::DescribeServiceJobRequest& r);
+  Result<Reply> Handle(const api::ListServiceJobsRequest& r);
+  Result<Reply> Handle(const api::TerminateServiceJobRequest& r);
+  Result<Reply> Handle(const api::GetJobQueueSnapshotRequest& r);
 
   // explain_ops.cc, whatif_ops.cc (require mu_ and caller_)
   Json ExplainJob(const JobRecord& job);
@@ -222,12 +223,12 @@ class Controller {
   std::optional<RunnerUpRecord> RunnerUpOf(const model::Preemption& p);
   Json JobRefJson(const JobRef& ref);  // id and name only when the caller may describe the job
   void RedactPreemptionRecords(Json& allot);
-  Reply WhatIfLocked(const api::WhatIfRequest& request);
-  model::Event WhatIfEvent(const api::WhatIfRequest& request, model::JobId* subject,
-                           std::string* share);
+  Result<Reply> WhatIfLocked(const api::WhatIfRequest& request);
+  Result<model::Event> WhatIfEvent(const api::WhatIfRequest& request, model::JobId* subject,
+                                   std::string* share);
   Json VictimJson(const model::VictimRecord& v, const JobRecord* preemptor);
   // config_ops.cc: UpdateQuotaShare's result
-  QuotaShareRecord UpdatedShare(const api::UpdateQuotaShareRequest& r);
+  Result<QuotaShareRecord> UpdatedShare(const api::UpdateQuotaShareRequest& r);
 
   // decisions.cc
   void OnDispatch(JobRecord& job, const model::Dispatch& d);
@@ -249,17 +250,20 @@ class Controller {
   std::string AttemptDir(const std::string& id, int attempt) const;
 
   // --- tenancy (authorize.cc, users_ops.cc) ---
-  // Runs one call under mu_ as `caller`: `authorize` (which throws AccessDenied), then `body`;
-  // records the audit record of a mutating call (`audited_action` not empty) whatever the
-  // outcome, and finishes the batch.
+  // Runs one call under mu_ as `caller`: `authorize`, then `body` (either may also throw
+  // AccessDenied or ClientError); records the audit record of a mutating call (`audited_action`
+  // not empty) whatever the outcome, and finishes the batch.
   Result<Reply> RunAs(const Caller& caller, const std::string& audited_action,
-                      const std::function<void()>& authorize, const std::function<Reply()>& body);
-  void AuthorizeCall(const api::Request& request);  // requires mu_, caller_
+                      const std::function<Status()>& authorize,
+                      const std::function<Result<Reply>()>& body);
+  Status AuthorizeCall(const api::Request& request);  // requires mu_, caller_
   template <typename R>
-  void Authorize(const R& request);  // authorize.cc: the resources AWS names for R's action
-  void AuthorizeTags(const std::string& method, const std::string& arn);
-  // Throws AccessDenied unless caller_'s policy allows `action` (e.g. "batch:DescribeJobQueues")
-  // on `resource`; `job`, when given, adds its share to the request's condition keys.
+  Status Authorize(const R& request);  // authorize.cc: the resources AWS names for R's action
+  // kPermissionDenied (AWS's message) unless the caller's policy allows `action` (e.g.
+  // "batch:DescribeJobQueues") on `resource`; `job`, when given, adds its share to the request's
+  // condition keys. Require throws AccessDenied instead.
+  Status Allowed(const Caller& caller, const std::string& action, const std::string& resource,
+                 const JobRecord* job, std::optional<std::int64_t> priority) const;
   void Require(const std::string& action, const std::string& resource, const JobRecord* job,
                std::optional<std::int64_t> priority = std::nullopt) {
     Require(*caller_, action, resource, job, priority);

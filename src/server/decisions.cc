@@ -201,10 +201,8 @@ Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::
   if (check_paths) {
     // Where its file:// URIs lead is checked again at each launch: a root may have been taken
     // away, or a link under one swapped, since the job was submitted.
-    try {
-      CheckLocalPaths(parsed, options_.file_roots, data_dir_);
-    } catch (const ClientError& e) {
-      return FailedPrecondition(std::string("no longer allowed at launch: ") + e.what());
+    if (Status s = CheckLocalPaths(parsed, options_.file_roots, data_dir_); !s.ok()) {
+      return FailedPrecondition("no longer allowed at launch: " + s.message());
     }
   }
   return std::move(parsed.launch);
@@ -290,9 +288,9 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
                                        {"error", s.message()}});
   std::lock_guard<std::mutex> lock(mu_);
   RecordReport([this, seq, attempt, reason = s.message()] {
-    Apply(model::AttemptEnded{seq, attempt, model::AttemptOutcome::kFailed,
-                              "Received status from SageMaker: AlgorithmError: " + reason},
-          false);
+    ApplyBackground(
+        model::AttemptEnded{seq, attempt, model::AttemptOutcome::kFailed,
+                            "Received status from SageMaker: AlgorithmError: " + reason});
   });
 }
 
@@ -308,8 +306,8 @@ void Controller::ExecutorStarted(model::JobId seq, int attempt,
       job->History().hosts = hosts;
       Touch(*job);
     }
-    Apply(model::AttemptStarting{seq, attempt}, false);
-    Apply(model::AttemptRunning{seq, attempt}, false);
+    ApplyBackground(model::AttemptStarting{seq, attempt});
+    ApplyBackground(model::AttemptRunning{seq, attempt});
   });
 }
 
@@ -336,7 +334,7 @@ void Controller::ExecutorCheckpoint(model::JobId seq, int attempt, Timestamp new
                                     {"newest", newest}});
   std::lock_guard<std::mutex> lock(mu_);
   RecordReport([this, seq, attempt, newest] {
-    Apply(model::CheckpointObserved{seq, attempt, newest}, false);
+    ApplyBackground(model::CheckpointObserved{seq, attempt, newest});
     if (JobRecord* job = JobBySeq(seq)) Touch(*job);
   });
 }
@@ -357,13 +355,12 @@ void Controller::ExecutorEnded(const exec::AttemptExit& exit) {
           exit.enforced_limits;
       Touch(*job);
     }
-    Apply(model::AttemptEnded{exit.job, exit.attempt,
-                              exit.succeeded ? model::AttemptOutcome::kSucceeded
-                                             : model::AttemptOutcome::kFailed,
-                              exit.succeeded ? "Received status from SageMaker: Training job "
-                                               "completed"
-                                             : exit.reason},
-          false);
+    ApplyBackground(model::AttemptEnded{
+        exit.job, exit.attempt,
+        exit.succeeded ? model::AttemptOutcome::kSucceeded : model::AttemptOutcome::kFailed,
+        exit.succeeded ? "Received status from SageMaker: Training job "
+                         "completed"
+                       : exit.reason});
   });
 }
 

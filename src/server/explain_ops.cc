@@ -303,10 +303,12 @@ Result<Controller::Reply> Controller::Explain(const Caller& caller, const std::s
       caller, "",
       [&] {
         const JobRecord* job = FindJob(id);
-        Require("batch:DescribeServiceJob", job ? arns_.Job(job->id) : arns_.Job(id), job);
+        return Allowed(*caller_, "batch:DescribeServiceJob",
+                       job ? arns_.Job(job->id) : arns_.Job(id), job, std::nullopt);
       },
-      [&] {
-        return Reply{ExplainJob(MustFindJob(id)), {}};
+      [&]() -> Result<Reply> {
+        ALLOT_ASSIGN_OR_RETURN(const JobRecord* job, JobNamed(id));
+        return Reply{ExplainJob(*job), {}};
       });
 }
 

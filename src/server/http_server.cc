@@ -1086,17 +1086,15 @@ Result<Controller::Reply> HttpServer::Impl::RunChecked(const Request& req, const
                                 Utf8Field(route.capture, "path"), body);
   }
   const std::string arn = Utf8Field(route.capture, "resourceArn");
-  if (req.method() == http::verb::post) {
-    return controller_.Tags("POST", arn, api::ParseBody(req.body()), {}, caller);
+  std::vector<std::string> keys;
+  for (auto [it, end] = params.equal_range("tagKeys"); it != end; ++it) {
+    keys.push_back(Utf8Field(it->second, "tagKeys"));
   }
-  if (req.method() == http::verb::delete_) {
-    std::vector<std::string> keys;
-    for (auto [it, end] = params.equal_range("tagKeys"); it != end; ++it) {
-      keys.push_back(Utf8Field(it->second, "tagKeys"));
-    }
-    return controller_.Tags("DELETE", arn, Json::object(), keys, caller);
-  }
-  return controller_.Tags("GET", arn, Json::object(), {}, caller);
+  const Json body = req.method() == http::verb::post ? api::ParseBody(req.body()) : Json::object();
+  Result<api::TagsRequest> request =
+      api::DecodeTags(std::string(req.method_string()), arn, body, keys);
+  if (!request.ok()) Refuse(request.status().message());  // audited by Run
+  return controller_.Tags(request.value(), caller);
 }
 
 Result<Controller::Reply> HttpServer::Impl::Logs(

@@ -40,27 +40,29 @@ std::string NewJobId() {
 
 // The quota share a job names: required, existing and not DISABLED on a quota-share queue, and
 // refused on any other.
-void CheckQuotaShare(const std::optional<std::string>& share, const std::string& qname,
-                     bool quota_managed, const std::map<std::string, QuotaShareRecord>& shares) {
+Status CheckQuotaShare(const std::optional<std::string>& share, const std::string& qname,
+                       bool quota_managed, const std::map<std::string, QuotaShareRecord>& shares) {
   if (quota_managed) {
     if (!share)
-      Refuse("quotaShareName is required on job queue " + qname + ", which uses quota shares");
+      return InvalidArgument("quotaShareName is required on job queue " + qname +
+                             ", which uses quota shares");
     if (!shares.count(qname + "/" + *share)) {
-      Refuse("quotaShareName " + *share + " does not exist in job queue " + qname);
+      return InvalidArgument("quotaShareName " + *share + " does not exist in job queue " + qname);
     }
     if (shares.at(qname + "/" + *share).state == model::State::kDisabled) {
-      Refuse("quota share " + *share + " is DISABLED and accepts no new jobs");
+      return InvalidArgument("quota share " + *share + " is DISABLED and accepts no new jobs");
     }
   } else if (share) {
-    Refuse(
+    return InvalidArgument(
         "quotaShareName is allowed only on job queues with a quota-share scheduling policy; "
         "job queue " +
         qname + " has none");
   }
+  return {};
 }
 
 // Every instance type the job asks for is a capacity unit of the queue's service environment.
-void CheckUnitsOffered(const model::Demand& demand, const ServiceEnvironmentRecord& env) {
+Status CheckUnitsOffered(const model::Demand& demand, const ServiceEnvironmentRecord& env) {
   for (const model::UnitCount& u : demand) {
     bool known = false;
     std::string units;
@@ -69,10 +71,12 @@ void CheckUnitsOffered(const model::Demand& demand, const ServiceEnvironmentReco
       units += (units.empty() ? "" : ", ") + l.unit;
     }
     if (!known) {
-      Refuse("serviceRequestPayload.ResourceConfig.InstanceType " + u.unit +
-             " is not offered by service environment " + env.name + " (it has " + units + ")");
+      return InvalidArgument("serviceRequestPayload.ResourceConfig.InstanceType " + u.unit +
+                             " is not offered by service environment " + env.name + " (it has " +
+                             units + ")");
     }
   }
+  return {};
 }
 
 }  // namespace
@@ -90,31 +94,40 @@ std::optional<std::int64_t> AttemptTimeout(const api::SubmitServiceJobRequest& r
   return timeout;
 }
 
+Status PriorityChangeable(const JobRecord& job) {
+  if (!model::IsTerminal(job.status)) return {};
+  return InvalidArgument("job " + job.id + " is " + std::string(model::ToString(job.status)) +
+                         "; only unfinished jobs can change priority");
+}
+
 // A clientToken is the caller's own: another user's token neither finds the caller's job nor
 // tells that it was used (user names hold no '/').
 std::string Controller::TokenKey(const std::string& queue, const std::string& token) const {
   return queue + "/" + (caller_ != nullptr ? caller_->user : std::string()) + "/" + token;
 }
 
-Controller::Reply Controller::Handle(const api::SubmitServiceJobRequest& r) {
-  const JobQueueRecord& queue = MustFindQueue(r.queue);
+Result<Controller::Reply> Controller::Handle(const api::SubmitServiceJobRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r.queue));
+  const JobQueueRecord& queue = *found;
   const std::string qname = queue.name;
-  CheckQuotaShare(r.quota_share, qname, IsQuotaManaged(queue), shares_);
-  if (queue.state == model::State::kDisabled) Refuse("job queue " + qname + " is DISABLED");
+  ALLOT_RETURN_IF_ERROR(CheckQuotaShare(r.quota_share, qname, IsQuotaManaged(queue), shares_));
+  if (queue.state == model::State::kDisabled)
+    return InvalidArgument("job queue " + qname + " is DISABLED");
   if (r.client_token) {
     auto it = client_tokens_.find(TokenKey(qname, *r.client_token));
     if (it != client_tokens_.end()) {
       if (it->second.second != r.request_hash) {
-        Refuse("clientToken " + *r.client_token + " was already used with a different request");
+        return InvalidArgument("clientToken " + *r.client_token +
+                               " was already used with a different request");
       }
       const JobRecord& job = *FindJob(it->second.first);
-      return {{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
+      return Reply{{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
     }
   }
-  CheckLocalPaths(r.parsed, options_.file_roots, data_dir_);
+  ALLOT_RETURN_IF_ERROR(CheckLocalPaths(r.parsed, options_.file_roots, data_dir_));
   const ServiceEnvironmentRecord& env = environments_.at(queue.environment());
   const model::Demand demand = DemandIn(env, r.parsed);
-  CheckUnitsOffered(demand, env);
+  ALLOT_RETURN_IF_ERROR(CheckUnitsOffered(demand, env));
   JobRecord job;
   job.id = NewJobId();
   job.name = r.name;
@@ -136,15 +149,14 @@ Controller::Reply Controller::Handle(const api::SubmitServiceJobRequest& r) {
   job.Compact();
   job.seq = next_seq_++;
   job.created_at = Now();
-  checkpoint_claims_.Claim(r.parsed.launch.checkpoint_sync_dir, job, jobs_, *store_);
+  ALLOT_RETURN_IF_ERROR(
+      checkpoint_claims_.Claim(r.parsed.launch.checkpoint_sync_dir, job, jobs_, *store_));
   const std::string id = job.id;
   const model::JobSpec spec = job.Spec();
   Touch(AddJob(std::move(job)));
-  try {
-    Apply(model::SubmitJob{spec});  // its decisions need the record
-  } catch (const ClientError&) {
+  if (Status s = Apply(model::SubmitJob{spec}); !s.ok()) {  // its decisions need the record
     DropJob(spec.id);
-    throw;
+    return s;
   }
   pending_.Put(store::Kind::kJobPayload, id, r.payload);
   if (r.client_token) {
@@ -153,23 +165,22 @@ Controller::Reply Controller::Handle(const api::SubmitServiceJobRequest& r) {
     pending_.Put(store::Kind::kClientToken, key,
                  Json{{"jobId", id}, {"hash", r.request_hash}}.dump());
   }
-  return {{{"jobArn", arns_.Job(id)}, {"jobName", r.name}, {"jobId", id}}};
+  return Reply{{{"jobArn", arns_.Job(id)}, {"jobName", r.name}, {"jobId", id}}};
 }
 
-Controller::Reply Controller::Handle(const api::UpdateServiceJobRequest& r) {
-  JobRecord& job = MustFindJob(r.job_id);
-  if (model::IsTerminal(job.status)) {
-    Refuse("job " + job.id + " is " + std::string(model::ToString(job.status)) +
-           "; only unfinished jobs can change priority");
-  }
-  Apply(model::UpdateJobPriority{job.seq, r.priority});
+Result<Controller::Reply> Controller::Handle(const api::UpdateServiceJobRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(JobRecord * found, JobNamed(r.job_id));
+  JobRecord& job = *found;
+  ALLOT_RETURN_IF_ERROR(PriorityChangeable(job));
+  ALLOT_RETURN_IF_ERROR(Apply(model::UpdateJobPriority{job.seq, r.priority}));
   NotePriority(job, std::exchange(job.priority, r.priority));
   Touch(job);
-  return {{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
+  return Reply{{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
 }
 
-Controller::Reply Controller::Handle(const api::DescribeServiceJobRequest& r) {
-  JobRecord& job = MustFindJob(r.job_id);
+Result<Controller::Reply> Controller::Handle(const api::DescribeServiceJobRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(const JobRecord* found, JobNamed(r.job_id));
+  const JobRecord& job = *found;
   Json out = DescribeJob(job, arns_);
   Result<std::optional<std::string>> payload = store_->Get(store::Kind::kJobPayload, job.id);
   if (payload.ok() && payload.value()) out["serviceRequestPayload"] = *payload.value();
@@ -186,7 +197,7 @@ Controller::Reply Controller::Handle(const api::DescribeServiceJobRequest& r) {
                                        {"message", why->message}};
     }
   }
-  return {out};
+  return Reply{out};
 }
 
 namespace {
@@ -245,8 +256,9 @@ class Page {
 
 // Newest first. A JOB_NAME filter reads the name index; a status (alone or with a quota share)
 // its own index; time filters the queue's time order from where they start.
-Controller::Reply Controller::Handle(const api::ListServiceJobsRequest& r) {
-  const std::string qname = MustFindQueue(r.queue).name;
+Result<Controller::Reply> Controller::Handle(const api::ListServiceJobsRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* queue, QueueNamed(r.queue));
+  const std::string qname = queue->name;
   const api::JobListFilters& f = r.filters;
   const std::size_t max = r.max_results;
   const std::optional<ListIndex::Key> token = r.after_position;
@@ -268,7 +280,7 @@ Controller::Reply Controller::Handle(const api::ListServiceJobsRequest& r) {
         const JobRecord& job = jobs_.at(key.second);
         if (Matches(f, job) && CanDescribe(job) && !page.Add(key, job)) break;
       }
-      return {page.Finish()};
+      return Reply{page.Finish()};
     }
   }
   const ListIndex::Set& index = f.name || f.before || f.after ? list_index_.All(qname)
@@ -288,20 +300,22 @@ Controller::Reply Controller::Handle(const api::ListServiceJobsRequest& r) {
     const JobRecord& job = jobs_.at(it->second);
     if (Matches(f, job) && CanDescribe(job) && !page.Add(*it, job)) break;
   }
-  return {page.Finish()};
+  return Reply{page.Finish()};
 }
 
-Controller::Reply Controller::Handle(const api::TerminateServiceJobRequest& r) {
-  JobRecord& job = MustFindJob(r.job_id);
-  if (model::IsTerminal(job.status)) return {};
+Result<Controller::Reply> Controller::Handle(const api::TerminateServiceJobRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(JobRecord * found, JobNamed(r.job_id));
+  JobRecord& job = *found;
+  if (model::IsTerminal(job.status)) return Reply{};
   job.is_terminated = true;
   Touch(job);
-  Apply(model::TerminateJob{job.seq, r.reason});
-  return {};
+  ALLOT_RETURN_IF_ERROR(Apply(model::TerminateJob{job.seq, r.reason}));
+  return Reply{};
 }
 
-Controller::Reply Controller::Handle(const api::GetJobQueueSnapshotRequest& r) {
-  const JobQueueRecord& queue = MustFindQueue(r.queue);
+Result<Controller::Reply> Controller::Handle(const api::GetJobQueueSnapshotRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r.queue));
+  const JobQueueRecord& queue = *found;
   const std::string qname = queue.name;
   const Timestamp now = Now();
   auto entry = [this](model::JobId seq) {
@@ -349,7 +363,7 @@ Controller::Reply Controller::Handle(const api::GetJobQueueSnapshotRequest& r) {
   if (IsQuotaManaged(queue)) {
     out["queueUtilization"]["quotaShareUtilization"] = {{"topCapacityUtilization", per_share}};
   }
-  return {out};
+  return Reply{out};
 }
 
 }  // namespace allot::server

@@ -106,7 +106,7 @@ std::string Printable(const std::string& path) {
 }
 
 // Refuses `path` (from the file:// URI in `field`) unless it lies in a root once resolved.
-void CheckUnderRoot(const std::string& path, const std::string& field, const LocalRoots& roots) {
+Status CheckUnderRoot(const std::string& path, const std::string& field, const LocalRoots& roots) {
   const std::optional<std::string> real = CanonicalPath(path);
   bool allowed = real && (!roots.data_dir || !Overlaps(*real, *roots.data_dir));
   bool lexically = false;
@@ -115,39 +115,43 @@ void CheckUnderRoot(const std::string& path, const std::string& field, const Loc
     lexically = lexically || IsUnder(path, root);
     resolved = resolved || (real && IsUnder(*real, root));
   }
-  if (allowed && resolved) return;
+  if (allowed && resolved) return {};
   std::string set;
   for (const std::string& root : roots.given) set += (set.empty() ? "" : ", ") + Printable(root);
-  Refuse(field + ": file://" + path + " is not under an allowed file root" +
-         (lexically ? " once symbolic links are resolved" : "") +
-         "; the server allows file:// URIs only under the directories given with --file-root (" +
-         (set.empty() ? "none are set" : "set: " + set) + ")");
+  return InvalidArgument(
+      field + ": file://" + path + " is not under an allowed file root" +
+      (lexically ? " once symbolic links are resolved" : "") +
+      "; the server allows file:// URIs only under the directories given with --file-root (" +
+      (set.empty() ? "none are set" : "set: " + set) + ")");
 }
 
 }  // namespace
 
-void CheckLocalPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
-                     const std::string& data_dir) {
+Status CheckLocalPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
+                       const std::string& data_dir) {
   const LaunchInfo& launch = parsed.launch;
   if (launch.channels.empty() && launch.checkpoint_sync_dir.empty() && parsed.output_dir.empty()) {
-    return;  // nothing local: no file system call
+    return {};  // nothing local: no file system call
   }
   const LocalRoots roots = ResolveRoots(file_roots, data_dir);
   for (const auto& [name, dir] : launch.channels) {
     const std::string field =
         kPrefix + "InputDataConfig." + name + ".DataSource.S3DataSource.S3Uri";
-    CheckUnderRoot(dir, field, roots);  // first: a path outside the roots is not even looked at
+    // First: a path outside the roots is not even looked at.
+    ALLOT_RETURN_IF_ERROR(CheckUnderRoot(dir, field, roots));
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0) {
-      Refuse(field + ": file://" + dir + " does not exist on this machine");
+      return InvalidArgument(field + ": file://" + dir + " does not exist on this machine");
     }
   }
   if (!launch.checkpoint_sync_dir.empty()) {
-    CheckUnderRoot(launch.checkpoint_sync_dir, kPrefix + "CheckpointConfig.S3Uri", roots);
+    ALLOT_RETURN_IF_ERROR(
+        CheckUnderRoot(launch.checkpoint_sync_dir, kPrefix + "CheckpointConfig.S3Uri", roots));
   }
   if (!parsed.output_dir.empty()) {
-    CheckUnderRoot(parsed.output_dir, kPrefix + "OutputDataConfig.S3OutputPath", roots);
+    return CheckUnderRoot(parsed.output_dir, kPrefix + "OutputDataConfig.S3OutputPath", roots);
   }
+  return {};
 }
 
 }  // namespace allot::server

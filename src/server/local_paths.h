@@ -27,9 +27,9 @@ Result<std::vector<std::string>> CanonicalFileRoots(const std::vector<std::strin
 // The submission-time checks of the local paths a payload names: each input channel source,
 // CheckpointConfig.S3Uri and OutputDataConfig.S3OutputPath must lie, once symbolic links are
 // resolved, in one of `file_roots` (Options::file_roots; none: every file:// URI is refused) and
-// outside `data_dir`; an input channel's source must exist. Throws ClientError naming the field
-// and the --file-root setting. The roots are resolved again at each check.
-void CheckLocalPaths(const api::ParsedPayload& parsed, const std::vector<std::string>& file_roots,
-                     const std::string& data_dir);
+// outside `data_dir`; an input channel's source must exist. A refusal (kInvalidArgument) names
+// the field and the --file-root setting. The roots are resolved again at each check.
+Status CheckLocalPaths(const api::ParsedPayload& parsed, const std::vector<std::string>& file_roots,
+                       const std::string& data_dir);
 
 }  // namespace allot::server

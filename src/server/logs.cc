@@ -39,7 +39,8 @@ Controller::LogChunk Controller::ReadLogs(const std::string& job_id, int attempt
     for (const char* action : {"allot:GetJobLogs", "batch:DescribeServiceJob"}) {
       Require(caller, action, arn, named);
     }
-    JobRecord& job = MustFindJob(job_id);
+    if (named == nullptr) Refuse("jobId " + job_id + " does not exist");
+    const JobRecord& job = *named;
     const int attempts = static_cast<int>(job.attempts().size());
     if (attempts == 0) Refuse("job " + job.id + " has not started an attempt yet");
     if (attempt == 0) attempt = attempts;

@@ -136,14 +136,26 @@ Status Controller::RecoverLocked() {
     for (SchedulingPolicyRecord& p : policies.value()) {
       policies_.insert_or_assign(p.name, std::move(p));
     }
+    // A stored configuration the engine refuses is a fault of the data directory.
+    auto restored = [](Status s, const std::string& what) {
+      return s.ok() ? s : Internal("the stored " + what + " is refused: " + s.message());
+    };
     for (ServiceEnvironmentRecord& e : envs.value()) {
-      PutEnvironmentToEngine(environments_.insert_or_assign(e.name, std::move(e)).first->second);
+      const std::string what = "service environment " + e.name;
+      ALLOT_RETURN_IF_ERROR(
+          restored(PutEnvironmentToEngine(
+                       environments_.insert_or_assign(e.name, std::move(e)).first->second),
+                   what));
     }
     for (JobQueueRecord& q : queues.value()) {
-      PutQueueToEngine(queues_.insert_or_assign(q.name, std::move(q)).first->second);
+      const std::string what = "job queue " + q.name;
+      ALLOT_RETURN_IF_ERROR(restored(
+          PutQueueToEngine(queues_.insert_or_assign(q.name, std::move(q)).first->second), what));
     }
     for (QuotaShareRecord& s : shares.value()) {
-      PutShareToEngine(shares_.insert_or_assign(s.Key(), std::move(s)).first->second);
+      const std::string what = "quota share " + s.Key();
+      ALLOT_RETURN_IF_ERROR(restored(
+          PutShareToEngine(shares_.insert_or_assign(s.Key(), std::move(s)).first->second), what));
     }
     for (const store::Record& t : tokens.value()) {
       Json j = Json::parse(t.value);
@@ -191,9 +203,8 @@ void Controller::RecoverJob(JobRecord record) {
   }
   SetJobStatus(job, model::JobStatus::kSubmitted);  // the restore reports SUBMITTED -> RUNNABLE
   Touch(job);
-  Apply(model::RestoreJob{job.Spec(), job.attempt, job.failed_attempts, job.preemptions,
-                          job.last_checkpoint, reason},
-        false);
+  ApplyBackground(model::RestoreJob{job.Spec(), job.attempt, job.failed_attempts, job.preemptions,
+                                    job.last_checkpoint, reason});
   UntouchIfUnchanged(job, original);
 }
 
@@ -249,9 +260,8 @@ bool Controller::AdoptAttempt(JobRecord& job) {
   }
   SetJobStatus(job, model::JobStatus::kSubmitted);  // the restore reports SUBMITTED -> RUNNING
   Touch(job);
-  Apply(model::RestoreJob{job.Spec(), attempt, job.failed_attempts, job.preemptions,
-                          job.last_checkpoint, reason, running},
-        false);
+  ApplyBackground(model::RestoreJob{job.Spec(), attempt, job.failed_attempts, job.preemptions,
+                                    job.last_checkpoint, reason, running});
   return true;
 }
 

@@ -256,15 +256,17 @@ Result<Controller::Reply> Controller::UserCall(const Caller& caller, const std::
       caller, audited,
       [this, resource] {
         if (audit_) audit_->resource = resource;
-        Require("allot:ManageUsers", resource, nullptr);
+        return Allowed(*caller_, "allot:ManageUsers", resource, nullptr, std::nullopt);
       },
-      run);
+      [&run]() -> Result<Reply> { return run(); });
 }
 
 Result<Controller::Reply> Controller::Audit(const Caller& caller, const AuditFilter& filter,
                                             std::size_t max, const std::string& token) {
   Result<Reply> allowed = RunAs(
-      caller, "", [this] { Require("allot:ReadAudit", "*", nullptr); }, [] { return Reply{}; });
+      caller, "",
+      [this] { return Allowed(*caller_, "allot:ReadAudit", "*", nullptr, std::nullopt); },
+      [] { return Result<Reply>(Reply{}); });
   if (!allowed.ok()) return allowed.status();
   if (!token.empty() && (token.size() != AuditKey(0).size() ||
                          token.find_first_not_of("0123456789") != std::string::npos)) {

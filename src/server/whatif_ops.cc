@@ -24,25 +24,29 @@ Result<Controller::Reply> Controller::WhatIf(const Caller& caller,
                                              const api::WhatIfRequest& request) {
   return RunAs(
       caller, "",
-      [&] { AuthorizeCall(std::visit([](const auto& r) { return api::Request(r); }, request)); },
-      [&] { return WhatIfLocked(request); });
+      [&] {
+        return AuthorizeCall(std::visit([](const auto& r) { return api::Request(r); }, request));
+      },
+      [&]() -> Result<Reply> { return WhatIfLocked(request); });
 }
 
-model::Event Controller::WhatIfEvent(const api::WhatIfRequest& request, model::JobId* subject,
-                                     std::string* share) {
+Result<model::Event> Controller::WhatIfEvent(const api::WhatIfRequest& request,
+                                             model::JobId* subject, std::string* share) {
   if (const auto* r = std::get_if<api::SubmitServiceJobRequest>(&request)) {
     // SubmitServiceJob's checks that bear on the decision (job_ops.cc): the queue, the share,
     // the priority and what the payload asks for. The job gets the next sequence number, which
     // no job holds yet; nothing is kept.
-    const JobQueueRecord& queue = MustFindQueue(r->queue);
+    ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r->queue));
+    const JobQueueRecord& queue = *found;
     if (IsQuotaManaged(queue)) {
       if (!r->quota_share) {
-        Refuse("quotaShareName is required on job queue " + queue.name +
-               ", which uses quota shares");
+        return InvalidArgument("quotaShareName is required on job queue " + queue.name +
+                               ", which uses quota shares");
       }
       *share = *r->quota_share;
       if (!shares_.count(queue.name + "/" + *share)) {
-        Refuse("quotaShareName " + *share + " does not exist in job queue " + queue.name);
+        return InvalidArgument("quotaShareName " + *share + " does not exist in job queue " +
+                               queue.name);
       }
     }
     model::JobSpec spec;
@@ -53,20 +57,19 @@ model::Event Controller::WhatIfEvent(const api::WhatIfRequest& request, model::J
     spec.demand = DemandIn(environments_.at(queue.environment()), r->parsed);
     spec.attempt_timeout_seconds = AttemptTimeout(*r);
     spec.created_at = Now();
-    return model::SubmitJob{std::move(spec)};
+    return model::Event(model::SubmitJob{std::move(spec)});
   }
   if (const auto* r = std::get_if<api::UpdateServiceJobRequest>(&request)) {
-    const JobRecord& job = MustFindJob(r->job_id);
-    if (model::IsTerminal(job.status)) {
-      Refuse("job " + job.id + " is " + std::string(model::ToString(job.status)) +
-             "; only unfinished jobs can change priority");
-    }
+    ALLOT_ASSIGN_OR_RETURN(const JobRecord* found, JobNamed(r->job_id));
+    const JobRecord& job = *found;
+    ALLOT_RETURN_IF_ERROR(PriorityChangeable(job));
     *subject = job.seq;
     *share = std::string(job.share);
-    return model::UpdateJobPriority{job.seq, r->priority};
+    return model::Event(model::UpdateJobPriority{job.seq, r->priority});
   }
-  return model::PutQuotaShare{
-      EngineConfig(UpdatedShare(std::get<api::UpdateQuotaShareRequest>(request)))};
+  ALLOT_ASSIGN_OR_RETURN(QuotaShareRecord updated,
+                         UpdatedShare(std::get<api::UpdateQuotaShareRequest>(request)));
+  return model::Event(model::PutQuotaShare{EngineConfig(updated)});
 }
 
 // One victim of a what-if; `preemptor` named when the question is a configuration change.
@@ -87,12 +90,12 @@ Json Controller::VictimJson(const model::VictimRecord& v, const JobRecord* preem
   return entry;
 }
 
-Controller::Reply Controller::WhatIfLocked(const api::WhatIfRequest& request) {
+Result<Controller::Reply> Controller::WhatIfLocked(const api::WhatIfRequest& request) {
   model::JobId subject = 0;
   std::string share;
-  const model::Event event = WhatIfEvent(request, &subject, &share);
+  ALLOT_ASSIGN_OR_RETURN(const model::Event event, WhatIfEvent(request, &subject, &share));
   Result<engine::WhatIfAnswer> answer = engine_.WhatIf(event, Now(), subject);
-  if (!answer.ok()) Refuse(answer.status().message());
+  if (!answer.ok()) return InvalidArgument(answer.status().message());
 
   Json victims = Json::array();
   Json starts = Json::array();
@@ -153,7 +156,7 @@ Controller::Reply Controller::WhatIfLocked(const api::WhatIfRequest& request) {
   if (answer->wait && !preempts && !starts_any && !running) {
     out["explanation"] = WaitingJson(*answer->wait, share);
   }
-  return {out};
+  return Reply{out};
 }
 
 }  // namespace allot::server

@@ -81,10 +81,8 @@ class CheckpointClaimsTest : public ::testing::Test {
     job.seq = next_seq_++;
     job.id = id;
     job.status = model::JobStatus::kSubmitted;
-    try {
-      claims_.Claim(rel.empty() ? "" : Dir(rel), job, jobs_, store_);
-    } catch (const ClientError& e) {
-      return e.what();
+    if (Status s = claims_.Claim(rel.empty() ? "" : Dir(rel), job, jobs_, store_); !s.ok()) {
+      return s.message();
     }
     jobs_.emplace(job.seq, std::move(job));  // accepted: the controller adds it
     store_.payloads[id] = PayloadWithCheckpoint(Dir(rel));
@@ -185,7 +183,7 @@ TEST_F(CheckpointClaimsTest, AStoreThatFailsIsAFaultAndIsReadAgainNextTime) {
   JobRecord job;
   job.seq = next_seq_++;
   job.id = "new";
-  EXPECT_THROW(claims_.Claim(Dir("ck/a"), job, jobs_, store_), std::runtime_error);
+  EXPECT_EQ(claims_.Claim(Dir("ck/a"), job, jobs_, store_).code(), StatusCode::kInternal);
   store_.fail = false;
   EXPECT_NE(Submit("new", "ck/a").find("of job live,"), std::string::npos);
 }

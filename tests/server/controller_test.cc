@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/decode.h"
 #include "server/api_error.h"
 #include "server/job_codec.h"
 #include "server/wire_call.h"
@@ -376,6 +377,31 @@ TEST_F(ControllerTest, ARefusedEnvironmentLeavesNothingBehind) {
   EXPECT_TRUE(Call("createserviceenvironment", good).ok());
 }
 
+// UpdateJobQueue's serviceEnvironmentOrder may change the order only: a queue's jobs hold
+// capacity of its environment, so another environment is refused, and the queue is unchanged.
+TEST_F(ControllerTest, UpdateJobQueueKeepsItsServiceEnvironment) {
+  ASSERT_TRUE(Call("createserviceenvironment",
+                   {{"serviceEnvironmentName", "env2"},
+                    {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+                    {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 1}}}}})
+                  .ok());
+  Result<Json> moved =
+      Call("updatejobqueue",
+           {{"jobQueue", "q"},
+            {"serviceEnvironmentOrder", {{{"order", 1}, {"serviceEnvironment", "env2"}}}}});
+  ASSERT_FALSE(moved.ok());
+  EXPECT_NE(moved.status().message().find("serviceEnvironmentOrder"), std::string::npos)
+      << moved.status().message();
+  EXPECT_TRUE(Call("updatejobqueue",
+                   {{"jobQueue", "q"},
+                    {"serviceEnvironmentOrder", {{{"order", 7}, {"serviceEnvironment", "env"}}}}})
+                  .ok());
+  Result<Json> queues = Call("describejobqueues", Json::object());
+  ASSERT_TRUE(queues.ok());
+  EXPECT_EQ(queues.value()["jobQueues"][0]["serviceEnvironmentOrder"],
+            Json::parse(R"([{"order": 7, "serviceEnvironment": "env"}])"));
+}
+
 }  // namespace
 }  // namespace allot::server
 
@@ -395,11 +421,10 @@ TEST_F(ControllerTest, RefusalsAreInvalidArgumentStatusesThatMapToClientExceptio
             StatusCode::kInvalidArgument);
   EXPECT_EQ(controller_->Logs("no-such-job", 0, "algo-1", "stdout", 0).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(controller_
-                ->Tags("GET", "arn:aws:batch:local:000000000000:job-queue/nope", Json::object(), {})
-                .status()
-                .code(),
-            StatusCode::kInvalidArgument);
+  Result<api::TagsRequest> list_tags =
+      api::DecodeTags("GET", "arn:aws:batch:local:000000000000:job-queue/nope", Json::object(), {});
+  ASSERT_TRUE(list_tags.ok()) << list_tags.status().ToString();
+  EXPECT_EQ(controller_->Tags(list_tags.value()).status().code(), StatusCode::kInvalidArgument);
   const ApiError client = ApiErrorFor(missing.status());
   EXPECT_EQ(client.http_status, 400);
   EXPECT_EQ(client.type, "ClientException");

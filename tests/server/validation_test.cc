@@ -180,7 +180,7 @@ class FileRootsTest : public ::testing::Test {
 
   std::string Check(const std::string& kind, const std::string& path,
                     const std::vector<std::string>& roots) {
-    return Refusal([&] { CheckLocalPaths(WithUri(kind, path), roots, data_dir()); });
+    return CheckLocalPaths(WithUri(kind, path), roots, data_dir()).message();
   }
 
   fs::path base_;
