@@ -75,6 +75,55 @@ Result<Request> DecodeRequest(std::string_view route_name, const Json& body) {
   return Decoded([&] { return it->second.decode(body); });
 }
 
+RefusalTarget TargetOf(std::string_view route_name, const Json& body) {
+  struct Aim {
+    std::string_view route;
+    const char* field;
+    std::string_view type;
+  };
+  static constexpr Aim kAims[] = {
+      {"createserviceenvironment", "serviceEnvironmentName", "service-environment"},
+      {"updateserviceenvironment", "serviceEnvironment", "service-environment"},
+      {"deleteserviceenvironment", "serviceEnvironment", "service-environment"},
+      {"createschedulingpolicy", "name", "scheduling-policy"},
+      {"updateschedulingpolicy", "arn", "scheduling-policy"},
+      {"deleteschedulingpolicy", "arn", "scheduling-policy"},
+      {"createjobqueue", "jobQueueName", "job-queue"},
+      {"updatejobqueue", "jobQueue", "job-queue"},
+      {"deletejobqueue", "jobQueue", "job-queue"},
+      {"createquotashare", "jobQueue", "job-queue"},
+      {"updatequotashare", "quotaShareArn", ""},
+      {"deletequotashare", "quotaShareArn", ""},
+      {"submitservicejob", "jobQueue", "job-queue"},
+      {"updateservicejob", "jobId", "service-job"},
+      {"terminateservicejob", "jobId", "service-job"},
+  };
+  RefusalTarget out;
+  if (!body.is_object()) return out;
+  auto string_of = [&body](const char* field) {
+    auto it = body.find(field);
+    return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  for (const Aim& aim : kAims) {
+    if (aim.route != route_name) continue;
+    out.sent = string_of(aim.field);
+    out.type = std::string(aim.type);
+  }
+  if (route_name == "createquotashare" || route_name == "submitservicejob") {
+    out.share = string_of("quotaShareName");
+  }
+  if (route_name == "submitservicejob" || route_name == "updateservicejob") {
+    auto it = body.find("schedulingPriority");
+    if (it != body.end() && it->is_number_integer() &&
+        (!it->is_number_unsigned() ||
+         it->get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX))) {
+      out.priority = it->get<std::int64_t>();
+    }
+    if (!out.priority && route_name == "submitservicejob") out.priority = 0;
+  }
+  return out;
+}
+
 Result<WhatIfRequest> DecodeWhatIf(const Json& body) {
   return Decoded([&]() -> WhatIfRequest {
     if (!body.is_object()) Refuse("a what-if body must be a JSON object");
@@ -96,9 +145,11 @@ Result<WhatIfRequest> DecodeWhatIf(const Json& body) {
 
 namespace {
 
+// The resource part's type decides: "job-queue/q/quota-share/s", "service-job/<id>", ...
 api::TaggedResource ReadTaggedResource(const std::string& arn) {
   using Type = TaggedResource::Type;
-  if (arn.find("/quota-share/") != std::string::npos) {
+  const std::optional<std::string_view> resource = decoders::BatchResource(arn);
+  if (resource && resource->find("/quota-share/") != std::string_view::npos) {
     ShareArn share = decoders::ShareArnOf(arn, "resourceArn");
     return {Type::kQuotaShare, arn, std::move(share.queue), std::move(share.share)};
   }
@@ -108,12 +159,13 @@ api::TaggedResource ReadTaggedResource(const std::string& arn) {
       {"service-environment", Type::kServiceEnvironment},
       {"scheduling-policy", Type::kSchedulingPolicy}};
   for (const auto& [type_name, type] : kTypes) {
-    if (arn.find(":" + std::string(type_name) + "/") == std::string::npos) continue;
+    if (!resource || !resource->starts_with(std::string(type_name) + "/")) continue;
     if (type != Type::kServiceJob) {
       return {type, arn, decoders::NameOrArnOf(arn, type_name, "resourceArn").name, ""};
     }
-    if (!decoders::IsBatchArn(arn)) break;
-    return {type, arn, arn.substr(arn.find(":service-job/") + 13), ""};
+    const std::string_view id = resource->substr(type_name.size() + 1);
+    if (id.empty() || id.size() > 128 || id.find_first_of(":/") != std::string_view::npos) break;
+    return {type, arn, std::string(id), ""};
   }
   Refuse("resourceArn " + Quoted(Json(arn)) +
          " is not the ARN of a service environment, scheduling policy, job queue, quota share "
@@ -149,30 +201,29 @@ std::string_view ActionOf(const Request& request) {
 
 namespace decoders {
 
-// "arn:<partition>:batch:<region>:<account>:<resource>": an ARN of another service never names
-// a Batch resource, whatever its resource part says.
-bool IsBatchArn(std::string_view arn) {
-  if (!arn.starts_with("arn:")) return false;
+std::optional<std::string_view> BatchResource(std::string_view arn) {
+  if (!arn.starts_with("arn:")) return std::nullopt;
   std::size_t at = 0;
   for (int colon = 0; colon < 5; ++colon) {
     at = arn.find(':', at);
-    if (at == std::string_view::npos) return false;
-    if (colon == 1 && arn.substr(at + 1, 6) != "batch:") return false;
+    if (at == std::string_view::npos) return std::nullopt;
+    if (colon == 1 && arn.substr(at + 1, 6) != "batch:") return std::nullopt;
     ++at;
   }
-  return true;
+  return arn.substr(at);
 }
 
 NameOrArn NameOrArnOf(const std::string& sent, std::string_view type, const std::string& field) {
   std::string name = sent;
   const std::string type_name(type);
   if (sent.rfind("arn:", 0) == 0) {
-    const std::string marker = ":" + type_name + "/";
-    auto pos = sent.find(marker);
-    if (pos == std::string::npos || !IsBatchArn(sent)) {
+    // The name is what follows "<type>/" at the start of the resource part: a marker found
+    // elsewhere ("...:job-queue/mine:service-environment/theirs") names nothing.
+    const std::optional<std::string_view> resource = BatchResource(sent);
+    if (!resource || !resource->starts_with(type_name + "/")) {
       Refuse(field + " must be a " + type_name + " name or ARN, got " + Quoted(Json(sent)));
     }
-    name = sent.substr(pos + marker.size());
+    name = std::string(resource->substr(type_name.size() + 1));
   }
   if (!model::rules::CheckName(name, field).ok()) {
     Refuse(field + " must be a " + type_name +
@@ -188,18 +239,18 @@ NameOrArn ReadNameOrArn(const Json& r, const char* field, std::string_view type)
 
 // "arn:...:job-queue/<queue>/quota-share/<share>"
 ShareArn ShareArnOf(const std::string& arn, const std::string& field) {
-  const std::string q = ":job-queue/";
-  const std::string s = "/quota-share/";
-  auto qp = arn.find(q);
-  auto sp = arn.find(s);
-  if (!IsBatchArn(arn) || qp == std::string::npos || sp == std::string::npos || sp < qp) {
+  constexpr std::string_view q = "job-queue/";
+  constexpr std::string_view s = "/quota-share/";
+  const std::optional<std::string_view> resource = BatchResource(arn);
+  const std::size_t sp = resource ? resource->find(s) : std::string_view::npos;
+  if (!resource || !resource->starts_with(q) || sp == std::string_view::npos) {
     Refuse(field +
            " must look like arn:aws:batch:<region>:<account>:job-queue/<queue>/"
            "quota-share/<share>, got " +
            Quoted(Json(arn)));
   }
-  std::string queue = arn.substr(qp + q.size(), sp - qp - q.size());
-  std::string share = arn.substr(sp + s.size());
+  std::string queue(resource->substr(q.size(), sp - q.size()));
+  std::string share(resource->substr(sp + s.size()));
   if (!model::rules::CheckName(queue, "").ok() || !model::rules::CheckName(share, "").ok()) {
     Refuse(field +
            " must name a job queue and a quota share (1 to 128 letters, digits, hyphens and "

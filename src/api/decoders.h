@@ -15,9 +15,10 @@
 
 namespace allot::api::decoders {
 
-// "arn:<partition>:batch:<region>:<account>:<resource>": an ARN of another service never names
-// a Batch resource, whatever its resource part says.
-bool IsBatchArn(std::string_view arn);
+// The resource part of "arn:<partition>:batch:<region>:<account>:<resource>" (what follows the
+// fifth colon); nullopt for anything else: an ARN of another service never names a Batch
+// resource, whatever its resource part says.
+std::optional<std::string_view> BatchResource(std::string_view arn);
 
 // A name or ARN ("arn:aws:batch:<region>:<account>:<type>/<name>") in `field`, which must name
 // a valid name either way.

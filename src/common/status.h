@@ -101,11 +101,15 @@ class [[nodiscard]] Result {
   } while (false)
 
 // `lhs = value of expr`, or return its status: ALLOT_ASSIGN_OR_RETURN(Queue* q, FindQueue(name));
+// `lhs` may declare a variable and `result` is a name made here, so neither can be in
+// parentheses.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define ALLOT_ASSIGN_OR_RETURN(lhs, expr) \
   ALLOT_ASSIGN_OR_RETURN_IMPL(ALLOT_STATUS_CONCAT(allot_result_, __LINE__), lhs, expr)
 #define ALLOT_ASSIGN_OR_RETURN_IMPL(result, lhs, expr) \
   auto result = (expr);                                \
   if (!result.ok()) return result.status();            \
   lhs = std::move(result).value()
+// NOLINTEND(bugprone-macro-parentheses)
 #define ALLOT_STATUS_CONCAT(a, b) ALLOT_STATUS_CONCAT_INNER(a, b)
 #define ALLOT_STATUS_CONCAT_INNER(a, b) a##b

@@ -26,6 +26,9 @@ class AccessDenied : public std::runtime_error {
   explicit AccessDenied(const std::string& message) : std::runtime_error(message) {}
 };
 
+// What a caller reads of a fault: its detail goes to the log (api.fault).
+inline constexpr std::string_view kInternalError = "internal server error";
+
 // Runs `body`, which returns a Result and may also Refuse, and returns its result, or its
 // refusal as kInvalidArgument. Any other exception is a fault: logged, and kInternal without its
 // text.
@@ -41,7 +44,7 @@ auto GuardedResult(F&& body) -> decltype(body()) {
     return InvalidArgument(std::string("malformed request: ") + e.what());
   } catch (const std::exception& e) {
     log::Error("api.fault", {{"error", e.what()}});
-    return Internal("internal server error");
+    return Internal(std::string(kInternalError));
   }
 }
 

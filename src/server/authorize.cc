@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "api/decode.h"
+#include "api/decoders.h"
 #include "auth/policy.h"
 #include "common/strings.h"
 #include "server/api_error.h"
@@ -23,9 +24,11 @@ constexpr bool kIsOneOf = (std::is_same_v<R, Any> || ...);
 
 }  // namespace
 
+// Policies are checked against the server's own ARN of the resource, whatever region or account
+// an ARN the caller sent names: the decoder has taken the name from its resource part.
 std::string Controller::ResourceArn(const std::string& prefix,
                                     const api::NameOrArn& resource) const {
-  return resource.sent.starts_with("arn:") ? resource.sent : Arn(prefix + resource.name);
+  return Arn(prefix + resource.name);
 }
 
 auth::Decision Controller::Decide(const Caller& caller, const std::string& action,
@@ -102,6 +105,18 @@ Status Controller::Authorize(const R& r) {
     if (audit_ && audit_->resource.empty()) audit_->resource = resource;
     return Allowed(*caller_, name, resource, job, priority);
   };
+  // An update's record shows what it asked to change, allowed or not.
+  if constexpr (std::is_same_v<R, api::UpdateServiceEnvironmentRequest>) {
+    if (const auto* env = FindEnvironment(r.environment.name)) {
+      NoteChanges(DescribeEnvironment(*env), r.asked);
+    }
+  } else if constexpr (std::is_same_v<R, api::UpdateJobQueueRequest>) {
+    if (const auto* queue = FindQueue(r.queue.name)) NoteChanges(DescribeQueue(*queue), r.asked);
+  } else if constexpr (std::is_same_v<R, api::UpdateQuotaShareRequest>) {
+    if (auto it = shares_.find(r.share.queue + "/" + r.share.share); it != shares_.end()) {
+      NoteChanges(DescribeShare(it->second), r.asked);
+    }
+  }
   if constexpr (std::is_same_v<R, api::SubmitServiceJobRequest>) {
     // A job not yet made: its share and priority are what the request asks for.
     JobRecord would_be;
@@ -151,7 +166,7 @@ Status Controller::Authorize(const R& r) {
     return require(arns_.Queue(r.queue.name) + "/quota-share/" + r.name);
   } else if constexpr (kIsOneOf<R, api::UpdateQuotaShareRequest, api::DeleteQuotaShareRequest,
                                 api::DescribeQuotaShareRequest>) {
-    return require(r.share.sent);
+    return require(arns_.Queue(r.share.queue) + "/quota-share/" + r.share.share);
   } else {
     // DescribeServiceEnvironments, DescribeJobQueues, DescribeSchedulingPolicies and
     // ListSchedulingPolicies act on no particular resource: AWS authorizes them on "*".
@@ -258,6 +273,12 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
       if (Status allowed = authorize(); !allowed.ok()) return allowed;
       return body();
     });
+    if (!reply.ok() && ApiErrorFor(reply.status()).http_status == 500 &&
+        reply.status().message() != kInternalError) {
+      // A fault's detail is for the log, never for the caller.
+      log::Error("api.fault", {{"error", reply.status().message()}});
+      reply = Internal(std::string(kInternalError));
+    }
     if (!reply.ok()) return refused(reply.status());
     if (audit_) AddAudit("Allowed");
     caller_ = nullptr;
@@ -274,11 +295,44 @@ std::string Controller::AuditedAction(const std::string& route_name) {
 }
 
 void Controller::AuditRefusal(const Caller& caller, const std::string& audited_action,
-                              const std::string& message) {
+                              const std::string& message, const api::RefusalTarget& target) {
   if (audited_action.empty()) return;
   [[maybe_unused]] const Result<Reply> refused = RunAs(
-      caller, audited_action, [] { return Status(); },
+      caller, audited_action,
+      [&] {
+        NoteTarget(target);
+        return Status();
+      },
       [&]() -> Result<Reply> { return InvalidArgument(message); });
+}
+
+// What a refused request was aimed at, as Authorize would have recorded it.
+void Controller::NoteTarget(const api::RefusalTarget& target) {
+  if (!audit_ || target.sent.empty()) return;
+  const bool arn = target.sent.starts_with("arn:");
+  const JobRecord* job = target.type == "service-job" ? FindJob(target.sent) : nullptr;
+  if (job != nullptr) {
+    audit_->resource = arns_.Job(job->id);
+  } else if (target.type == "job-queue") {
+    std::string queue = target.sent;
+    if (arn) {
+      const std::optional<std::string_view> resource = api::decoders::BatchResource(queue);
+      if (resource && resource->starts_with("job-queue/")) queue = resource->substr(10);
+    }
+    audit_->resource = arns_.Queue(queue);
+    if (!target.share.empty()) audit_->resource += "/quota-share/" + target.share;
+  } else if (arn || target.type.empty()) {
+    audit_->resource = target.sent;
+  } else if (target.type == "service-job") {
+    audit_->resource = arns_.Job(target.sent);
+  } else {
+    audit_->resource = Arn(target.type + "/" + target.sent);
+  }
+  if (target.priority) {
+    audit_->changes.push_back({"schedulingPriority",
+                               job != nullptr ? std::to_string(job->priority) : std::string(),
+                               std::to_string(*target.priority)});
+  }
 }
 
 Result<Controller::Reply> Controller::Call(const api::Request& request, const Caller& caller) {
@@ -301,6 +355,22 @@ Result<Controller::Reply> Controller::Call(const api::Request& request, const Ca
       request);
 }
 
+std::string Controller::TaggedArn(const api::TaggedResource& resource) const {
+  switch (resource.type) {
+    case api::TaggedResource::Type::kServiceEnvironment:
+      return Arn("service-environment/" + resource.name);
+    case api::TaggedResource::Type::kSchedulingPolicy:
+      return Arn("scheduling-policy/" + resource.name);
+    case api::TaggedResource::Type::kJobQueue:
+      return arns_.Queue(resource.name);
+    case api::TaggedResource::Type::kQuotaShare:
+      return arns_.Queue(resource.name) + "/quota-share/" + resource.share;
+    case api::TaggedResource::Type::kServiceJob:
+      break;
+  }
+  return arns_.Job(resource.name);
+}
+
 Result<Controller::Reply> Controller::Tags(const api::TagsRequest& request, const Caller& caller) {
   return std::visit(
       [&](const auto& r) {
@@ -309,12 +379,12 @@ Result<Controller::Reply> Controller::Tags(const api::TagsRequest& request, cons
         return RunAs(
             caller, mutating ? "batch:" + std::string(R::kAction) : "",
             [&] {
-              if (audit_) audit_->resource = r.resource.arn;
               const JobRecord* job = r.resource.type == api::TaggedResource::Type::kServiceJob
                                          ? FindJob(r.resource.name)
                                          : nullptr;
-              return Allowed(*caller_, "batch:" + std::string(R::kAction), r.resource.arn, job,
-                             std::nullopt);
+              const std::string arn = TaggedArn(r.resource);
+              if (audit_) audit_->resource = arn;
+              return Allowed(*caller_, "batch:" + std::string(R::kAction), arn, job, std::nullopt);
             },
             [&] { return TagsLocked(request); });
       },

@@ -124,7 +124,6 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateServiceEnvironment
   ServiceEnvironmentRecord* env = FindEnvironment(r.environment.name);
   if (env == nullptr)
     return InvalidArgument("serviceEnvironment " + r.environment.sent + " does not exist");
-  NoteChanges(DescribeEnvironment(*env), r.asked);
   ServiceEnvironmentRecord updated = *env;
   if (r.state) updated.state = *r.state;
   if (r.capacity_limits) {
@@ -280,7 +279,6 @@ Result<Controller::Reply> Controller::Handle(const api::CreateJobQueueRequest& r
 Result<Controller::Reply> Controller::Handle(const api::UpdateJobQueueRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(JobQueueRecord * found, QueueNamed(r.queue));
   JobQueueRecord& queue = *found;
-  NoteChanges(DescribeQueue(queue), r.asked);
   JobQueueRecord updated = queue;
   if (r.state) updated.state = *r.state;
   if (r.priority) updated.priority = *r.priority;
@@ -400,7 +398,6 @@ Result<QuotaShareRecord> Controller::UpdatedShare(const api::UpdateQuotaShareReq
 Result<Controller::Reply> Controller::Handle(const api::UpdateQuotaShareRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(QuotaShareRecord * found, ShareNamed(r.share));
   QuotaShareRecord& share = *found;
-  NoteChanges(DescribeShare(share), r.asked);
   ALLOT_ASSIGN_OR_RETURN(QuotaShareRecord updated, UpdatedShare(r));
   ALLOT_RETURN_IF_ERROR(PutShareToEngine(updated));
   share = std::move(updated);

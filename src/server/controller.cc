@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "api/credentials.h"
+#include "api/decoders.h"
 #include "exec/local_executor.h"
 #include "exec/sagemaker_layout.h"
 #include "server/api_error.h"
@@ -276,10 +277,13 @@ void Controller::Loop() {
 }
 
 JobRecord* Controller::FindJob(const std::string& id_or_arn) {
-  std::string id = id_or_arn;
-  const std::string marker = ":service-job/";
-  if (auto pos = id.find(marker); id.rfind("arn:", 0) == 0 && pos != std::string::npos) {
-    id = id.substr(pos + marker.size());
+  std::string_view id = id_or_arn;
+  if (id.starts_with("arn:")) {
+    // Only "service-job/<id>" as the whole resource part of a Batch ARN names a job.
+    constexpr std::string_view kJob = "service-job/";
+    const std::optional<std::string_view> resource = api::decoders::BatchResource(id_or_arn);
+    if (!resource || !resource->starts_with(kJob)) return nullptr;
+    id = resource->substr(kJob.size());
   }
   auto it = job_ids_.find(id);
   return it == job_ids_.end() ? nullptr : &jobs_.at(it->second);

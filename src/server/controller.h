@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "api/credentials.h"
+#include "api/decode.h"
 #include "api/payload.h"
 #include "api/requests.h"
 #include "api/secret_box.h"
@@ -94,8 +95,9 @@ class Controller {
   // too large, not UTF-8): its audit record. `audited_action` as audit records name actions
   // ("batch:SubmitServiceJob"); AuditedAction maps an AWS action's path name to it ("" for a
   // read, which is not audited).
+  // `target`: where the request was aimed, when it could be read (api::TargetOf).
   void AuditRefusal(const Caller& caller, const std::string& audited_action,
-                    const std::string& message);
+                    const std::string& message, const api::RefusalTarget& target = {});
   static std::string AuditedAction(const std::string& route_name);
   // GET /allot/v1/audit: the newest records first that match `filter`, at most `max`, older
   // than `token` (the nextToken of the page before).
@@ -257,6 +259,7 @@ class Controller {
                       const std::function<Status()>& authorize,
                       const std::function<Result<Reply>()>& body);
   Status AuthorizeCall(const api::Request& request);  // requires mu_, caller_
+  void NoteTarget(const api::RefusalTarget& target);  // requires mu_: into audit_
   template <typename R>
   Status Authorize(const R& request);  // authorize.cc: the resources AWS names for R's action
   // kPermissionDenied (AWS's message) unless the caller's policy allows `action` (e.g.
@@ -281,6 +284,7 @@ class Controller {
   bool MayDescribeJob(const Caller& caller, const JobRecord& job) const;
   bool MayDescribeJob(const Caller& caller, const std::string& id, std::string_view share) const;
   std::string ResourceArn(const std::string& prefix, const api::NameOrArn& resource) const;
+  std::string TaggedArn(const api::TaggedResource& resource) const;  // the server's own ARN
   void AddAudit(const std::string& outcome);  // requires mu_: audit_ into pending_
   Status LoadUsers();                         // requires mu_
   Status EnsureAdmin();                       // at first start; migrates bare access keys

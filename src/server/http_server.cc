@@ -1093,7 +1093,11 @@ Result<Controller::Reply> HttpServer::Impl::RunChecked(const Request& req, const
   const Json body = req.method() == http::verb::post ? api::ParseBody(req.body()) : Json::object();
   Result<api::TagsRequest> request =
       api::DecodeTags(std::string(req.method_string()), arn, body, keys);
-  if (!request.ok()) Refuse(request.status().message());  // audited by Run
+  if (!request.ok()) {
+    controller_.AuditRefusal(caller, AuditedActionOf(req, route), request.status().message(),
+                             {.sent = arn});
+    return request.status();
+  }
   return controller_.Tags(request.value(), caller);
 }
 

@@ -309,7 +309,10 @@ Result<Controller::Reply> Controller::Handle(const api::TerminateServiceJobReque
   if (model::IsTerminal(job.status)) return Reply{};
   job.is_terminated = true;
   Touch(job);
-  ALLOT_RETURN_IF_ERROR(Apply(model::TerminateJob{job.seq, r.reason}));
+  if (Status s = Apply(model::TerminateJob{job.seq, r.reason}); !s.ok()) {
+    job.is_terminated = false;  // refused: the record is written back as it was
+    return s;
+  }
   return Reply{};
 }
 

@@ -9,7 +9,7 @@ Result<Controller::Reply> CallAction(Controller& controller, std::string_view ro
   Result<api::Request> request = api::DecodeRequest(route_name, body);
   if (!request.ok()) {
     controller.AuditRefusal(caller, Controller::AuditedAction(std::string(route_name)),
-                            request.status().message());
+                            request.status().message(), api::TargetOf(route_name, body));
     return request.status();
   }
   return controller.Call(request.value(), caller);

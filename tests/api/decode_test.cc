@@ -327,6 +327,52 @@ TEST(DecodeTags, LimitsAtTheEdges) {
   }
 }
 
+// /v1/tags/{resourceArn}: the resource part of the ARN decides what it names.
+TEST(DecodeTags, TheResourcePartOfTheArnNamesTheResource) {
+  using Type = TaggedResource::Type;
+  const std::string prefix = "arn:aws:batch:us-east-1:123456789012:";
+  const struct {
+    std::string arn;
+    Type type;
+    std::string name;
+    std::string share;
+  } kGood[] = {
+      {prefix + "service-environment/env1", Type::kServiceEnvironment, "env1", ""},
+      {prefix + "scheduling-policy/p1", Type::kSchedulingPolicy, "p1", ""},
+      {prefix + "job-queue/q1", Type::kJobQueue, "q1", ""},
+      {prefix + "job-queue/q1/quota-share/s1", Type::kQuotaShare, "q1", "s1"},
+      {prefix + "service-job/0190-ab", Type::kServiceJob, "0190-ab", ""},
+  };
+  for (const auto& g : kGood) {
+    SCOPED_TRACE(g.arn);
+    Result<TagsRequest> r = DecodeTags("GET", g.arn, Json::object(), {});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const TaggedResource& res = std::get<ListTagsForResourceRequest>(*r).resource;
+    EXPECT_EQ(res.type, g.type);
+    EXPECT_EQ(res.name, g.name);
+    EXPECT_EQ(res.share, g.share);
+    EXPECT_EQ(res.arn, g.arn);
+  }
+  for (const std::string& bad : {
+           prefix + "job-queue/mine:service-environment/env1",  // a marker inside another's
+           prefix + "job-queue/mine:service-job/0190-ab",
+           prefix + "job-queue/mine/x:scheduling-policy/p1",
+           std::string("arn:aws:iam::123456789012:service-job/0190-ab"),  // not Batch
+           prefix + "service-job/",
+           prefix + "service-job/a/b",
+           prefix + "compute-environment/ce1",
+           std::string("q1"),
+       }) {
+    SCOPED_TRACE(bad);
+    Result<TagsRequest> r = DecodeTags("GET", bad, Json::object(), {});
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("resourceArn"), std::string::npos) << r.status().message();
+  }
+  EXPECT_FALSE(DecodeTags("POST", prefix + "job-queue/q1", Json::object(), {}).ok());
+  EXPECT_FALSE(DecodeTags("DELETE", prefix + "job-queue/q1", Json::object(), {}).ok());
+  EXPECT_TRUE(DecodeTags("DELETE", prefix + "job-queue/q1", Json::object(), {"k"}).ok());
+}
+
 // --- names and ARNs ---
 
 struct NamedField {
@@ -433,6 +479,8 @@ TEST(DecodeNames, BadNamesAndOtherArnsAreRefusedNamingTheField) {
           Json(kArnPrefix + f.type + "/"), Json(kArnPrefix + f.type + "/q1/x"),
           Json(kArnPrefix + f.type + "/q 1"), Json(std::string(129, 'n')), Json("q1 "),
           Json("arn:q1"), Json(kShareArn), Json(5),
+          // A type marker inside another resource part names nothing.
+          Json(kArnPrefix + f.other + "/mine:" + f.type + "/q1"),
           // Another service's ARN, whatever its resource part says.
           Json("arn:aws:iam::123456789012:" + f.type + "/q1"),
           Json("arn:aws:batchx:us-east-1:123456789012:" + f.type + "/q1")}) {

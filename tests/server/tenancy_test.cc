@@ -156,6 +156,63 @@ TEST_F(TenancyTest, ADeniedCallChangesNothingAndIsAuditedWithWhatItAsked) {
   EXPECT_EQ(Audit().back().outcome.rfind("ClientException: ", 0), 0u);
 }
 
+// A denied update's record shows what it asked to change; a request refused while it was
+// decoded names where it was aimed, and a submission the priority it asked for.
+TEST_F(TenancyTest, RefusedCallsAreAuditedWithWhereTheyAimedAndWhatTheyAsked) {
+  Start();
+  MakeQueue();
+  const Caller alice = UserWith("alice", kCapped);
+  ASSERT_EQ(Call("updatejobqueue", {{"jobQueue", "q"}, {"priority", 7}}, alice).status().code(),
+            StatusCode::kPermissionDenied);
+  AuditRecord denied = Audit().back();
+  EXPECT_EQ(denied.action, "batch:UpdateJobQueue");
+  EXPECT_EQ(denied.outcome, "AccessDenied");
+  EXPECT_EQ(denied.resource, "arn:aws:batch:local:000000000000:job-queue/q");
+  ASSERT_EQ(denied.changes.size(), 1u);
+  EXPECT_EQ(denied.changes[0].field, "priority");
+  EXPECT_EQ(denied.changes[0].old_value, "1");
+  EXPECT_EQ(denied.changes[0].new_value, "7");
+
+  Json bad_payload = SubmitRequest(5);
+  bad_payload["serviceRequestPayload"] = "{}";
+  ASSERT_EQ(Call("submitservicejob", bad_payload, alice).status().code(),
+            StatusCode::kInvalidArgument);
+  const AuditRecord refused = Audit().back();
+  EXPECT_EQ(refused.action, "batch:SubmitServiceJob");
+  EXPECT_EQ(refused.outcome.rfind("ClientException: serviceRequestPayload", 0), 0u)
+      << refused.outcome;
+  EXPECT_EQ(refused.resource, "arn:aws:batch:local:000000000000:job-queue/q");
+  ASSERT_EQ(refused.changes.size(), 1u);
+  EXPECT_EQ(refused.changes[0].field, "schedulingPriority");
+  EXPECT_EQ(refused.changes[0].new_value, "5");
+}
+
+// The name a resource ARN gives is the whole of its resource part: a caller allowed on its own
+// queues cannot reach another resource by hiding its type marker inside one of theirs.
+TEST_F(TenancyTest, AnArnNamesOnlyWhatItsResourcePartNames) {
+  Start();
+  MakeQueue();
+  const Caller mallory = UserWith("mallory", R"({"Version": "2012-10-17", "Statement": [{
+    "Effect": "Allow", "Action": "batch:*",
+    "Resource": "arn:aws:batch:*:*:job-queue/mine*"}]})");
+  const std::string crafted =
+      "arn:aws:batch:local:000000000000:job-queue/mine:service-environment/env";
+  Result<Json> disable = Call("updateserviceenvironment",
+                              {{"serviceEnvironment", crafted}, {"state", "DISABLED"}}, mallory);
+  ASSERT_FALSE(disable.ok());
+  EXPECT_EQ(disable.status().code(), StatusCode::kInvalidArgument);
+  // An ARN in another region or account is checked as the server's own ARN of the resource.
+  Result<Json> other_region =
+      Call("updateserviceenvironment",
+           {{"serviceEnvironment", "arn:aws:batch:elsewhere:111111111111:service-environment/env"},
+            {"state", "DISABLED"}},
+           mallory);
+  EXPECT_EQ(other_region.status().code(), StatusCode::kPermissionDenied);
+  Result<Json> envs = Call("describeserviceenvironments", Json::object());
+  ASSERT_TRUE(envs.ok());
+  EXPECT_EQ(envs.value()["serviceEnvironments"][0]["state"], "ENABLED");
+}
+
 TEST_F(TenancyTest, AnAuditRecordIsLostOnlyWithTheChangeItsBatchHeld) {
   Start();
   MakeQueue();
