@@ -137,7 +137,7 @@ Status Controller::RecoverLocked() {
       policies_.insert_or_assign(p.name, std::move(p));
     }
     // A stored configuration the engine refuses is a fault of the data directory.
-    auto restored = [](Status s, const std::string& what) {
+    auto restored = [](const Status& s, const std::string& what) {
       return s.ok() ? s : Internal("the stored " + what + " is refused: " + s.message());
     };
     for (ServiceEnvironmentRecord& e : envs.value()) {

@@ -60,7 +60,13 @@ class ControllerTest : public ::testing::Test {
   }
   void TearDown() override {
     controller_.reset();
-    fs::remove_all(dir_);
+    // A job's supervisor outlives the controller (a restart adopts it) and may still be writing
+    // its status file: a removal that races with it is tried again, and a leftover temporary
+    // directory is no failure.
+    std::error_code ec;
+    for (int tries = 0; tries < 20 && (fs::remove_all(dir_, ec), ec); ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   }
 
   void Start() {
