@@ -242,15 +242,16 @@ std::string OutcomeOf(const Status& refusal) {
 
 }  // namespace
 
-Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::string& audited_action,
-                                            const std::function<Status()>& authorize,
-                                            const std::function<Result<Reply>()>& body) {
+template <typename R>
+Result<R> Controller::RunAs(const Caller& caller, const std::string& audited_action,
+                            const std::function<Status()>& authorize,
+                            const std::type_identity_t<std::function<Result<R>()>>& body) {
   // A refused call answers once its audit record is durable too (outside the lock), so the
   // trail a caller reads next holds it.
   std::shared_future<Status> refusal_written;
-  Result<Reply> result = [&]() -> Result<Reply> {
+  Result<R> result = [&]() -> Result<R> {
     std::lock_guard<std::mutex> lock(mu_);
-    if (broken_) return Refused();
+    if (broken_) return R{.durable = Refused()};
     caller_ = &caller;
     audit_.reset();
     if (!audited_action.empty()) {
@@ -269,7 +270,7 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
       refusal_written = Finish().durable;
       return refusal;
     };
-    Result<Reply> reply = GuardedResult([&]() -> Result<Reply> {
+    Result<R> reply = GuardedResult([&]() -> Result<R> {
       if (Status allowed = authorize(); !allowed.ok()) return allowed;
       return body();
     });
@@ -288,6 +289,13 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
   if (!result.ok()) AwaitRefusalWrite(std::move(refusal_written));
   return result;
 }
+
+template Result<Controller::Reply> Controller::RunAs<Controller::Reply>(
+    const Caller&, const std::string&, const std::function<Status()>&,
+    const std::function<Result<Reply>()>&);
+template Result<Controller::ActionReply> Controller::RunAs<Controller::ActionReply>(
+    const Caller&, const std::string&, const std::function<Status()>&,
+    const std::function<Result<ActionReply>()>&);
 
 std::string Controller::AuditedAction(const std::string& route_name) {
   const std::optional<api::ActionInfo> info = api::FindAction(route_name);
@@ -335,18 +343,21 @@ void Controller::NoteTarget(const api::RefusalTarget& target) {
   }
 }
 
-Result<Controller::Reply> Controller::Call(const api::Request& request, const Caller& caller) {
+Result<Controller::ActionReply> Controller::Call(const api::Request& request,
+                                                 const Caller& caller) {
   return std::visit(
       [&](const auto& r) {
         using R = std::decay_t<decltype(r)>;
         const std::string audited = AuditedAction(AsciiLower(R::kAction));
-        return RunAs(
+        return RunAs<ActionReply>(
             caller, audited, [&] { return Authorize(r); },
-            [&]() -> Result<Reply> {
-              Result<Reply> reply = Handle(r);
+            [&]() -> Result<ActionReply> {
+              Result<ActionReply> reply = Handle(r);
               if constexpr (std::is_same_v<R, api::SubmitServiceJobRequest>) {
-                if (audit_ && reply.ok() && reply->body.contains("jobArn")) {
-                  audit_->resource = reply->body["jobArn"].template get<std::string>();
+                if (audit_ && reply.ok()) {
+                  if (const auto* submitted = std::get_if<api::ServiceJobChanged>(&reply->body)) {
+                    audit_->resource = submitted->arn;
+                  }
                 }
               }
               return reply;
@@ -371,12 +382,13 @@ std::string Controller::TaggedArn(const api::TaggedResource& resource) const {
   return arns_.Job(resource.name);
 }
 
-Result<Controller::Reply> Controller::Tags(const api::TagsRequest& request, const Caller& caller) {
+Result<Controller::ActionReply> Controller::Tags(const api::TagsRequest& request,
+                                                 const Caller& caller) {
   return std::visit(
       [&](const auto& r) {
         using R = std::decay_t<decltype(r)>;
         const bool mutating = !std::is_same_v<R, api::ListTagsForResourceRequest>;
-        return RunAs(
+        return RunAs<ActionReply>(
             caller, mutating ? "batch:" + std::string(R::kAction) : "",
             [&] {
               const JobRecord* job = r.resource.type == api::TaggedResource::Type::kServiceJob

@@ -19,17 +19,25 @@ Status Existing() { return AlreadyExists("Object already exists"); }
 
 std::string StateName(model::State s) { return std::string(model::ToString(s)); }
 
-// maxResults / nextToken paging over a name-ordered map.
-template <typename Map, typename Fn>
-Json Page(const Map& items, const api::PageRequest& page, const char* list_field, Fn item) {
-  Json out = {{list_field, Json::array()}};
+// maxResults / nextToken paging over a name-ordered map: the page's entries, each by `item`, into
+// `list`, and the token of the next page, if there is one.
+template <typename Map, typename Item, typename Fn>
+std::optional<std::string> Page(const Map& items, const api::PageRequest& page,
+                                std::vector<Item>& list, Fn item) {
   for (auto it = page.next_token.empty() ? items.begin() : items.upper_bound(page.next_token);
        it != items.end(); ++it) {
-    if (static_cast<std::int64_t>(out[list_field].size()) == page.max_results) {
-      out["nextToken"] = std::prev(it)->first;
-      break;
-    }
-    out[list_field].push_back(item(it->second));
+    if (static_cast<std::int64_t>(list.size()) == page.max_results) return std::prev(it)->first;
+    list.push_back(item(it->second));
+  }
+  return std::nullopt;
+}
+
+// The records a Describe names, in the order named; a name that names none is left out.
+template <typename Item, typename Find>
+std::vector<Item> Named(const std::vector<api::NameOrArn>& names, Find find) {
+  std::vector<Item> out;
+  for (const api::NameOrArn& n : names) {
+    if (const auto* record = find(n.name)) out.push_back(ToWire(*record));
   }
   return out;
 }
@@ -105,7 +113,7 @@ Status Controller::PutShareToEngine(const QuotaShareRecord& share) {
 
 // --- service environments ---
 
-Result<Controller::Reply> Controller::Handle(const api::CreateServiceEnvironmentRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::CreateServiceEnvironmentRequest& r) {
   if (environments_.count(r.name)) return Existing();
   ServiceEnvironmentRecord env{.name = r.name,
                                .arn = Arn("service-environment/" + r.name),
@@ -117,10 +125,10 @@ Result<Controller::Reply> Controller::Handle(const api::CreateServiceEnvironment
   const ServiceEnvironmentRecord& stored = environments_[r.name] = std::move(env);
   pending_.Put(store::Kind::kServiceEnvironment, r.name, Encode(stored));
   pending_effects_.push_back([this] { executor_->ConfigurationChanged(); });
-  return Reply{{{"serviceEnvironmentName", r.name}, {"serviceEnvironmentArn", stored.arn}}};
+  return ActionReply{api::ServiceEnvironmentChanged{r.name, stored.arn}};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::UpdateServiceEnvironmentRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::UpdateServiceEnvironmentRequest& r) {
   ServiceEnvironmentRecord* env = FindEnvironment(r.environment.name);
   if (env == nullptr)
     return InvalidArgument("serviceEnvironment " + r.environment.sent + " does not exist");
@@ -142,23 +150,23 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateServiceEnvironment
   }
   pending_.Put(store::Kind::kServiceEnvironment, env->name, Encode(*env));
   pending_effects_.push_back([this] { executor_->ConfigurationChanged(); });
-  return Reply{{{"serviceEnvironmentName", env->name}, {"serviceEnvironmentArn", env->arn}}};
+  return ActionReply{api::ServiceEnvironmentChanged{env->name, env->arn}};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::DescribeServiceEnvironmentsRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(
+    const api::DescribeServiceEnvironmentsRequest& r) {
+  api::DescribeServiceEnvironmentsResponse out;
   if (!r.environments.empty()) {
-    Json out = {{"serviceEnvironments", Json::array()}};
-    for (const api::NameOrArn& n : r.environments) {
-      if (ServiceEnvironmentRecord* env = FindEnvironment(n.name)) {
-        out["serviceEnvironments"].push_back(DescribeEnvironment(*env));
-      }
-    }
-    return Reply{out};
+    out.environments = Named<api::ServiceEnvironmentDetail>(
+        r.environments, [this](const std::string& n) { return FindEnvironment(n); });
+  } else {
+    out.next_token = Page(environments_, r.page, out.environments,
+                          [](const ServiceEnvironmentRecord& e) { return ToWire(e); });
   }
-  return Reply{Page(environments_, r.page, "serviceEnvironments", DescribeEnvironment)};
+  return ActionReply{std::move(out)};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::DeleteServiceEnvironmentRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::DeleteServiceEnvironmentRequest& r) {
   ServiceEnvironmentRecord* env = FindEnvironment(r.environment.name);
   if (env == nullptr)
     return InvalidArgument("serviceEnvironment " + r.environment.sent + " does not exist");
@@ -177,22 +185,22 @@ Result<Controller::Reply> Controller::Handle(const api::DeleteServiceEnvironment
   ALLOT_RETURN_IF_ERROR(Apply(model::DeleteServiceEnvironment{name}));
   environments_.erase(name);
   pending_.Delete(store::Kind::kServiceEnvironment, name);
-  return Reply{};
+  return ActionReply{};
 }
 
 // --- scheduling policies ---
 
-Result<Controller::Reply> Controller::Handle(const api::CreateSchedulingPolicyRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::CreateSchedulingPolicyRequest& r) {
   if (policies_.count(r.name)) return Existing();
   SchedulingPolicyRecord policy{.name = r.name, .arn = Arn("scheduling-policy/" + r.name)};
   policy.tags = r.tags;
   policy.idle_resource_assignment = r.idle_resource_assignment;
   const SchedulingPolicyRecord& stored = policies_[r.name] = std::move(policy);
   pending_.Put(store::Kind::kSchedulingPolicy, r.name, Encode(stored));
-  return Reply{{{"name", r.name}, {"arn", stored.arn}}};
+  return ActionReply{api::SchedulingPolicyCreated{r.name, stored.arn}};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::UpdateSchedulingPolicyRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::UpdateSchedulingPolicyRequest& r) {
   SchedulingPolicyRecord* policy = FindPolicy(r.policy.name);
   if (policy == nullptr)
     return InvalidArgument("scheduling policy " + r.policy.sent + " does not exist");
@@ -202,24 +210,23 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateSchedulingPolicyRe
   }
   if (r.idle_resource_assignment) policy->idle_resource_assignment = r.idle_resource_assignment;
   pending_.Put(store::Kind::kSchedulingPolicy, policy->name, Encode(*policy));
-  return Reply{};
+  return ActionReply{};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::DescribeSchedulingPoliciesRequest& r) {
-  Json out = {{"schedulingPolicies", Json::array()}};
-  for (const api::NameOrArn& a : r.policies) {
-    if (SchedulingPolicyRecord* p = FindPolicy(a.name)) {
-      out["schedulingPolicies"].push_back(DescribePolicy(*p));
-    }
-  }
-  return Reply{out};
+Result<Controller::ActionReply> Controller::Handle(
+    const api::DescribeSchedulingPoliciesRequest& r) {
+  return ActionReply{api::DescribeSchedulingPoliciesResponse{Named<api::SchedulingPolicyDetail>(
+      r.policies, [this](const std::string& n) { return FindPolicy(n); })}};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::ListSchedulingPoliciesRequest& r) {
-  return Reply{Page(policies_, r.page, "schedulingPolicies", SummarizePolicy)};
+Result<Controller::ActionReply> Controller::Handle(const api::ListSchedulingPoliciesRequest& r) {
+  api::ListSchedulingPoliciesResponse out;
+  out.next_token =
+      Page(policies_, r.page, out.arns, [](const SchedulingPolicyRecord& p) { return p.arn; });
+  return ActionReply{std::move(out)};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::DeleteSchedulingPolicyRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::DeleteSchedulingPolicyRequest& r) {
   SchedulingPolicyRecord* policy = FindPolicy(r.policy.name);
   if (policy == nullptr)
     return InvalidArgument("scheduling policy " + r.policy.sent + " does not exist");
@@ -231,12 +238,12 @@ Result<Controller::Reply> Controller::Handle(const api::DeleteSchedulingPolicyRe
   }
   policies_.erase(name);
   pending_.Delete(store::Kind::kSchedulingPolicy, name);
-  return Reply{};
+  return ActionReply{};
 }
 
 // --- job queues ---
 
-Result<Controller::Reply> Controller::Handle(const api::CreateJobQueueRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::CreateJobQueueRequest& r) {
   const ServiceEnvironmentRecord* env = FindEnvironment(r.environment.name);
   if (env == nullptr)
     return InvalidArgument("serviceEnvironment " + r.environment.sent + " does not exist");
@@ -273,10 +280,10 @@ Result<Controller::Reply> Controller::Handle(const api::CreateJobQueueRequest& r
     return s;
   }
   pending_.Put(store::Kind::kJobQueue, r.name, Encode(stored));
-  return Reply{{{"jobQueueName", r.name}, {"jobQueueArn", stored.arn}}};
+  return ActionReply{api::JobQueueChanged{r.name, stored.arn}};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::UpdateJobQueueRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::UpdateJobQueueRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(JobQueueRecord * found, QueueNamed(r.queue));
   JobQueueRecord& queue = *found;
   JobQueueRecord updated = queue;
@@ -310,21 +317,22 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateJobQueueRequest& r
     return s;
   }
   pending_.Put(store::Kind::kJobQueue, queue.name, Encode(queue));
-  return Reply{{{"jobQueueName", queue.name}, {"jobQueueArn", queue.arn}}};
+  return ActionReply{api::JobQueueChanged{queue.name, queue.arn}};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::DescribeJobQueuesRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::DescribeJobQueuesRequest& r) {
+  api::DescribeJobQueuesResponse out;
   if (!r.queues.empty()) {
-    Json out = {{"jobQueues", Json::array()}};
-    for (const api::NameOrArn& n : r.queues) {
-      if (JobQueueRecord* q = FindQueue(n.name)) out["jobQueues"].push_back(DescribeQueue(*q));
-    }
-    return Reply{out};
+    out.queues =
+        Named<api::JobQueueDetail>(r.queues, [this](const std::string& n) { return FindQueue(n); });
+  } else {
+    out.next_token =
+        Page(queues_, r.page, out.queues, [](const JobQueueRecord& q) { return ToWire(q); });
   }
-  return Reply{Page(queues_, r.page, "jobQueues", DescribeQueue)};
+  return ActionReply{std::move(out)};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::DeleteJobQueueRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::DeleteJobQueueRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r.queue));
   const JobQueueRecord& queue = *found;
   const std::string name = queue.name;
@@ -344,12 +352,12 @@ Result<Controller::Reply> Controller::Handle(const api::DeleteJobQueueRequest& r
   }
   queues_.erase(name);
   pending_.Delete(store::Kind::kJobQueue, name);
-  return Reply{};
+  return ActionReply{};
 }
 
 // --- quota shares ---
 
-Result<Controller::Reply> Controller::Handle(const api::CreateQuotaShareRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::CreateQuotaShareRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r.queue));
   const JobQueueRecord& queue = *found;
   const std::string& qname = queue.name;
@@ -378,7 +386,7 @@ Result<Controller::Reply> Controller::Handle(const api::CreateQuotaShareRequest&
   ALLOT_RETURN_IF_ERROR(PutShareToEngine(share));
   const QuotaShareRecord& stored = shares_[key] = std::move(share);
   pending_.Put(store::Kind::kQuotaShare, key, Encode(stored));
-  return Reply{{{"quotaShareName", r.name}, {"quotaShareArn", stored.arn}}};
+  return ActionReply{api::QuotaShareChanged{r.name, stored.arn}};
 }
 
 // The share as UpdateQuotaShare `r` would leave it (also what-if's, whatif_ops.cc).
@@ -395,33 +403,35 @@ Result<QuotaShareRecord> Controller::UpdatedShare(const api::UpdateQuotaShareReq
   return updated;
 }
 
-Result<Controller::Reply> Controller::Handle(const api::UpdateQuotaShareRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::UpdateQuotaShareRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(QuotaShareRecord * found, ShareNamed(r.share));
   QuotaShareRecord& share = *found;
   ALLOT_ASSIGN_OR_RETURN(QuotaShareRecord updated, UpdatedShare(r));
   ALLOT_RETURN_IF_ERROR(PutShareToEngine(updated));
   share = std::move(updated);
   pending_.Put(store::Kind::kQuotaShare, share.Key(), Encode(share));
-  return Reply{{{"quotaShareName", share.name}, {"quotaShareArn", share.arn}}};
+  return ActionReply{api::QuotaShareChanged{share.name, share.arn}};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::DescribeQuotaShareRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::DescribeQuotaShareRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const QuotaShareRecord* share, ShareNamed(r.share));
-  return Reply{DescribeShare(*share)};
+  return ActionReply{ToWire(*share)};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::ListQuotaSharesRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::ListQuotaSharesRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* queue, QueueNamed(r.queue));
   const std::string qname = queue->name;
   std::map<std::string, const QuotaShareRecord*> mine;  // by share name, for the page token
   for (const auto& [k, s] : shares_) {
     if (k.rfind(qname + "/", 0) == 0) mine[s.name] = &s;
   }
-  return Reply{Page(mine, r.page, "quotaShares",
-                    [](const QuotaShareRecord* s) { return SummarizeShare(*s); })};
+  api::ListQuotaSharesResponse out;
+  out.next_token = Page(mine, r.page, out.shares,
+                        [](const QuotaShareRecord* s) { return ToWire(*s, /*with_tags=*/false); });
+  return ActionReply{std::move(out)};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::DeleteQuotaShareRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::DeleteQuotaShareRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(QuotaShareRecord * found, ShareNamed(r.share));
   QuotaShareRecord& share = *found;
   if (share.state != model::State::kDisabled) {
@@ -433,7 +443,7 @@ Result<Controller::Reply> Controller::Handle(const api::DeleteQuotaShareRequest&
   const std::string key = share.Key();
   pending_.Delete(store::Kind::kQuotaShare, key);
   shares_.erase(key);
-  return Reply{};
+  return ActionReply{};
 }
 
 }  // namespace allot::server

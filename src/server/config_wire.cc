@@ -3,21 +3,11 @@
 #include <limits>
 #include <stdexcept>
 
+#include "api/encode.h"
+
 namespace allot::server {
 
 namespace {
-
-// --- writing ---
-
-Json LimitsJson(const std::vector<model::CapacityLimit>& limits) {
-  Json out = Json::array();
-  for (const model::CapacityLimit& l : limits) {
-    out.push_back({{"capacityUnit", l.unit}, {"maxCapacity", l.max_capacity}});
-  }
-  return out;
-}
-
-std::string StateName(model::State s) { return std::string(model::ToString(s)); }
 
 // --- reading: each helper throws Corrupt, which Decode turns into an Internal error ---
 
@@ -113,81 +103,64 @@ auto Decode(const char* what, std::string_view key, std::string_view value, Read
 
 }  // namespace
 
-Json TagsJson(const TagList& tags) {
-  Json out = Json::object();
-  for (const auto& [k, v] : tags) out[k] = v;
-  return out;
-}
-
 TagList TagsFrom(const Json& tags) {
   TagList out;
   for (const auto& [k, v] : tags.items()) out.emplace_back(k, v.get<std::string>());
   return out;  // a JSON object iterates in key order
 }
 
-Json DescribeEnvironment(const ServiceEnvironmentRecord& env) {
-  return {{"serviceEnvironmentName", env.name},
-          {"serviceEnvironmentArn", env.arn},
-          {"serviceEnvironmentType", env.type},
-          {"state", StateName(env.state)},
-          {"status", env.status},
-          {"capacityLimits", LimitsJson(env.capacity_limits)},
-          {"tags", TagsJson(env.tags)}};
+api::ServiceEnvironmentDetail ToWire(const ServiceEnvironmentRecord& env) {
+  return {.name = env.name,
+          .arn = env.arn,
+          .type = env.type,
+          .state = env.state,
+          .status = env.status,
+          .capacity_limits = env.capacity_limits,
+          .tags = env.tags};
 }
 
-Json DescribePolicy(const SchedulingPolicyRecord& policy) {
-  Json out = {{"name", policy.name}, {"arn", policy.arn}, {"tags", TagsJson(policy.tags)}};
-  if (policy.idle_resource_assignment) {
-    out["quotaSharePolicy"] = {
-        {"idleResourceAssignmentStrategy", *policy.idle_resource_assignment}};
-  }
-  return out;
+api::SchedulingPolicyDetail ToWire(const SchedulingPolicyRecord& policy) {
+  return {.name = policy.name,
+          .arn = policy.arn,
+          .idle_resource_assignment = policy.idle_resource_assignment,
+          .tags = policy.tags};
 }
 
-Json SummarizePolicy(const SchedulingPolicyRecord& policy) { return {{"arn", policy.arn}}; }
-
-Json DescribeQueue(const JobQueueRecord& queue) {
-  Json order = Json::array();
+api::JobQueueDetail ToWire(const JobQueueRecord& queue) {
+  api::JobQueueDetail out{.name = queue.name,
+                          .arn = queue.arn,
+                          .state = queue.state,
+                          .status = queue.status,
+                          .status_reason = queue.status_reason,
+                          .priority = queue.priority,
+                          .type = queue.type,
+                          .scheduling_policy_arn = queue.scheduling_policy_arn,
+                          .time_limit_actions = queue.time_limit_actions,
+                          .tags = queue.tags};
   for (const EnvironmentOrder& o : queue.environment_order) {
-    order.push_back({{"order", o.order}, {"serviceEnvironment", o.service_environment}});
-  }
-  Json actions = Json::array();
-  for (const model::JobStateTimeLimitAction& a : queue.time_limit_actions) {
-    actions.push_back({{"reason", a.reason},
-                       {"state", "RUNNABLE"},
-                       {"maxTimeSeconds", a.max_time_seconds},
-                       {"action", "TERMINATE"}});
-  }
-  Json out = {{"jobQueueName", queue.name},          {"jobQueueArn", queue.arn},
-              {"state", StateName(queue.state)},     {"status", queue.status},
-              {"statusReason", queue.status_reason}, {"priority", queue.priority},
-              {"serviceEnvironmentOrder", order},    {"jobQueueType", queue.type},
-              {"tags", TagsJson(queue.tags)},        {"jobStateTimeLimitActions", actions}};
-  if (!queue.scheduling_policy_arn.empty()) {
-    out["schedulingPolicyArn"] = queue.scheduling_policy_arn;
+    out.environment_order.emplace_back(o.order, o.service_environment);
   }
   return out;
 }
 
-Json DescribeShare(const QuotaShareRecord& share) {
-  Json out = SummarizeShare(share);
-  out["tags"] = TagsJson(share.tags);
+api::QuotaShareDetail ToWire(const QuotaShareRecord& share, bool with_tags) {
+  api::QuotaShareDetail out{.name = share.name,
+                            .arn = share.arn,
+                            .job_queue_arn = share.job_queue_arn,
+                            .capacity_limits = share.capacity_limits,
+                            .strategy = share.strategy,
+                            .borrow_limit = share.borrow_limit,
+                            .in_share_preemption = share.in_share_preemption,
+                            .state = share.state,
+                            .status = share.status};
+  if (with_tags) out.tags = share.tags;
   return out;
 }
 
-Json SummarizeShare(const QuotaShareRecord& share) {
-  Json sharing = {{"strategy", model::ToString(share.strategy)}};
-  if (share.borrow_limit) sharing["borrowLimit"] = *share.borrow_limit;
-  return {{"quotaShareName", share.name},
-          {"quotaShareArn", share.arn},
-          {"jobQueueArn", share.job_queue_arn},
-          {"capacityLimits", LimitsJson(share.capacity_limits)},
-          {"resourceSharingConfiguration", sharing},
-          {"preemptionConfiguration",
-           {{"inSharePreemption", share.in_share_preemption ? "ENABLED" : "DISABLED"}}},
-          {"state", StateName(share.state)},
-          {"status", share.status}};
-}
+Json DescribeEnvironment(const ServiceEnvironmentRecord& env) { return api::Encode(ToWire(env)); }
+Json DescribePolicy(const SchedulingPolicyRecord& policy) { return api::Encode(ToWire(policy)); }
+Json DescribeQueue(const JobQueueRecord& queue) { return api::Encode(ToWire(queue)); }
+Json DescribeShare(const QuotaShareRecord& share) { return api::Encode(ToWire(share)); }
 
 std::string Encode(const ServiceEnvironmentRecord& env) { return DescribeEnvironment(env).dump(); }
 std::string Encode(const SchedulingPolicyRecord& policy) { return DescribePolicy(policy).dump(); }

@@ -1,33 +1,36 @@
 #pragma once
 
-// The configuration records in AWS's wire shapes, and their stored form. The stored form of each
-// record (store kinds kServiceEnvironment, kSchedulingPolicy, kJobQueue, kQuotaShare) is its
-// Describe document, as it has been since the first release, so every data directory reads.
+// The configuration records as AWS's typed responses (api/responses.h), and their stored form.
+// The stored form of each record (store kinds kServiceEnvironment, kSchedulingPolicy, kJobQueue,
+// kQuotaShare) is its Describe document, as it has been since the first release, so every data
+// directory reads.
 
 #include <string>
 #include <string_view>
 
+#include "api/responses.h"
 #include "common/status.h"
 #include "server/config_records.h"
 #include "server/json.h"
 
 namespace allot::server {
 
-// tags: {key: value}
-Json TagsJson(const TagList& tags);
 // From an object ReadTags checked.
 TagList TagsFrom(const Json& tags);
 
-// DescribeServiceEnvironments' entry.
+// Each record as AWS describes it (api/encode.h writes the document); a share without its tags
+// is a ListQuotaShares entry.
+api::ServiceEnvironmentDetail ToWire(const ServiceEnvironmentRecord& env);
+api::SchedulingPolicyDetail ToWire(const SchedulingPolicyRecord& policy);
+api::JobQueueDetail ToWire(const JobQueueRecord& queue);
+api::QuotaShareDetail ToWire(const QuotaShareRecord& share, bool with_tags = true);
+
+// The Describe document of each: the stored form, and the old values of an update's audit
+// record.
 Json DescribeEnvironment(const ServiceEnvironmentRecord& env);
-// DescribeSchedulingPolicies' entry; ListSchedulingPolicies' entry is only the ARN.
 Json DescribePolicy(const SchedulingPolicyRecord& policy);
-Json SummarizePolicy(const SchedulingPolicyRecord& policy);
-// DescribeJobQueues' entry.
 Json DescribeQueue(const JobQueueRecord& queue);
-// DescribeQuotaShare's answer; ListQuotaShares' entry is the same without the tags.
 Json DescribeShare(const QuotaShareRecord& share);
-Json SummarizeShare(const QuotaShareRecord& share);
 
 // The stored form: the Describe document.
 std::string Encode(const ServiceEnvironmentRecord& env);

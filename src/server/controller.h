@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "api/decode.h"
 #include "api/payload.h"
 #include "api/requests.h"
+#include "api/responses.h"
 #include "api/secret_box.h"
 #include "engine/engine.h"
 #include "exec/executor.h"
@@ -60,10 +62,17 @@ Status PriorityChangeable(const JobRecord& job);
 
 class Controller {
  public:
-  struct Reply {
-    Json body = Json::object();
-    std::shared_future<Status> durable;  // valid when the answer must wait for a commit
+  // An answer, and when it may be given: `durable` is valid when it must wait for a commit.
+  template <typename Body>
+  struct Answer {
+    Body body{};
+    std::shared_future<Status> durable;
   };
+  // An AWS action's answer, typed (api/encode.h writes its document at the wire edge).
+  using ActionReply = Answer<api::Response>;
+  // An answer of Allot's own endpoints (users, audit, explain, what-if, history): their
+  // documents are still built here.
+  using Reply = Answer<Json>;
 
   // Opens the store (SQLite in the data directory, unless `store` is given: tests pass one that
   // fails on demand), rebuilds the engine from it and starts the loop.
@@ -79,9 +88,10 @@ class Controller {
   // server kInternal. An accepted change answers once `durable` holds the store's outcome. Every
   // mutating call, allowed or not, leaves an audit record (audit.h), in the same batch as its
   // change.
-  Result<Reply> Call(const api::Request& request, const Caller& caller = Caller::System());
+  Result<ActionReply> Call(const api::Request& request, const Caller& caller = Caller::System());
   // TagResource / UntagResource / ListTagsForResource, decoded (api::DecodeTags).
-  Result<Reply> Tags(const api::TagsRequest& request, const Caller& caller = Caller::System());
+  Result<ActionReply> Tags(const api::TagsRequest& request,
+                           const Caller& caller = Caller::System());
 
   // Signature checks: the secret of an access key, and who holds it.
   std::optional<std::string> SecretFor(const std::string& access_key_id);
@@ -172,30 +182,30 @@ class Controller {
   void IndexJob(const JobRecord& job);  // a new or recovered job: into the list index
   void UnindexJob(const JobRecord& job);
 
-  Result<Reply> TagsLocked(const api::TagsRequest& request);  // requires mu_
+  Result<ActionReply> TagsLocked(const api::TagsRequest& request);  // requires mu_
   LogChunk ReadLogs(const std::string& job, int attempt, const std::string& host,
                     const std::string& stream, std::uint64_t offset,
                     const Caller& caller);  // may Refuse
 
   // config_ops.cc
-  Result<Reply> Handle(const api::CreateServiceEnvironmentRequest& r);
-  Result<Reply> Handle(const api::UpdateServiceEnvironmentRequest& r);
-  Result<Reply> Handle(const api::DescribeServiceEnvironmentsRequest& r);
-  Result<Reply> Handle(const api::DeleteServiceEnvironmentRequest& r);
-  Result<Reply> Handle(const api::CreateSchedulingPolicyRequest& r);
-  Result<Reply> Handle(const api::UpdateSchedulingPolicyRequest& r);
-  Result<Reply> Handle(const api::DescribeSchedulingPoliciesRequest& r);
-  Result<Reply> Handle(const api::ListSchedulingPoliciesRequest& r);
-  Result<Reply> Handle(const api::DeleteSchedulingPolicyRequest& r);
-  Result<Reply> Handle(const api::CreateJobQueueRequest& r);
-  Result<Reply> Handle(const api::UpdateJobQueueRequest& r);
-  Result<Reply> Handle(const api::DescribeJobQueuesRequest& r);
-  Result<Reply> Handle(const api::DeleteJobQueueRequest& r);
-  Result<Reply> Handle(const api::CreateQuotaShareRequest& r);
-  Result<Reply> Handle(const api::UpdateQuotaShareRequest& r);
-  Result<Reply> Handle(const api::DescribeQuotaShareRequest& r);
-  Result<Reply> Handle(const api::ListQuotaSharesRequest& r);
-  Result<Reply> Handle(const api::DeleteQuotaShareRequest& r);
+  Result<ActionReply> Handle(const api::CreateServiceEnvironmentRequest& r);
+  Result<ActionReply> Handle(const api::UpdateServiceEnvironmentRequest& r);
+  Result<ActionReply> Handle(const api::DescribeServiceEnvironmentsRequest& r);
+  Result<ActionReply> Handle(const api::DeleteServiceEnvironmentRequest& r);
+  Result<ActionReply> Handle(const api::CreateSchedulingPolicyRequest& r);
+  Result<ActionReply> Handle(const api::UpdateSchedulingPolicyRequest& r);
+  Result<ActionReply> Handle(const api::DescribeSchedulingPoliciesRequest& r);
+  Result<ActionReply> Handle(const api::ListSchedulingPoliciesRequest& r);
+  Result<ActionReply> Handle(const api::DeleteSchedulingPolicyRequest& r);
+  Result<ActionReply> Handle(const api::CreateJobQueueRequest& r);
+  Result<ActionReply> Handle(const api::UpdateJobQueueRequest& r);
+  Result<ActionReply> Handle(const api::DescribeJobQueuesRequest& r);
+  Result<ActionReply> Handle(const api::DeleteJobQueueRequest& r);
+  Result<ActionReply> Handle(const api::CreateQuotaShareRequest& r);
+  Result<ActionReply> Handle(const api::UpdateQuotaShareRequest& r);
+  Result<ActionReply> Handle(const api::DescribeQuotaShareRequest& r);
+  Result<ActionReply> Handle(const api::ListQuotaSharesRequest& r);
+  Result<ActionReply> Handle(const api::DeleteQuotaShareRequest& r);
   Status PutEnvironmentToEngine(const ServiceEnvironmentRecord& env);
   Status PutQueueToEngine(const JobQueueRecord& queue);
   Status PutShareToEngine(const QuotaShareRecord& share);
@@ -209,12 +219,12 @@ class Controller {
 
   // job_ops.cc
   std::string TokenKey(const std::string& queue, const std::string& token) const;
-  Result<Reply> Handle(const api::SubmitServiceJobRequest& r);
-  Result<Reply> Handle(const api::UpdateServiceJobRequest& r);
-  Result<Reply> Handle(const api::DescribeServiceJobRequest& r);
-  Result<Reply> Handle(const api::ListServiceJobsRequest& r);
-  Result<Reply> Handle(const api::TerminateServiceJobRequest& r);
-  Result<Reply> Handle(const api::GetJobQueueSnapshotRequest& r);
+  Result<ActionReply> Handle(const api::SubmitServiceJobRequest& r);
+  Result<ActionReply> Handle(const api::UpdateServiceJobRequest& r);
+  Result<ActionReply> Handle(const api::DescribeServiceJobRequest& r);
+  Result<ActionReply> Handle(const api::ListServiceJobsRequest& r);
+  Result<ActionReply> Handle(const api::TerminateServiceJobRequest& r);
+  Result<ActionReply> Handle(const api::GetJobQueueSnapshotRequest& r);
 
   // explain_ops.cc, whatif_ops.cc (require mu_ and caller_)
   Json ExplainJob(const JobRecord& job);
@@ -223,8 +233,13 @@ class Controller {
   // The one sentence a RUNNABLE job's statusReason carries (Describe, List): cheap.
   std::string RunnableReason(const JobRecord& job) const;
   std::optional<RunnerUpRecord> RunnerUpOf(const model::Preemption& p);
+  // Whether the caller may see the job `id` by id and name: when it may describe it; a job no
+  // longer here only to the system.
+  bool MayName(const std::string& id);
   Json JobRefJson(const JobRef& ref);  // id and name only when the caller may describe the job
-  void RedactPreemptionRecords(Json& allot);
+  // Unnames in Describe's extensions the preemptors, runners-up and victims the caller may not
+  // describe (their shares stay).
+  void RedactPreemptionRecords(api::JobExtensions& allot);
   Result<Reply> WhatIfLocked(const api::WhatIfRequest& request);
   Result<model::Event> WhatIfEvent(const api::WhatIfRequest& request, model::JobId* subject,
                                    std::string* share);
@@ -255,9 +270,11 @@ class Controller {
   // Runs one call under mu_ as `caller`: `authorize`, then `body` (either may also throw
   // AccessDenied or ClientError); records the audit record of a mutating call (`audited_action`
   // not empty) whatever the outcome, and finishes the batch.
-  Result<Reply> RunAs(const Caller& caller, const std::string& audited_action,
-                      const std::function<Status()>& authorize,
-                      const std::function<Result<Reply>()>& body);
+  // R: Reply or ActionReply (authorize.cc instantiates both).
+  template <typename R = Reply>
+  Result<R> RunAs(const Caller& caller, const std::string& audited_action,
+                  const std::function<Status()>& authorize,
+                  const std::type_identity_t<std::function<Result<R>()>>& body);
   Status AuthorizeCall(const api::Request& request);  // requires mu_, caller_
   void NoteTarget(const api::RefusalTarget& target);  // requires mu_: into audit_
   template <typename R>
@@ -321,7 +338,7 @@ class Controller {
   std::shared_future<Status> last_batch_;  // guarded by mu_: the newest batch submitted
   // Applies an executor report now (unless broken) and keeps it until a batch holding it commits.
   void RecordReport(std::function<void()> apply);  // requires mu_
-  Reply Refused() const;                           // the 500 every call gets while broken
+  std::shared_future<Status> Refused() const;      // the 500 every call gets while broken
   void ResetState();                               // requires mu_
   bool TryRebuild();                               // requires mu_; loop thread
   void RebuildIfBroken();                          // loop thread

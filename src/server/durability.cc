@@ -24,14 +24,12 @@ void Controller::RecordReport(std::function<void()> apply) {
   Finish();
 }
 
-Controller::Reply Controller::Refused() const {
+std::shared_future<Status> Controller::Refused() const {
   std::promise<Status> failed;
   failed.set_value(Status(StatusCode::kUnavailable,
                           "the store failed a write; the server is rolling back to what it holds "
                           "and answers again once the store accepts writes (retry later)"));
-  Reply reply;
-  reply.durable = failed.get_future().share();
-  return reply;
+  return failed.get_future().share();
 }
 
 void Controller::ResetState() {

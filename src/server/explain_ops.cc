@@ -80,10 +80,14 @@ std::string ChosenOver(const PreemptionRecord& p, const RunnerUpRecord& r) {
 
 }  // namespace
 
+bool Controller::MayName(const std::string& id) {
+  const JobRecord* job = FindJob(id);
+  return job != nullptr ? CanDescribe(*job) : caller_->system;
+}
+
 Json Controller::JobRefJson(const JobRef& ref) {
   Json out = {{"share", ref.share}};
-  const JobRecord* job = FindJob(ref.id);
-  if (job != nullptr ? CanDescribe(*job) : caller_->system) {
+  if (MayName(ref.id)) {
     out["jobId"] = ref.id;
     out["jobName"] = ref.name;
   }
@@ -107,34 +111,24 @@ std::optional<RunnerUpRecord> Controller::RunnerUpOf(const model::Preemption& p)
 // Preemption records in Describe's "allot" part: the preemptor and runner-up by name and share,
 // and the victims a preemptor's own record lists, each hidden to a caller who may not describe
 // that job.
-void Controller::RedactPreemptionRecords(Json& allot) {
-  for (Json& r : allot["preemptionRecords"]) {
-    // A record without the preemptor's share is redacted all the same: JobRefJson decides by
-    // the job itself, and names nobody it cannot find.
-    const Json ref = JobRefJson(
-        {r.value("preemptor", ""), r.value("preemptorName", ""), r.value("preemptorShare", "")});
-    if (!ref.contains("jobId")) {
-      r.erase("preemptor");
-      r.erase("preemptorName");
+void Controller::RedactPreemptionRecords(api::JobExtensions& allot) {
+  // A record without the preemptor's share is redacted all the same: MayName decides by the
+  // job itself, and names nobody it cannot find.
+  for (api::PreemptionDetail& r : allot.preemption_records) {
+    if (!MayName(r.preemptor.value_or(""))) {
+      r.preemptor.reset();
+      r.preemptor_name.reset();
     }
-    if (r.contains("runnerUp")) {
-      Json& ru = r["runnerUp"];
-      const Json who =
-          JobRefJson({ru.value("jobId", ""), ru.value("jobName", ""), ru.value("share", "")});
-      if (!who.contains("jobId")) {
-        ru.erase("jobId");
-        ru.erase("jobName");
-      }
+    if (r.runner_up && !MayName(r.runner_up->job_id.value_or(""))) {
+      r.runner_up->job_id.reset();
+      r.runner_up->job_name.reset();
     }
   }
-  if (!allot.contains("preemptionsMade")) return;
-  for (Json& made : allot["preemptionsMade"]) {
-    for (Json& v : made["victims"]) {
-      const Json who =
-          JobRefJson({v.value("jobId", ""), v.value("jobName", ""), v.value("share", "")});
-      if (!who.contains("jobId")) {
-        v.erase("jobId");
-        v.erase("jobName");
+  for (api::PreemptionMade& made : allot.preemptions_made) {
+    for (api::VictimDetail& v : made.victims) {
+      if (!MayName(v.job_id.value_or(""))) {
+        v.job_id.reset();
+        v.job_name.reset();
       }
     }
   }

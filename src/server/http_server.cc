@@ -1098,7 +1098,7 @@ Result<Controller::Reply> HttpServer::Impl::RunChecked(const Request& req, const
                              {.sent = arn});
     return request.status();
   }
-  return controller_.Tags(request.value(), caller);
+  return CallTags(controller_, request.value(), caller);
 }
 
 Result<Controller::Reply> HttpServer::Impl::Logs(

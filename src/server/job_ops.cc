@@ -106,7 +106,7 @@ std::string Controller::TokenKey(const std::string& queue, const std::string& to
   return queue + "/" + (caller_ != nullptr ? caller_->user : std::string()) + "/" + token;
 }
 
-Result<Controller::Reply> Controller::Handle(const api::SubmitServiceJobRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::SubmitServiceJobRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r.queue));
   const JobQueueRecord& queue = *found;
   const std::string qname = queue.name;
@@ -121,7 +121,7 @@ Result<Controller::Reply> Controller::Handle(const api::SubmitServiceJobRequest&
                                " was already used with a different request");
       }
       const JobRecord& job = *FindJob(it->second.first);
-      return Reply{{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
+      return ActionReply{api::ServiceJobChanged{arns_.Job(job.id), job.name, job.id}};
     }
   }
   ALLOT_RETURN_IF_ERROR(CheckLocalPaths(r.parsed, options_.file_roots, data_dir_));
@@ -165,39 +165,39 @@ Result<Controller::Reply> Controller::Handle(const api::SubmitServiceJobRequest&
     pending_.Put(store::Kind::kClientToken, key,
                  Json{{"jobId", id}, {"hash", r.request_hash}}.dump());
   }
-  return Reply{{{"jobArn", arns_.Job(id)}, {"jobName", r.name}, {"jobId", id}}};
+  return ActionReply{api::ServiceJobChanged{arns_.Job(id), r.name, id}};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::UpdateServiceJobRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::UpdateServiceJobRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(JobRecord * found, JobNamed(r.job_id));
   JobRecord& job = *found;
   ALLOT_RETURN_IF_ERROR(PriorityChangeable(job));
   ALLOT_RETURN_IF_ERROR(Apply(model::UpdateJobPriority{job.seq, r.priority}));
   NotePriority(job, std::exchange(job.priority, r.priority));
   Touch(job);
-  return Reply{{{"jobArn", arns_.Job(job.id)}, {"jobName", job.name}, {"jobId", job.id}}};
+  return ActionReply{api::ServiceJobChanged{arns_.Job(job.id), job.name, job.id}};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::DescribeServiceJobRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::DescribeServiceJobRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobRecord* found, JobNamed(r.job_id));
   const JobRecord& job = *found;
-  Json out = DescribeJob(job, arns_);
+  api::ServiceJobDetail out = DescribeJob(job, arns_);
   Result<std::optional<std::string>> payload = store_->Get(store::Kind::kJobPayload, job.id);
-  if (payload.ok() && payload.value()) out["serviceRequestPayload"] = *payload.value();
-  RedactPreemptionRecords(out["allot"]);  // explain_ops.cc
+  if (payload.ok() && payload.value()) out.payload = *payload.value();
+  RedactPreemptionRecords(out.allot);  // explain_ops.cc
   if (auto view = engine_.GetJob(job.seq); view && view->status == model::JobStatus::kRunnable) {
     // botocore drops "allot": the sentence goes into statusReason too.
-    if (std::string why = RunnableReason(job); !why.empty()) out["statusReason"] = why;
+    if (std::string why = RunnableReason(job); !why.empty()) out.summary.status_reason = why;
     if (auto why = engine_.Explain(job.seq); why.ok()) {
-      out["allot"]["waitingReason"] = {{"rule", model::ToString(why->rule)},
-                                       {"unit", why->unit},
-                                       {"missing", why->missing},
-                                       {"positionInShare", why->position_in_share},
-                                       {"positionInQueue", why->position_in_queue},
-                                       {"message", why->message}};
+      out.allot.waiting_reason = api::WaitingDetail{.rule = why->rule,
+                                                    .unit = why->unit,
+                                                    .missing = why->missing,
+                                                    .position_in_share = why->position_in_share,
+                                                    .position_in_queue = why->position_in_queue,
+                                                    .message = why->message};
     }
   }
-  return Reply{out};
+  return ActionReply{std::move(out)};
 }
 
 namespace {
@@ -224,30 +224,31 @@ class Page {
       : max_(max), arns_(arns), runnable_reason_(std::move(runnable_reason)) {}
   // False once the page is full (it then carries a nextToken).
   bool Add(const ListIndex::Key& key, const JobRecord& job) {
-    if (list_.size() == max_) {
+    if (list_.jobs.size() == max_) {
       token_ = last_;
       return false;
     }
-    list_.push_back(SummarizeJob(job, arns_));
+    list_.jobs.push_back(SummarizeJob(job, arns_));
     if (job.status == model::JobStatus::kRunnable) {
-      if (std::string why = runnable_reason_(job); !why.empty()) list_.back()["statusReason"] = why;
+      if (std::string why = runnable_reason_(job); !why.empty()) {
+        list_.jobs.back().status_reason = why;
+      }
     }
     last_ = key;
     return true;
   }
   void StopAt(const ListIndex::Key& key) { token_ = key; }
-  Json Finish() {
-    Json out = {{"jobSummaryList", std::move(list_)}};
+  api::ListServiceJobsResponse Finish() {
     if (token_)
-      out["nextToken"] = std::to_string(token_->first) + "." + std::to_string(token_->second);
-    return out;
+      list_.next_token = std::to_string(token_->first) + "." + std::to_string(token_->second);
+    return std::move(list_);
   }
 
  private:
   std::size_t max_;
   const ArnContext& arns_;
   std::function<std::string(const JobRecord&)> runnable_reason_;
-  Json list_ = Json::array();
+  api::ListServiceJobsResponse list_;
   ListIndex::Key last_{};
   std::optional<ListIndex::Key> token_;
 };
@@ -256,7 +257,7 @@ class Page {
 
 // Newest first. A JOB_NAME filter reads the name index; a status (alone or with a quota share)
 // its own index; time filters the queue's time order from where they start.
-Result<Controller::Reply> Controller::Handle(const api::ListServiceJobsRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::ListServiceJobsRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* queue, QueueNamed(r.queue));
   const std::string qname = queue->name;
   const api::JobListFilters& f = r.filters;
@@ -280,7 +281,7 @@ Result<Controller::Reply> Controller::Handle(const api::ListServiceJobsRequest& 
         const JobRecord& job = jobs_.at(key.second);
         if (Matches(f, job) && CanDescribe(job) && !page.Add(key, job)) break;
       }
-      return Reply{page.Finish()};
+      return ActionReply{page.Finish()};
     }
   }
   const ListIndex::Set& index = f.name || f.before || f.after ? list_index_.All(qname)
@@ -300,73 +301,55 @@ Result<Controller::Reply> Controller::Handle(const api::ListServiceJobsRequest& 
     const JobRecord& job = jobs_.at(it->second);
     if (Matches(f, job) && CanDescribe(job) && !page.Add(*it, job)) break;
   }
-  return Reply{page.Finish()};
+  return ActionReply{page.Finish()};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::TerminateServiceJobRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::TerminateServiceJobRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(JobRecord * found, JobNamed(r.job_id));
   JobRecord& job = *found;
-  if (model::IsTerminal(job.status)) return Reply{};
+  if (model::IsTerminal(job.status)) return ActionReply{};
   job.is_terminated = true;
   Touch(job);
   if (Status s = Apply(model::TerminateJob{job.seq, r.reason}); !s.ok()) {
     job.is_terminated = false;  // refused: the record is written back as it was
     return s;
   }
-  return Reply{};
+  return ActionReply{};
 }
 
-Result<Controller::Reply> Controller::Handle(const api::GetJobQueueSnapshotRequest& r) {
+Result<Controller::ActionReply> Controller::Handle(const api::GetJobQueueSnapshotRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r.queue));
   const JobQueueRecord& queue = *found;
   const std::string qname = queue.name;
-  const Timestamp now = Now();
-  auto entry = [this](model::JobId seq) {
-    const JobRecord& job = jobs_.at(seq);
-    return Json{
-        {"jobArn", arns_.Job(job.id)},
-        {"earliestTimeAtPosition", job.runnable_since != 0 ? job.runnable_since : job.created_at}};
+  api::JobQueueSnapshotResponse out{.last_updated_at = Now()};
+  auto front = [&](const std::string& share) {
+    std::vector<api::FrontEntry> entries;
+    for (model::JobId seq : engine_.FrontOfQueue(qname, share, 100)) {
+      const JobRecord& job = jobs_.at(seq);
+      entries.push_back(
+          {arns_.Job(job.id), job.runnable_since != 0 ? job.runnable_since : job.created_at});
+    }
+    return entries;
   };
-  Json front = Json::array();
-  for (model::JobId seq : engine_.FrontOfQueue(qname, "", 100)) front.push_back(entry(seq));
-  Json out = {{"frontOfQueue", {{"jobs", front}, {"lastUpdatedAt", now}}}};
+  out.front_of_queue = front("");
+  const bool quota_managed = IsQuotaManaged(queue);
+  if (quota_managed) out.share_utilization.emplace();
   Result<engine::QueueUsage> usage = engine_.Usage(qname);
-  Json total = Json::array();
-  Json per_share = Json::array();
-  Json fronts = Json::object();
-  if (usage.ok()) {
-    for (const engine::UnitUsage& u : usage->pool) {
-      total.push_back({{"capacityUnit", u.unit}, {"quantity", static_cast<double>(u.used)}});
+  if (!usage.ok()) return ActionReply{std::move(out)};
+  for (const engine::UnitUsage& u : usage->pool) out.total_usage.push_back({u.unit, u.used});
+  if (!quota_managed) return ActionReply{std::move(out)};  // a plain queue's one share is internal
+  for (const engine::ShareUsage& s : usage->shares) {
+    api::ShareUtilization share{.name = s.name, .waiting_jobs = s.waiting_jobs};
+    for (const engine::UnitUsage& u : s.units) {
+      if (u.limit == 0 && u.used == 0) continue;
+      share.used.push_back({u.unit, u.used});
+      share.borrowed.push_back({u.unit, u.borrowed});
+      share.lent.push_back({u.unit, u.lent});
     }
-    const bool quota_managed = IsQuotaManaged(queue);
-    for (const engine::ShareUsage& s : usage->shares) {
-      if (!quota_managed) continue;  // a plain queue's one share is internal
-      Json used = Json::array();
-      Json borrowed = Json::array();
-      Json lent = Json::array();
-      for (const engine::UnitUsage& u : s.units) {
-        if (u.limit == 0 && u.used == 0) continue;
-        used.push_back({{"capacityUnit", u.unit}, {"quantity", static_cast<double>(u.used)}});
-        borrowed.push_back(
-            {{"capacityUnit", u.unit}, {"quantity", static_cast<double>(u.borrowed)}});
-        lent.push_back({{"capacityUnit", u.unit}, {"quantity", static_cast<double>(u.lent)}});
-      }
-      per_share.push_back({{"quotaShareName", s.name},
-                           {"capacityUsage", used},
-                           {"borrowed", borrowed},
-                           {"lent", lent},
-                           {"waitingJobs", s.waiting_jobs}});
-      Json list = Json::array();
-      for (model::JobId seq : engine_.FrontOfQueue(qname, s.name, 100)) list.push_back(entry(seq));
-      fronts[s.name] = list;
-    }
+    out.share_utilization->push_back(std::move(share));
+    out.front_of_shares.emplace_back(s.name, front(s.name));
   }
-  out["frontOfQuotaShares"] = {{"quotaShares", fronts}, {"lastUpdatedAt", now}};
-  out["queueUtilization"] = {{"totalCapacityUsage", total}, {"lastUpdatedAt", now}};
-  if (IsQuotaManaged(queue)) {
-    out["queueUtilization"]["quotaShareUtilization"] = {{"topCapacityUtilization", per_share}};
-  }
-  return Reply{out};
+  return ActionReply{std::move(out)};
 }
 
 }  // namespace allot::server

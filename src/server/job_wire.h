@@ -1,10 +1,13 @@
 #pragma once
 
-// A job record in AWS's wire shapes: DescribeServiceJob's document and ListServiceJobs' summary.
-// The only place a job becomes JSON for a caller.
+// A job record as AWS's typed responses (api/responses.h): DescribeServiceJob's document and
+// ListServiceJobs' summary. api/encode.h writes them.
 
+#include <string>
+#include <string_view>
+
+#include "api/responses.h"
 #include "server/job_record.h"
-#include "server/json.h"
 
 namespace allot::server {
 
@@ -19,11 +22,10 @@ struct ArnContext {
   std::string Prefix() const { return "arn:aws:batch:" + region + ":" + account + ":"; }
 };
 
-// DescribeServiceJob without serviceRequestPayload and the waiting reason (the caller adds them).
-Json DescribeJob(const JobRecord& job, const ArnContext& arns);
+// DescribeServiceJob without serviceRequestPayload, the waiting reason and the redaction of the
+// jobs its records name (the caller adds them).
+api::ServiceJobDetail DescribeJob(const JobRecord& job, const ArnContext& arns);
 // A jobSummaryList entry.
-Json SummarizeJob(const JobRecord& job, const ArnContext& arns);
-// capacityUsage: [{capacityUnit, quantity}]
-Json CapacityUsage(const model::Demand& demand);
+api::ServiceJobSummary SummarizeJob(const JobRecord& job, const ArnContext& arns);
 
 }  // namespace allot::server

@@ -15,7 +15,7 @@ const api::TaggedResource& ResourceOf(const api::TagsRequest& request) {
 
 }  // namespace
 
-Result<Controller::Reply> Controller::TagsLocked(const api::TagsRequest& request) {
+Result<Controller::ActionReply> Controller::TagsLocked(const api::TagsRequest& request) {
   const api::TaggedResource& res = ResourceOf(request);
   using Type = api::TaggedResource::Type;
   // The resource's tags, and how a changed set is kept: a configuration record is stored whole,
@@ -46,7 +46,7 @@ Result<Controller::Reply> Controller::TagsLocked(const api::TagsRequest& request
     case Type::kServiceJob:
       if (JobRecord* job = FindJob(res.name)) {
         if (std::holds_alternative<api::ListTagsForResourceRequest>(request)) {
-          return Reply{{{"tags", TagsJson(job->options().tags)}}};  // without a copy of options
+          return ActionReply{api::ListTagsForResourceResponse{job->options().tags}};
         }
         tags = &job->MutableOptions().tags;
         save = [this, job] { Touch(*job); };
@@ -57,7 +57,7 @@ Result<Controller::Reply> Controller::TagsLocked(const api::TagsRequest& request
     return InvalidArgument("resourceArn " + res.arn + " does not name an existing resource");
   }
   if (std::holds_alternative<api::ListTagsForResourceRequest>(request)) {
-    return Reply{{{"tags", TagsJson(*tags)}}};
+    return ActionReply{api::ListTagsForResourceResponse{*tags}};
   }
   std::map<std::string, std::string> changed(tags->begin(), tags->end());
   if (const auto* tag = std::get_if<api::TagResourceRequest>(&request)) {
@@ -70,7 +70,7 @@ Result<Controller::Reply> Controller::TagsLocked(const api::TagsRequest& request
   }
   *tags = TagList(changed.begin(), changed.end());  // in key order, as they are stored
   save();
-  return Reply{};
+  return ActionReply{};
 }
 
 }  // namespace allot::server

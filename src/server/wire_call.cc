@@ -1,8 +1,18 @@
 #include "server/wire_call.h"
 
 #include "api/decode.h"
+#include "api/encode.h"
 
 namespace allot::server {
+
+namespace {
+
+Result<Controller::Reply> Encoded(Result<Controller::ActionReply> reply) {
+  if (!reply.ok()) return reply.status();
+  return Controller::Reply{api::EncodeResponse(reply->body), std::move(reply->durable)};
+}
+
+}  // namespace
 
 Result<Controller::Reply> CallAction(Controller& controller, std::string_view route_name,
                                      const Json& body, const Caller& caller) {
@@ -12,7 +22,12 @@ Result<Controller::Reply> CallAction(Controller& controller, std::string_view ro
                             request.status().message(), api::TargetOf(route_name, body));
     return request.status();
   }
-  return controller.Call(request.value(), caller);
+  return Encoded(controller.Call(request.value(), caller));
+}
+
+Result<Controller::Reply> CallTags(Controller& controller, const api::TagsRequest& request,
+                                   const Caller& caller) {
+  return Encoded(controller.Tags(request, caller));
 }
 
 }  // namespace allot::server

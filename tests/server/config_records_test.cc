@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/encode.h"
 #include "server/config_wire.h"
 
 namespace allot::server {
@@ -86,7 +87,9 @@ TEST(ConfigRecords, SchedulingPoliciesRoundTrip) {
     ASSERT_TRUE(policy.ok()) << policy.status().message();
     EXPECT_EQ(Encode(*policy), doc);
     EXPECT_EQ(DescribePolicy(*policy), Json::parse(doc));
-    EXPECT_EQ(SummarizePolicy(*policy), (Json{{"arn", Json::parse(doc)["arn"]}}));
+    const api::Response listed = api::ListSchedulingPoliciesResponse{{policy->arn}};
+    EXPECT_EQ(api::EncodeResponse(listed),
+              (Json{{"schedulingPolicies", {{{"arn", Json::parse(doc)["arn"]}}}}}));
   }
   EXPECT_TRUE(DecodePolicy("qsp", kQuotaPolicy)->takes_quota_shares());
   EXPECT_FALSE(DecodePolicy("plain", kPlainPolicy)->takes_quota_shares());
@@ -123,7 +126,7 @@ TEST(ConfigRecords, QuotaSharesRoundTripAndListWithoutTags) {
     EXPECT_EQ(DescribeShare(*share), Json::parse(doc));
     Json summary = Json::parse(doc);
     summary.erase("tags");
-    EXPECT_EQ(SummarizeShare(*share), summary);
+    EXPECT_EQ(api::Encode(ToWire(*share, /*with_tags=*/false)), summary);
   }
   const QuotaShareRecord a = DecodeShare("q1/team-a", kBorrowingShare).value();
   EXPECT_EQ(a.Key(), "q1/team-a");

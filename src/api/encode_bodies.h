@@ -1,0 +1,28 @@
+#pragma once
+
+// Inside the encoder: one document per response type, which EncodeResponse picks by the
+// variant's alternative (encode.cc). Not for callers: they use api/encode.h.
+
+#include <nlohmann/json.hpp>
+
+#include "api/responses.h"
+
+namespace allot::api::bodies {
+
+// encode_config.cc
+nlohmann::json Body(const ServiceEnvironmentChanged& r);
+nlohmann::json Body(const DescribeServiceEnvironmentsResponse& r);
+nlohmann::json Body(const SchedulingPolicyCreated& r);
+nlohmann::json Body(const DescribeSchedulingPoliciesResponse& r);
+nlohmann::json Body(const ListSchedulingPoliciesResponse& r);
+nlohmann::json Body(const JobQueueChanged& r);
+nlohmann::json Body(const DescribeJobQueuesResponse& r);
+nlohmann::json Body(const QuotaShareChanged& r);
+nlohmann::json Body(const ListQuotaSharesResponse& r);
+
+// encode_jobs.cc
+nlohmann::json Body(const ServiceJobChanged& r);
+nlohmann::json Body(const ListServiceJobsResponse& r);
+nlohmann::json Body(const JobQueueSnapshotResponse& r);
+
+}  // namespace allot::api::bodies
