@@ -20,11 +20,17 @@ std::string PathOf(const char* field, const std::string& path) {
 
 std::string Quoted(const Json& value) { return QuoteForMessage(value, kQuoteChars); }
 
-Json ParseBody(std::string_view body, std::string_view what) {
+Result<Json> ReadBody(std::string_view body, std::string_view what) {
   if (body.empty() && what == kRequestBody) return Json::object();
   Result<Json> parsed = ParseWireJson(body, what);
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->is_object()) return InvalidArgument(std::string(what) + " must be a JSON object");
+  return parsed;
+}
+
+Json ParseBody(std::string_view body, std::string_view what) {
+  Result<Json> parsed = ReadBody(body, what);
   if (!parsed.ok()) Refuse(parsed.status().message());
-  if (!parsed->is_object()) Refuse(std::string(what) + " must be a JSON object");
   return std::move(parsed).value();
 }
 

@@ -22,6 +22,8 @@ using Json = nlohmann::json;
 // The request body as a JSON object (an empty body is {}); nesting deeper than 64 levels, invalid
 // JSON and invalid UTF-8 are refused before anything recursive runs.
 inline constexpr std::string_view kRequestBody = "the request body";
+Result<Json> ReadBody(std::string_view body, std::string_view what = kRequestBody);
+// ReadBody for the decoders' insides, where a refusal is thrown (ClientError).
 Json ParseBody(std::string_view body, std::string_view what = kRequestBody);
 
 // A short rendering of a value for messages: never the whole of a large or nested value.

@@ -61,14 +61,6 @@ Status Controller::Allowed(const Caller& caller, const std::string& action,
   return PermissionDenied(auth::DeniedMessage(caller.arn, action, resource, decision));
 }
 
-void Controller::Require(const Caller& caller, const std::string& action,
-                         const std::string& resource, const JobRecord* job,
-                         std::optional<std::int64_t> priority) const {
-  if (Status s = Allowed(caller, action, resource, job, priority); !s.ok()) {
-    throw AccessDenied(s.message());
-  }
-}
-
 // The old and new values of the fields a configuration update asks to change (the new as asked).
 void Controller::NoteChanges(const Json& old_doc, const api::AskedChanges& asked) {
   if (!audit_) return;

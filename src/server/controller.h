@@ -183,9 +183,8 @@ class Controller {
   void UnindexJob(const JobRecord& job);
 
   Result<ActionReply> TagsLocked(const api::TagsRequest& request);  // requires mu_
-  LogChunk ReadLogs(const std::string& job, int attempt, const std::string& host,
-                    const std::string& stream, std::uint64_t offset,
-                    const Caller& caller);  // may Refuse
+  Result<LogChunk> ReadLogs(const std::string& job, int attempt, const std::string& host,
+                            const std::string& stream, std::uint64_t offset, const Caller& caller);
 
   // config_ops.cc
   Result<ActionReply> Handle(const api::CreateServiceEnvironmentRequest& r);
@@ -267,9 +266,9 @@ class Controller {
   std::string AttemptDir(const std::string& id, int attempt) const;
 
   // --- tenancy (authorize.cc, users_ops.cc) ---
-  // Runs one call under mu_ as `caller`: `authorize`, then `body` (either may also throw
-  // AccessDenied or ClientError); records the audit record of a mutating call (`audited_action`
-  // not empty) whatever the outcome, and finishes the batch.
+  // Runs one call under mu_ as `caller`: `authorize`, then `body`, each refusing by its Status;
+  // records the audit record of a mutating call (`audited_action` not empty) whatever the
+  // outcome, and finishes the batch.
   // R: Reply or ActionReply (authorize.cc instantiates both).
   template <typename R = Reply>
   Result<R> RunAs(const Caller& caller, const std::string& audited_action,
@@ -281,15 +280,9 @@ class Controller {
   Status Authorize(const R& request);  // authorize.cc: the resources AWS names for R's action
   // kPermissionDenied (AWS's message) unless the caller's policy allows `action` (e.g.
   // "batch:DescribeJobQueues") on `resource`; `job`, when given, adds its share to the request's
-  // condition keys. Require throws AccessDenied instead.
+  // condition keys.
   Status Allowed(const Caller& caller, const std::string& action, const std::string& resource,
                  const JobRecord* job, std::optional<std::int64_t> priority) const;
-  void Require(const std::string& action, const std::string& resource, const JobRecord* job,
-               std::optional<std::int64_t> priority = std::nullopt) {
-    Require(*caller_, action, resource, job, priority);
-  }
-  void Require(const Caller& caller, const std::string& action, const std::string& resource,
-               const JobRecord* job, std::optional<std::int64_t> priority = std::nullopt) const;
   auth::Decision Decide(const Caller& caller, const std::string& action,
                         const std::string& resource, const JobRecord* job,
                         std::optional<std::int64_t> priority) const;
@@ -305,14 +298,14 @@ class Controller {
   void AddAudit(const std::string& outcome);  // requires mu_: audit_ into pending_
   Status LoadUsers();                         // requires mu_
   Status EnsureAdmin();                       // at first start; migrates bare access keys
-  void PutUser(const UserRecord& user);       // requires mu_: into users_ and pending_
+  Status PutUser(const UserRecord& user);     // requires mu_: into users_ and pending_
   void PruneAudit();                          // requires mu_: drops records past retention
-  std::map<std::string, UserRecord>::iterator MustFindUser(const std::string& name);  // may Refuse
+  Result<std::map<std::string, UserRecord>::iterator> UserNamed(const std::string& name);
   Reply NewKeyReply(const UserRecord& user, const api::Credentials& key) const;
-  Reply CreateUser(const Json& body);
-  Reply DeleteUser(const std::string& name);
-  Reply RotateKeys(const std::string& name);
-  Reply PutUserPolicy(const std::string& name, const Json& body);
+  Result<Reply> CreateUser(const Json& body);
+  Result<Reply> DeleteUser(const std::string& name);
+  Result<Reply> RotateKeys(const std::string& name);
+  Result<Reply> PutUserPolicy(const std::string& name, const Json& body);
   std::optional<api::SecretBox> box_;
   std::map<std::string, UserRecord> users_;                 // guarded by mu_
   std::unordered_map<std::string, std::string> key_owner_;  // guarded by mu_: key id -> user

@@ -25,7 +25,8 @@ std::string Param(const std::multimap<std::string, std::string>& params, const c
 }
 
 // A time: milliseconds since the epoch, or an age such as 90s, 30m, 24h, 7d (that long ago).
-Timestamp ParseTime(const std::string& text, const char* field, Timestamp now, Timestamp fallback) {
+Result<Timestamp> ParseTime(const std::string& text, const char* field, Timestamp now,
+                            Timestamp fallback) {
   if (text.empty()) return fallback;
   std::int64_t value = 0;
   const char* end = text.data() + text.size();
@@ -40,14 +41,14 @@ Timestamp ParseTime(const std::string& text, const char* field, Timestamp now, T
                                          : 0;
     if (scale > 0 && value <= 36500LL * 86'400'000 / scale) return now - value * scale;
   }
-  throw ClientError(std::string(field) +
-                    " must be milliseconds since the epoch or an age such as 30m, 24h or 7d, "
-                    "got \"" +
-                    text + "\"");
+  return InvalidArgument(std::string(field) +
+                         " must be milliseconds since the epoch or an age such as 30m, 24h or "
+                         "7d, got \"" +
+                         text + "\"");
 }
 
 // "ml.g5.xlarge:1.006,ml.p4d.24xlarge:32.77": $ per instance-hour of each instance type.
-std::map<std::string, double> ParsePrices(const std::string& text) {
+Result<std::map<std::string, double>> ParsePrices(const std::string& text) {
   std::map<std::string, double> prices;
   for (std::string_view item : Split(text, ',')) {
     const auto colon = item.rfind(':');
@@ -58,7 +59,7 @@ std::map<std::string, double> ParsePrices(const std::string& text) {
       if (ec != std::errc() || ptr != number.data() + number.size()) price = -1;
     }
     if (price < 0 || !std::isfinite(price)) {
-      throw ClientError(
+      return InvalidArgument(
           "prices must be INSTANCE_TYPE:DOLLARS_PER_HOUR pairs separated by commas, "
           "got \"" +
           std::string(item) + "\"");
@@ -252,70 +253,69 @@ Result<Controller::Reply> Controller::HistoryCall(
     return Decide(caller, "batch:DescribeQuotaShare", queue_arn + "/quota-share/" + share, nullptr,
                   std::nullopt) == auth::Decision::kAllow;
   };
-  try {
-    Window w;
-    w.now = Now();
-    w.since = ParseTime(Param(params, "since"), "since", w.now, w.now - Seconds(7LL * 86400));
-    // A history ends now: a later `until` reads as now, so that attempts still running are not
-    // counted into the future (and their instance-hours stay bounded).
-    w.until = std::min(ParseTime(Param(params, "until"), "until", w.now, w.now), w.now);
-    if (w.since >= w.now) throw ClientError("since must be in the past");
-    if (w.since >= w.until) throw ClientError("since must be before until");
-    Reply reply;
-    if (path == "/allot/v1/history/usage") {
-      const std::string queue = Param(params, "queue");
-      if (queue.empty()) throw ClientError("queue is required: the job queue's name");
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (queues_.count(queue) == 0) {
-          throw ClientError("queue " + queue + " is not a job queue of this server");
-        }
-      }
-      Result<Json> usage = UsageJson(*store_, queue, w, options_.history_interval, visible);
-      if (!usage.ok()) return usage.status();
-      reply.body = std::move(usage).value();
-      return reply;
-    }
-    Result<std::vector<JobEvent>> events = ReadEvents(*store_, w.since);
-    if (!events.ok()) return events.status();
-    if (path == "/allot/v1/history/jobs") {
-      // Job by job, as DescribeServiceJob decides: seeing a share's figures is not seeing its
-      // jobs' ids and names (a policy may allow DescribeQuotaShare on every share).
-      std::map<std::string, bool> describable;  // by job id
-      auto hidden = [&](const JobEvent& e) {
-        if (!visible(e.queue, e.share)) return true;
-        auto [it, fresh] = describable.try_emplace(e.job, false);
-        if (fresh) it->second = MayDescribeJob(caller, e.job, e.share);
-        return !it->second;
-      };
-      std::erase_if(events.value(), hidden);
-      reply.body = ExportJson(ExportJobs(*events, w.since, w.until));
-      return reply;
-    }
-    ReportInput input{.since = w.since,
-                      .until = w.until,
-                      .events = std::move(events).value(),
-                      .fine_step = options_.history_interval,
-                      .visible = visible};
-    if (const std::string prices = Param(params, "prices"); !prices.empty()) {
-      input.prices = ParsePrices(prices);
-    }
-    if (Status s = AddSamples(*store_, w, &input); !s.ok()) return s;
-    if (w.until >= w.now) {
+  Window w;
+  w.now = Now();
+  ALLOT_ASSIGN_OR_RETURN(
+      w.since, ParseTime(Param(params, "since"), "since", w.now, w.now - Seconds(7LL * 86400)));
+  // A history ends now: a later `until` reads as now, so that attempts still running are not
+  // counted into the future (and their instance-hours stay bounded).
+  ALLOT_ASSIGN_OR_RETURN(const Timestamp until,
+                         ParseTime(Param(params, "until"), "until", w.now, w.now));
+  w.until = std::min(until, w.now);
+  if (w.since >= w.now) return InvalidArgument("since must be in the past");
+  if (w.since >= w.until) return InvalidArgument("since must be before until");
+  Reply reply;
+  if (path == "/allot/v1/history/usage") {
+    const std::string queue = Param(params, "queue");
+    if (queue.empty()) return InvalidArgument("queue is required: the job queue's name");
+    {
       std::lock_guard<std::mutex> lock(mu_);
-      for (const auto& [seq, job] : jobs_) {
-        if (!model::IsDispatched(job.status) || job.attempts().empty()) continue;
-        OpenAttempt a{
-            std::string(job.queue), std::string(job.share), {}, job.attempts().back().started_at};
-        for (const model::UnitCount& u : job.demand) a.demand.emplace_back(u.unit, u.count);
-        input.open.push_back(std::move(a));
+      if (queues_.count(queue) == 0) {
+        return InvalidArgument("queue " + queue + " is not a job queue of this server");
       }
     }
-    reply.body = ReportJson(ComputeReport(input));
+    Result<Json> usage = UsageJson(*store_, queue, w, options_.history_interval, visible);
+    if (!usage.ok()) return usage.status();
+    reply.body = std::move(usage).value();
     return reply;
-  } catch (const ClientError& e) {
-    return InvalidArgument(e.what());
   }
+  Result<std::vector<JobEvent>> events = ReadEvents(*store_, w.since);
+  if (!events.ok()) return events.status();
+  if (path == "/allot/v1/history/jobs") {
+    // Job by job, as DescribeServiceJob decides: seeing a share's figures is not seeing its
+    // jobs' ids and names (a policy may allow DescribeQuotaShare on every share).
+    std::map<std::string, bool> describable;  // by job id
+    auto hidden = [&](const JobEvent& e) {
+      if (!visible(e.queue, e.share)) return true;
+      auto [it, fresh] = describable.try_emplace(e.job, false);
+      if (fresh) it->second = MayDescribeJob(caller, e.job, e.share);
+      return !it->second;
+    };
+    std::erase_if(events.value(), hidden);
+    reply.body = ExportJson(ExportJobs(*events, w.since, w.until));
+    return reply;
+  }
+  ReportInput input{.since = w.since,
+                    .until = w.until,
+                    .events = std::move(events).value(),
+                    .fine_step = options_.history_interval,
+                    .visible = visible};
+  if (const std::string prices = Param(params, "prices"); !prices.empty()) {
+    ALLOT_ASSIGN_OR_RETURN(input.prices, ParsePrices(prices));
+  }
+  if (Status s = AddSamples(*store_, w, &input); !s.ok()) return s;
+  if (w.until >= w.now) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [seq, job] : jobs_) {
+      if (!model::IsDispatched(job.status) || job.attempts().empty()) continue;
+      OpenAttempt a{
+          std::string(job.queue), std::string(job.share), {}, job.attempts().back().started_at};
+      for (const model::UnitCount& u : job.demand) a.demand.emplace_back(u.unit, u.count);
+      input.open.push_back(std::move(a));
+    }
+  }
+  reply.body = ReportJson(ComputeReport(input));
+  return reply;
 }
 
 }  // namespace allot::server

@@ -134,13 +134,14 @@ std::string ScrubUtf8(std::string_view message) {
 
 // The value of a field read from the path, the query or a header, refused (400) unless UTF-8. The
 // message names the field and never echoes the bytes.
-std::string Utf8Field(std::string value, const std::string& field) {
-  if (!IsUtf8(value)) Refuse(field + " is not valid UTF-8");
+Result<std::string> Utf8Field(std::string value, const std::string& field) {
+  if (!IsUtf8(value)) return InvalidArgument(field + " is not valid UTF-8");
   return value;
 }
 
 // A whole number of decimal digits from 0 to `max` (no sign, exponent, spaces or empty string).
-std::uint64_t WholeNumber(const std::string& value, const std::string& name, std::uint64_t max) {
+Result<std::uint64_t> WholeNumber(const std::string& value, const std::string& name,
+                                  std::uint64_t max) {
   std::uint64_t n = 0;
   bool ok = !value.empty() && value.size() <= 20;
   for (char ch : value) {
@@ -155,8 +156,8 @@ std::uint64_t WholeNumber(const std::string& value, const std::string& name, std
   }
   if (!ok) {
     const std::string shown = value.size() > 32 ? value.substr(0, 32) + "..." : value;
-    Refuse(name + " must be a whole number from 0 to " + std::to_string(max) + ", got " +
-           Dump(Json(shown)));
+    return InvalidArgument(name + " must be a whole number from 0 to " + std::to_string(max) +
+                           ", got " + Dump(Json(shown)));
   }
   return n;
 }
@@ -446,8 +447,9 @@ class HttpServer::Impl {
   void BeginStop();
   Result<Controller::Reply> Run(const Request& req, const Route& route, const Caller& caller,
                                 CallLog* call);
-  Result<Controller::Reply> RunChecked(const Request& req, const Route& route, const Caller& caller,
-                                       CallLog* call);
+  Result<Controller::Reply> Tags(const Request& req, const Route& route,
+                                 const std::multimap<std::string, std::string>& params,
+                                 const Caller& caller);
   static std::string AuditedActionOf(const Request& req, const Route& route);
   Result<Controller::Reply> Logs(const std::string& job_id,
                                  const std::multimap<std::string, std::string>& params,
@@ -1018,21 +1020,6 @@ Answer HttpServer::Impl::Handle(const Request& req, const Route& route, CallLog*
   }
 }
 
-Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route& route,
-                                                const Caller& caller, CallLog* call) {
-  // A mutating call refused here, before the controller saw it, is audited all the same.
-  try {
-    return RunChecked(req, route, caller, call);
-  } catch (const ClientError& e) {
-    controller_.AuditRefusal(caller, AuditedActionOf(req, route), e.what());
-    throw;
-  } catch (const nlohmann::json::exception& e) {
-    controller_.AuditRefusal(caller, AuditedActionOf(req, route),
-                             std::string("malformed request: ") + e.what());
-    throw;
-  }
-}
-
 // How the audit names the action of a request that changes something; "" for a read.
 std::string HttpServer::Impl::AuditedActionOf(const Request& req, const Route& route) {
   const http::verb verb = req.method();
@@ -1056,67 +1043,91 @@ std::string HttpServer::Impl::AuditedActionOf(const Request& req, const Route& r
   }
 }
 
-Result<Controller::Reply> HttpServer::Impl::RunChecked(const Request& req, const Route& route,
-                                                       const Caller& caller, CallLog* call) {
+Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route& route,
+                                                const Caller& caller, CallLog* call) {
+  // A mutating call refused here, before the controller saw it, is audited all the same.
+  auto refused = [&](const Status& refusal) {
+    controller_.AuditRefusal(caller, AuditedActionOf(req, route), refusal.message());
+    return refusal;
+  };
   call->resource = route.capture;
   if (route.kind == Route::kAction) {
-    Json body = api::ParseBody(req.body());  // first: a deep body is refused for its depth
+    Result<Json> body = api::ReadBody(req.body());  // first: a deep body is refused for its depth
+    if (!body.ok()) return refused(body.status());
     if (route.capture == "submitservicejob" && req.body().size() > kMaxSubmitBody) {
-      Refuse("a SubmitServiceJob request must be at most 30 KiB, got " +
-             std::to_string(req.body().size()) + " bytes");
+      return refused(InvalidArgument("a SubmitServiceJob request must be at most 30 KiB, got " +
+                                     std::to_string(req.body().size()) + " bytes"));
     }
-    call->resource = ResourceOf(body);
-    return CallAction(controller_, route.capture, body, caller);
+    call->resource = ResourceOf(*body);
+    return CallAction(controller_, route.capture, *body, caller);
   }
   const auto params = ParseQuery(api::SplitRequestTarget(req.target()).second);
   if (route.kind == Route::kLogs) return Logs(route.capture, params, caller);
   if (route.kind == Route::kAudit) return Audit(params, caller);
   if (route.kind == Route::kExplain) {
-    return controller_.Explain(caller, Utf8Field(route.capture, "jobId"));
+    ALLOT_ASSIGN_OR_RETURN(const std::string job, Utf8Field(route.capture, "jobId"));
+    return controller_.Explain(caller, job);
   }
   if (route.kind == Route::kWhatIf) {
-    Result<api::WhatIfRequest> request = api::DecodeWhatIf(api::ParseBody(req.body()));
-    if (!request.ok()) return request.status();
-    return controller_.WhatIf(caller, request.value());
+    ALLOT_ASSIGN_OR_RETURN(const Json body, api::ReadBody(req.body()));
+    ALLOT_ASSIGN_OR_RETURN(const api::WhatIfRequest request, api::DecodeWhatIf(body));
+    return controller_.WhatIf(caller, request);
   }
   if (route.kind == Route::kHistory) return controller_.HistoryCall(caller, route.capture, params);
   if (route.kind == Route::kUsers) {
-    const Json body = req.body().empty() ? Json::object() : api::ParseBody(req.body());
-    return controller_.UserCall(caller, std::string(req.method_string()),
-                                Utf8Field(route.capture, "path"), body);
+    Result<Json> body = api::ReadBody(req.body());
+    if (!body.ok()) return refused(body.status());
+    Result<std::string> path = Utf8Field(route.capture, "path");
+    if (!path.ok()) return refused(path.status());
+    return controller_.UserCall(caller, std::string(req.method_string()), *path, *body);
   }
-  const std::string arn = Utf8Field(route.capture, "resourceArn");
+  return Tags(req, route, params, caller);
+}
+
+// /v1/tags/{resourceArn}: TagResource (POST), UntagResource (DELETE), ListTagsForResource (GET).
+Result<Controller::Reply> HttpServer::Impl::Tags(
+    const Request& req, const Route& route, const std::multimap<std::string, std::string>& params,
+    const Caller& caller) {
+  auto refused = [&](const Status& refusal, const std::string& arn) {
+    controller_.AuditRefusal(caller, AuditedActionOf(req, route), refusal.message(), {.sent = arn});
+    return refusal;
+  };
+  Result<std::string> arn = Utf8Field(route.capture, "resourceArn");
+  if (!arn.ok()) return refused(arn.status(), "");
   std::vector<std::string> keys;
   for (auto [it, end] = params.equal_range("tagKeys"); it != end; ++it) {
-    keys.push_back(Utf8Field(it->second, "tagKeys"));
+    Result<std::string> key = Utf8Field(it->second, "tagKeys");
+    if (!key.ok()) return refused(key.status(), *arn);
+    keys.push_back(std::move(key).value());
   }
-  const Json body = req.method() == http::verb::post ? api::ParseBody(req.body()) : Json::object();
+  Result<Json> body = req.method() == http::verb::post ? api::ReadBody(req.body()) : Json::object();
+  if (!body.ok()) return refused(body.status(), *arn);
   Result<api::TagsRequest> request =
-      api::DecodeTags(std::string(req.method_string()), arn, body, keys);
-  if (!request.ok()) {
-    controller_.AuditRefusal(caller, AuditedActionOf(req, route), request.status().message(),
-                             {.sent = arn});
-    return request.status();
-  }
+      api::DecodeTags(std::string(req.method_string()), *arn, *body, keys);
+  if (!request.ok()) return refused(request.status(), *arn);
   return CallTags(controller_, request.value(), caller);
 }
 
 Result<Controller::Reply> HttpServer::Impl::Logs(
     const std::string& job_id, const std::multimap<std::string, std::string>& params,
     const Caller& caller) {
-  auto param = [&params](const char* name, const std::string& fallback) {
+  auto param = [&params](const char* name, const std::string& fallback) -> Result<std::string> {
     const auto it = params.find(name);
     return it == params.end() ? fallback : Utf8Field(it->second, name);
   };
-  const std::string id = Utf8Field(job_id, "jobId");
-  const std::string host = param("host", "algo-1");
-  const std::string stream = param("stream", "stdout");
-  const auto attempt = static_cast<int>(
-      WholeNumber(param("attempt", "0"), "attempt", std::numeric_limits<int>::max()));
-  const std::uint64_t offset =
-      WholeNumber(param("offset", "0"), "offset",
-                  static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
-  Result<Controller::LogChunk> chunk = controller_.Logs(id, attempt, host, stream, offset, caller);
+  ALLOT_ASSIGN_OR_RETURN(const std::string id, Utf8Field(job_id, "jobId"));
+  ALLOT_ASSIGN_OR_RETURN(const std::string host, param("host", "algo-1"));
+  ALLOT_ASSIGN_OR_RETURN(const std::string stream, param("stream", "stdout"));
+  ALLOT_ASSIGN_OR_RETURN(const std::string attempt_text, param("attempt", "0"));
+  ALLOT_ASSIGN_OR_RETURN(const std::uint64_t attempt,
+                         WholeNumber(attempt_text, "attempt", std::numeric_limits<int>::max()));
+  ALLOT_ASSIGN_OR_RETURN(const std::string offset_text, param("offset", "0"));
+  ALLOT_ASSIGN_OR_RETURN(
+      const std::uint64_t offset,
+      WholeNumber(offset_text, "offset",
+                  static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())));
+  Result<Controller::LogChunk> chunk =
+      controller_.Logs(id, static_cast<int>(attempt), host, stream, offset, caller);
   if (!chunk.ok()) return chunk.status();
   Controller::Reply reply;
   reply.body = {
@@ -1127,25 +1138,31 @@ Result<Controller::Reply> HttpServer::Impl::Logs(
 // GET /allot/v1/audit?principal=&resource=&action=&since=&until=&maxResults=&nextToken=
 Result<Controller::Reply> HttpServer::Impl::Audit(
     const std::multimap<std::string, std::string>& params, const Caller& caller) {
-  auto param = [&params](const char* name) {
+  auto param = [&params](const char* name) -> Result<std::string> {
     const auto it = params.find(name);
     return it == params.end() ? std::string() : Utf8Field(it->second, name);
   };
+  // An optional whole number up to `max`; `fallback` when absent.
+  auto number = [&param](const char* name, std::uint64_t max,
+                         std::uint64_t fallback) -> Result<std::uint64_t> {
+    ALLOT_ASSIGN_OR_RETURN(const std::string text, param(name));
+    return text.empty() ? fallback : WholeNumber(text, name, max);
+  };
   constexpr auto kMaxTime = static_cast<std::uint64_t>(std::numeric_limits<Timestamp>::max());
   AuditFilter filter;
-  filter.principal = param("principal");
-  filter.resource = param("resource");
-  filter.action = param("action");
-  if (const std::string since = param("since"); !since.empty()) {
-    filter.since = static_cast<Timestamp>(WholeNumber(since, "since", kMaxTime));
-  }
-  if (const std::string until = param("until"); !until.empty()) {
-    filter.until = static_cast<Timestamp>(WholeNumber(until, "until", kMaxTime));
-  }
-  const std::string max = param("maxResults");
-  const auto n = max.empty() ? 100 : WholeNumber(max, "maxResults", 1000);
-  if (n == 0) Refuse("maxResults must be from 1 to 1000, got 0");
-  return controller_.Audit(caller, filter, static_cast<std::size_t>(n), param("nextToken"));
+  ALLOT_ASSIGN_OR_RETURN(filter.principal, param("principal"));
+  ALLOT_ASSIGN_OR_RETURN(filter.resource, param("resource"));
+  ALLOT_ASSIGN_OR_RETURN(filter.action, param("action"));
+  ALLOT_ASSIGN_OR_RETURN(const std::uint64_t since,
+                         number("since", kMaxTime, static_cast<std::uint64_t>(filter.since)));
+  ALLOT_ASSIGN_OR_RETURN(const std::uint64_t until,
+                         number("until", kMaxTime, static_cast<std::uint64_t>(filter.until)));
+  filter.since = static_cast<Timestamp>(since);
+  filter.until = static_cast<Timestamp>(until);
+  ALLOT_ASSIGN_OR_RETURN(const std::uint64_t n, number("maxResults", 1000, 100));
+  if (n == 0) return InvalidArgument("maxResults must be from 1 to 1000, got 0");
+  ALLOT_ASSIGN_OR_RETURN(const std::string token, param("nextToken"));
+  return controller_.Audit(caller, filter, static_cast<std::size_t>(n), token);
 }
 
 HttpServer::HttpServer(Controller& controller) : impl_(std::make_unique<Impl>(controller)) {}

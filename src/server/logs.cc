@@ -19,16 +19,17 @@ constexpr auto kMaxOffset = static_cast<std::uint64_t>(std::numeric_limits<std::
 Result<Controller::LogChunk> Controller::Logs(const std::string& job_id, int attempt,
                                               const std::string& host, const std::string& stream,
                                               std::uint64_t offset, const Caller& caller) {
-  return Guarded([&] { return ReadLogs(job_id, attempt, host, stream, offset, caller); });
+  return GuardedResult([&] { return ReadLogs(job_id, attempt, host, stream, offset, caller); });
 }
 
 // Reading a job's logs needs allot:GetJobLogs and batch:DescribeServiceJob on the job.
-Controller::LogChunk Controller::ReadLogs(const std::string& job_id, int attempt,
-                                          const std::string& host, const std::string& stream,
-                                          std::uint64_t offset, const Caller& caller) {
+Result<Controller::LogChunk> Controller::ReadLogs(const std::string& job_id, int attempt,
+                                                  const std::string& host,
+                                                  const std::string& stream, std::uint64_t offset,
+                                                  const Caller& caller) {
   if (offset > kMaxOffset) {
-    Refuse("offset must be a whole number from 0 to " + std::to_string(kMaxOffset) + ", got " +
-           std::to_string(offset));
+    return InvalidArgument("offset must be a whole number from 0 to " + std::to_string(kMaxOffset) +
+                           ", got " + std::to_string(offset));
   }
   std::string path;
   bool complete = false;
@@ -37,26 +38,26 @@ Controller::LogChunk Controller::ReadLogs(const std::string& job_id, int attempt
     const JobRecord* named = FindJob(job_id);
     const std::string arn = named ? arns_.Job(named->id) : arns_.Job(job_id);
     for (const char* action : {"allot:GetJobLogs", "batch:DescribeServiceJob"}) {
-      Require(caller, action, arn, named);
+      ALLOT_RETURN_IF_ERROR(Allowed(caller, action, arn, named, std::nullopt));
     }
-    if (named == nullptr) Refuse("jobId " + job_id + " does not exist");
+    if (named == nullptr) return InvalidArgument("jobId " + job_id + " does not exist");
     const JobRecord& job = *named;
     const int attempts = static_cast<int>(job.attempts().size());
-    if (attempts == 0) Refuse("job " + job.id + " has not started an attempt yet");
+    if (attempts == 0) return InvalidArgument("job " + job.id + " has not started an attempt yet");
     if (attempt == 0) attempt = attempts;
     if (attempt < 1 || attempt > attempts) {
-      Refuse("attempt must be between 1 and " + std::to_string(attempts) + ", got " +
-             std::to_string(attempt));
+      return InvalidArgument("attempt must be between 1 and " + std::to_string(attempts) +
+                             ", got " + std::to_string(attempt));
     }
     if (stream != "stdout" && stream != "stderr") {
-      Refuse("stream must be stdout or stderr, got \"" + stream + "\"");
+      return InvalidArgument("stream must be stdout or stderr, got \"" + stream + "\"");
     }
     const int hosts = job.InstanceCount();
     bool known = false;
     for (int k = 1; k <= hosts; ++k) known = known || host == "algo-" + std::to_string(k);
     if (!known) {
-      Refuse("host must be one of algo-1 .. algo-" + std::to_string(hosts) + ", got \"" + host +
-             "\"");
+      return InvalidArgument("host must be one of algo-1 .. algo-" + std::to_string(hosts) +
+                             ", got \"" + host + "\"");
     }
     complete = job.attempts()[static_cast<std::size_t>(attempt - 1)].stopped_at != 0;
     path = AttemptDir(job.id, attempt) + "/" + host + "/" + stream;

@@ -105,15 +105,16 @@ Status Controller::LoadUsers() {
   return Status::Ok();
 }
 
-void Controller::PutUser(const UserRecord& user) {
+Status Controller::PutUser(const UserRecord& user) {
   Result<std::string> encoded = EncodeUser(user, *box_);
-  if (!encoded.ok()) throw std::runtime_error(encoded.status().message());
+  if (!encoded.ok()) return encoded.status();
   for (auto it = key_owner_.begin(); it != key_owner_.end();) {
     it = it->second == user.name ? key_owner_.erase(it) : std::next(it);
   }
   for (const AccessKeyRecord& key : user.keys) key_owner_[key.id] = user.name;
   users_.insert_or_assign(user.name, user);
   pending_.Put(store::Kind::kUser, user.name, *encoded);
+  return Status::Ok();
 }
 
 std::optional<std::string> Controller::SecretFor(const std::string& access_key_id) {
@@ -138,9 +139,9 @@ std::optional<Caller> Controller::CallerFor(const std::string& access_key_id) {
   return caller;
 }
 
-std::map<std::string, UserRecord>::iterator Controller::MustFindUser(const std::string& name) {
+Result<std::map<std::string, UserRecord>::iterator> Controller::UserNamed(const std::string& name) {
   auto it = users_.find(name);
-  if (it == users_.end()) Refuse("user " + name + " does not exist");
+  if (it == users_.end()) return InvalidArgument("user " + name + " does not exist");
   return it;
 }
 
@@ -152,58 +153,58 @@ Controller::Reply Controller::NewKeyReply(const UserRecord& user,
             {{"accessKeyId", key.access_key_id}, {"secretAccessKey", key.secret_access_key}}}}};
 }
 
-Controller::Reply Controller::CreateUser(const Json& body) {
-  if (!body.is_object()) Refuse("the request body must be a JSON object");
+Result<Controller::Reply> Controller::CreateUser(const Json& body) {
+  if (!body.is_object()) return InvalidArgument("the request body must be a JSON object");
   auto name_it = body.find("userName");
-  if (name_it == body.end() || !name_it->is_string()) Refuse("userName is required (a string)");
+  if (name_it == body.end() || !name_it->is_string()) {
+    return InvalidArgument("userName is required (a string)");
+  }
   const std::string name = name_it->get<std::string>();
-  if (Status s = CheckUserName(name); !s.ok()) Refuse(s.message());
+  if (Status s = CheckUserName(name); !s.ok()) return InvalidArgument(s.message());
   if (audit_) audit_->resource = UserArn(options_.account, name);
-  if (users_.contains(name)) Refuse("Object already exists");
+  if (users_.contains(name)) return InvalidArgument("Object already exists");
   UserRecord user;
   user.name = name;
   user.created = Now();
   if (auto p = body.find("policy"); p != body.end() && !p->is_null()) {
     Result<auth::Policy> policy = auth::ParsePolicy(p->dump());
-    if (!policy.ok()) Refuse("policy: " + policy.status().message());
+    if (!policy.ok()) return InvalidArgument("policy: " + policy.status().message());
     user.policies = PoliciesOf(std::move(policy).value());
   }
-  Result<api::Credentials> key = api::GenerateCredentials();
-  if (!key.ok()) throw std::runtime_error(key.status().message());
-  user.keys.push_back({key->access_key_id, key->secret_access_key, Now()});
-  PutUser(user);
-  return NewKeyReply(user, *key);
+  ALLOT_ASSIGN_OR_RETURN(const api::Credentials key, api::GenerateCredentials());
+  user.keys.push_back({key.access_key_id, key.secret_access_key, Now()});
+  ALLOT_RETURN_IF_ERROR(PutUser(user));
+  return NewKeyReply(user, key);
 }
 
-Controller::Reply Controller::DeleteUser(const std::string& name) {
-  if (name == caller_->user) Refuse("a user cannot delete itself");
-  auto it = MustFindUser(name);
+Result<Controller::Reply> Controller::DeleteUser(const std::string& name) {
+  if (name == caller_->user) return InvalidArgument("a user cannot delete itself");
+  ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(name));
   for (const AccessKeyRecord& key : it->second.keys) key_owner_.erase(key.id);
   users_.erase(it);
   pending_.Delete(store::Kind::kUser, name);
-  return {};
+  return Reply{};
 }
 
-Controller::Reply Controller::RotateKeys(const std::string& name) {
-  auto it = MustFindUser(name);
-  Result<api::Credentials> key = api::GenerateCredentials();
-  if (!key.ok()) throw std::runtime_error(key.status().message());
+Result<Controller::Reply> Controller::RotateKeys(const std::string& name) {
+  ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(name));
+  ALLOT_ASSIGN_OR_RETURN(const api::Credentials key, api::GenerateCredentials());
   UserRecord user = it->second;
-  user.keys = {{key->access_key_id, key->secret_access_key, Now()}};
-  PutUser(user);
-  return NewKeyReply(user, *key);
+  user.keys = {{key.access_key_id, key.secret_access_key, Now()}};
+  ALLOT_RETURN_IF_ERROR(PutUser(user));
+  return NewKeyReply(user, key);
 }
 
-Controller::Reply Controller::PutUserPolicy(const std::string& name, const Json& body) {
-  auto it = MustFindUser(name);
+Result<Controller::Reply> Controller::PutUserPolicy(const std::string& name, const Json& body) {
+  ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(name));
   Result<auth::Policy> policy = auth::ParsePolicy(body.dump());
-  if (!policy.ok()) Refuse("policy: " + policy.status().message());
+  if (!policy.ok()) return InvalidArgument("policy: " + policy.status().message());
   UserRecord user = it->second;
   const std::string old_text = user.has_policy() ? PolicyJson(user).dump() : "";
   user.policies = PoliciesOf(std::move(policy).value());
   if (audit_) audit_->changes.push_back({"policy", old_text, PolicyJson(user).dump()});
-  PutUser(user);
-  return {{{"userName", name}, {"policy", PolicyJson(user)}}};
+  ALLOT_RETURN_IF_ERROR(PutUser(user));
+  return Reply{{{"userName", name}, {"policy", PolicyJson(user)}}};
 }
 
 Result<Controller::Reply> Controller::UserCall(const Caller& caller, const std::string& method,
@@ -220,9 +221,9 @@ Result<Controller::Reply> Controller::UserCall(const Caller& caller, const std::
   }
   const std::string tail = parts.size() > 1 ? path.substr(path.find('/', 1)) : "";
   std::string audited;
-  std::function<Reply()> run;
+  std::function<Result<Reply>()> run;
   if (parts.empty() && method == "GET") {
-    run = [this] {
+    run = [this]() -> Result<Reply> {
       Json list = Json::array();
       for (const auto& [n, user] : users_) list.push_back(DescribeUser(user, options_.account));
       return Reply{{{"users", list}}};
@@ -231,16 +232,16 @@ Result<Controller::Reply> Controller::UserCall(const Caller& caller, const std::
     audited = "allot:CreateUser";
     run = [this, &body] { return CreateUser(body); };
   } else if (parts.size() == 1 && method == "GET") {
-    run = [this, name] {
-      auto it = MustFindUser(name);
+    run = [this, name]() -> Result<Reply> {
+      ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(name));
       return Reply{{{"user", DescribeUser(it->second, options_.account)}}};
     };
   } else if (parts.size() == 1 && method == "DELETE") {
     audited = "allot:DeleteUser";
     run = [this, name] { return DeleteUser(name); };
   } else if (tail == "/policy" && method == "GET") {
-    run = [this, name] {
-      auto it = MustFindUser(name);
+    run = [this, name]() -> Result<Reply> {
+      ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(name));
       return Reply{{{"userName", name}, {"policy", PolicyJson(it->second)}}};
     };
   } else if (tail == "/policy" && method == "PUT") {
@@ -258,7 +259,7 @@ Result<Controller::Reply> Controller::UserCall(const Caller& caller, const std::
         if (audit_) audit_->resource = resource;
         return Allowed(*caller_, "allot:ManageUsers", resource, nullptr, std::nullopt);
       },
-      [&run]() -> Result<Reply> { return run(); });
+      run);
 }
 
 Result<Controller::Reply> Controller::Audit(const Caller& caller, const AuditFilter& filter,

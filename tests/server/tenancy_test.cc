@@ -322,3 +322,67 @@ TEST_F(TenancyTest, AuditRecordsPastTheRetentionArePrunedAndNoOthers) {
 
 }  // namespace
 }  // namespace allot::server
+
+namespace allot::server {
+namespace {
+
+// Allot's own endpoints answer a Status too (issue 9, section 4): a refusal of the caller's
+// policy is kPermissionDenied, a mistake kInvalidArgument naming what was wrong, and a refused
+// change of users is audited like a refused AWS action.
+TEST_F(TenancyTest, AllotEndpointsRefuseByStatusAndAuditRefusedUserChanges) {
+  Start();
+  MakeQueue();
+  Result<Json> job = Call("submitservicejob", SubmitRequest(1));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const std::string id = job.value()["jobId"];
+  const Caller alice = UserWith("alice", kCapped);  // may submit, not read logs or users
+
+  Result<Controller::LogChunk> logs = controller_->Logs(id, 0, "algo-1", "stdout", 0, alice);
+  ASSERT_FALSE(logs.ok());
+  EXPECT_EQ(logs.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(logs.status().message().find("allot:GetJobLogs"), std::string::npos);
+  logs = controller_->Logs(id, 0, "algo-1", "stdout", std::uint64_t{1} << 63);
+  ASSERT_FALSE(logs.ok());
+  EXPECT_EQ(logs.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(logs.status().message().find("offset"), std::string::npos);
+
+  const std::size_t audited = Audit().size();
+  Result<Controller::Reply> denied =
+      controller_->UserCall(alice, "POST", "", {{"userName", "mallory"}});
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.status().code(), StatusCode::kPermissionDenied);
+  ASSERT_TRUE(controller_->UserCall(Caller::System(), "POST", "", {{"userName", "bob"}}).ok());
+  Result<Controller::Reply> again =
+      controller_->UserCall(Caller::System(), "POST", "", {{"userName", "bob"}});
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(again.status().message(), "Object already exists");
+  Result<Controller::Reply> bad_policy =
+      controller_->UserCall(Caller::System(), "PUT", "/bob/policy", {{"Version", 3}});
+  ASSERT_FALSE(bad_policy.ok());
+  EXPECT_EQ(bad_policy.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad_policy.status().message().rfind("policy: ", 0), 0U);
+  Result<Controller::Reply> nobody =
+      controller_->UserCall(Caller::System(), "DELETE", "/nobody", {});
+  ASSERT_FALSE(nobody.ok());
+  EXPECT_EQ(nobody.status().message(), "user nobody does not exist");
+  const std::vector<AuditRecord> audit = Audit();
+  ASSERT_EQ(audit.size(), audited + 5);  // the denial, the creation and three refusals
+  EXPECT_EQ(audit[audited].outcome, "AccessDenied");
+  EXPECT_EQ(audit[audited + 1].outcome, "Allowed");
+  EXPECT_EQ(audit[audited + 2].outcome, "ClientException: Object already exists");
+  EXPECT_EQ(audit[audited + 4].action, "allot:DeleteUser");
+
+  Result<Controller::Reply> history =
+      controller_->HistoryCall(Caller::System(), "/allot/v1/history/report", {{"since", "7x"}});
+  ASSERT_FALSE(history.ok());
+  EXPECT_EQ(history.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(history.status().message().rfind("since must be", 0), 0U);
+  history = controller_->HistoryCall(Caller::System(), "/allot/v1/history/report",
+                                     {{"prices", "ml.g5.xlarge:cheap"}});
+  ASSERT_FALSE(history.ok());
+  EXPECT_EQ(history.status().message().rfind("prices must be", 0), 0U);
+}
+
+}  // namespace
+}  // namespace allot::server
