@@ -63,16 +63,17 @@ Status PriorityChangeable(const JobRecord& job);
 class Controller {
  public:
   // An answer, and when it may be given: `durable` is valid when it must wait for a commit.
-  template <typename Body>
-  struct Answer {
-    Body body{};
+  // An AWS action's answer is typed (api/encode.h writes its document at the wire edge).
+  struct ActionReply {
+    api::Response body;
     std::shared_future<Status> durable;
   };
-  // An AWS action's answer, typed (api/encode.h writes its document at the wire edge).
-  using ActionReply = Answer<api::Response>;
   // An answer of Allot's own endpoints (users, audit, explain, what-if, history): their
   // documents are still built here.
-  using Reply = Answer<Json>;
+  struct Reply {
+    Json body = Json::object();
+    std::shared_future<Status> durable;
+  };
 
   // Opens the store (SQLite in the data directory, unless `store` is given: tests pass one that
   // fails on demand), rebuilds the engine from it and starts the loop.

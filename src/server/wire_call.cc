@@ -7,9 +7,9 @@ namespace allot::server {
 
 namespace {
 
-Result<Controller::Reply> Encoded(Result<Controller::ActionReply> reply) {
+Result<Controller::Reply> Encoded(const Result<Controller::ActionReply>& reply) {
   if (!reply.ok()) return reply.status();
-  return Controller::Reply{api::EncodeResponse(reply->body), std::move(reply->durable)};
+  return Controller::Reply{api::EncodeResponse(reply->body), reply->durable};
 }
 
 }  // namespace
