@@ -372,6 +372,9 @@ TEST_F(TenancyTest, AllotEndpointsRefuseByStatusAndAuditRefusedUserChanges) {
   EXPECT_EQ(audit[audited + 1].outcome, "Allowed");
   EXPECT_EQ(audit[audited + 2].outcome, "ClientException: Object already exists");
   EXPECT_EQ(audit[audited + 4].action, "allot:DeleteUser");
+  Result<Controller::Reply> gone = controller_->UserCall(Caller::System(), "DELETE", "/bob", {});
+  ASSERT_TRUE(gone.ok()) << gone.status().ToString();
+  EXPECT_EQ(gone->body, Json::object());  // an empty answer is {}, as AWS's empty outputs
 
   Result<Controller::Reply> history =
       controller_->HistoryCall(Caller::System(), "/allot/v1/history/report", {{"since", "7x"}});
