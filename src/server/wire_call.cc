@@ -2,14 +2,19 @@
 
 #include "api/decode.h"
 #include "api/encode.h"
+#include "server/api_error.h"
 
 namespace allot::server {
 
 namespace {
 
+// The typed answer as its document. Encoding allocates only; should it throw anyway, the caller
+// gets a fault (logged as api.fault), not an exception.
 Result<Controller::Reply> Encoded(const Result<Controller::ActionReply>& reply) {
   if (!reply.ok()) return reply.status();
-  return Controller::Reply{api::EncodeResponse(reply->body), reply->durable};
+  return Guarded([&reply] {
+    return Controller::Reply{api::EncodeResponse(reply->body), reply->durable};
+  });
 }
 
 }  // namespace
