@@ -388,12 +388,14 @@ class AllotServer:
                 if self._own_dir:
                     shutil.rmtree(self._own_tmp or self.data_dir, ignore_errors=True)
 
-    def log_text(self):
+    def log_text(self, tail=4000):
+        """The server's log, its last `tail` characters (for messages); tail=None: all of it."""
         parts = []
         for log in self._logs:
             with contextlib.suppress(OSError), open(log, "rb") as f:
                 parts.append(f.read().decode(errors="replace"))
-        return "\n".join(parts)[-4000:]
+        text = "\n".join(parts)
+        return text if tail is None else text[-tail:]
 
     def __enter__(self):
         return self.start()
