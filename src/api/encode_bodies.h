@@ -25,4 +25,16 @@ nlohmann::json Body(const ServiceJobChanged& r);
 nlohmann::json Body(const ListServiceJobsResponse& r);
 nlohmann::json Body(const JobQueueSnapshotResponse& r);
 
+// encode_explain.cc
+nlohmann::json Body(const ExplainResponse& r);
+nlohmann::json Body(const WhatIfResponse& r);
+
+// encode_history.cc
+nlohmann::json Body(const UsageReportResponse& r);
+nlohmann::json Body(const UsageHistoryResponse& r);
+nlohmann::json Body(const JobHistoryResponse& r);
+
+// encode_tenancy.cc
+nlohmann::json Body(const TenancyResponse& r);
+
 }  // namespace allot::api::bodies

@@ -12,7 +12,10 @@
 #include <variant>
 #include <vector>
 
+#include "api/explain_responses.h"
+#include "api/history_responses.h"
 #include "api/requests.h"
+#include "api/tenancy_responses.h"
 #include "common/time.h"
 #include "model/capacity.h"
 #include "model/config.h"
@@ -292,6 +295,10 @@ using Response =
                  ListSchedulingPoliciesResponse, JobQueueChanged, DescribeJobQueuesResponse,
                  QuotaShareDetail, QuotaShareChanged, ListQuotaSharesResponse, ServiceJobChanged,
                  ServiceJobDetail, ListServiceJobsResponse, JobQueueSnapshotResponse,
-                 ListTagsForResourceResponse>;
+                 ListTagsForResourceResponse,
+                 // Allot's own endpoints (explain_responses.h, history_responses.h,
+                 // tenancy_responses.h).
+                 ExplainResponse, WhatIfResponse, UsageReportResponse, UsageHistoryResponse,
+                 JobHistoryResponse, TenancyResponse>;
 
 }  // namespace allot::api

@@ -127,10 +127,10 @@ class Controller {
                         const Caller& caller = Caller::System());
   // GET /allot/v1/jobs/{id}/explain (explain_ops.cc): why the job waits, or why it was
   // preempted, as data and as a summary; for a caller allowed to describe the job.
-  Result<Reply> Explain(const Caller& caller, const std::string& job);
+  Result<ActionReply> Explain(const Caller& caller, const std::string& job);
   // POST /allot/v1/whatif (whatif_ops.cc): what the engine would decide now for a submission, a
   // priority change or a quota-share update, for a caller allowed to make it; changes nothing.
-  Result<Reply> WhatIf(const Caller& caller, const api::WhatIfRequest& request);
+  Result<ActionReply> WhatIf(const Caller& caller, const api::WhatIfRequest& request);
 
   const Options& options() const { return options_; }
   const std::string& credentials_path() const { return credentials_path_; }
@@ -240,7 +240,7 @@ class Controller {
   // Unnames in Describe's extensions the preemptors, runners-up and victims the caller may not
   // describe (their shares stay).
   void RedactPreemptionRecords(api::JobExtensions& allot);
-  Result<Reply> WhatIfLocked(const api::WhatIfRequest& request);
+  Result<ActionReply> WhatIfLocked(const api::WhatIfRequest& request);
   Result<model::Event> WhatIfEvent(const api::WhatIfRequest& request, model::JobId* subject,
                                    std::string* share);
   Json VictimJson(const model::VictimRecord& v, const JobRecord* preemptor);
@@ -340,7 +340,7 @@ class Controller {
   // --- usage history and job events (history.cc, history_ops.cc) ---
  public:
   // GET /allot/v1/report, /allot/v1/history/usage and /allot/v1/history/jobs (`path`).
-  Result<Reply> HistoryCall(const Caller& caller, const std::string& path,
+  Result<ActionReply> HistoryCall(const Caller& caller, const std::string& path,
                             const std::multimap<std::string, std::string>& params);
 
  private:

@@ -292,17 +292,17 @@ Json Controller::ExplainJob(const JobRecord& job) {
   return out;
 }
 
-Result<Controller::Reply> Controller::Explain(const Caller& caller, const std::string& id) {
-  return RunAs(
+Result<Controller::ActionReply> Controller::Explain(const Caller& caller, const std::string& id) {
+  return RunAs<ActionReply>(
       caller, "",
       [&] {
         const JobRecord* job = FindJob(id);
         return Allowed(*caller_, "batch:DescribeServiceJob",
                        job ? arns_.Job(job->id) : arns_.Job(id), job, std::nullopt);
       },
-      [&]() -> Result<Reply> {
+      [&]() -> Result<ActionReply> {
         ALLOT_ASSIGN_OR_RETURN(const JobRecord* job, JobNamed(id));
-        return Reply{ExplainJob(*job), {}};
+        return ActionReply{api::ExplainResponse{ExplainJob(*job)}, {}};
       });
 }
 

@@ -239,7 +239,7 @@ Status AddSamples(store::Store& store, const Window& w, ReportInput* input) {
 
 }  // namespace
 
-Result<Controller::Reply> Controller::HistoryCall(
+Result<Controller::ActionReply> Controller::HistoryCall(
     const Caller& caller, const std::string& path,
     const std::multimap<std::string, std::string>& params) {
   // The shares the caller may describe: a quota share by DescribeQuotaShare on its ARN, the
@@ -264,7 +264,7 @@ Result<Controller::Reply> Controller::HistoryCall(
   w.until = std::min(until, w.now);
   if (w.since >= w.now) return InvalidArgument("since must be in the past");
   if (w.since >= w.until) return InvalidArgument("since must be before until");
-  Reply reply;
+  ActionReply reply;
   if (path == "/allot/v1/history/usage") {
     const std::string queue = Param(params, "queue");
     if (queue.empty()) return InvalidArgument("queue is required: the job queue's name");
@@ -276,7 +276,7 @@ Result<Controller::Reply> Controller::HistoryCall(
     }
     Result<Json> usage = UsageJson(*store_, queue, w, options_.history_interval, visible);
     if (!usage.ok()) return usage.status();
-    reply.body = std::move(usage).value();
+    reply.body = api::UsageHistoryResponse{std::move(usage).value()};
     return reply;
   }
   Result<std::vector<JobEvent>> events = ReadEvents(*store_, w.since);
@@ -292,7 +292,7 @@ Result<Controller::Reply> Controller::HistoryCall(
       return !it->second;
     };
     std::erase_if(events.value(), hidden);
-    reply.body = ExportJson(ExportJobs(*events, w.since, w.until));
+    reply.body = api::JobHistoryResponse{ExportJson(ExportJobs(*events, w.since, w.until))};
     return reply;
   }
   ReportInput input{.since = w.since,
@@ -314,7 +314,7 @@ Result<Controller::Reply> Controller::HistoryCall(
       input.open.push_back(std::move(a));
     }
   }
-  reply.body = ReportJson(ComputeReport(input));
+  reply.body = api::UsageReportResponse{ReportJson(ComputeReport(input))};
   return reply;
 }
 

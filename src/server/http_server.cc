@@ -1066,14 +1066,16 @@ Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route&
   if (route.kind == Route::kAudit) return Audit(params, caller);
   if (route.kind == Route::kExplain) {
     ALLOT_ASSIGN_OR_RETURN(const std::string job, Utf8Field(route.capture, "jobId"));
-    return controller_.Explain(caller, job);
+    return EncodeReply(controller_.Explain(caller, job));
   }
   if (route.kind == Route::kWhatIf) {
     ALLOT_ASSIGN_OR_RETURN(const Json body, api::ReadBody(req.body()));
     ALLOT_ASSIGN_OR_RETURN(const api::WhatIfRequest request, api::DecodeWhatIf(body));
-    return controller_.WhatIf(caller, request);
+    return EncodeReply(controller_.WhatIf(caller, request));
   }
-  if (route.kind == Route::kHistory) return controller_.HistoryCall(caller, route.capture, params);
+  if (route.kind == Route::kHistory) {
+    return EncodeReply(controller_.HistoryCall(caller, route.capture, params));
+  }
   if (route.kind == Route::kUsers) {
     Result<Json> body = api::ReadBody(req.body());
     if (!body.ok()) return refused(body.status());

@@ -20,14 +20,14 @@ std::string Plural(std::size_t n, const char* one, const char* many) {
 
 }  // namespace
 
-Result<Controller::Reply> Controller::WhatIf(const Caller& caller,
-                                             const api::WhatIfRequest& request) {
-  return RunAs(
+Result<Controller::ActionReply> Controller::WhatIf(const Caller& caller,
+                                                   const api::WhatIfRequest& request) {
+  return RunAs<ActionReply>(
       caller, "",
       [&] {
         return AuthorizeCall(std::visit([](const auto& r) { return api::Request(r); }, request));
       },
-      [&]() -> Result<Reply> { return WhatIfLocked(request); });
+      [&]() -> Result<ActionReply> { return WhatIfLocked(request); });
 }
 
 Result<model::Event> Controller::WhatIfEvent(const api::WhatIfRequest& request,
@@ -90,7 +90,7 @@ Json Controller::VictimJson(const model::VictimRecord& v, const JobRecord* preem
   return entry;
 }
 
-Result<Controller::Reply> Controller::WhatIfLocked(const api::WhatIfRequest& request) {
+Result<Controller::ActionReply> Controller::WhatIfLocked(const api::WhatIfRequest& request) {
   model::JobId subject = 0;
   std::string share;
   ALLOT_ASSIGN_OR_RETURN(const model::Event event, WhatIfEvent(request, &subject, &share));
@@ -156,7 +156,7 @@ Result<Controller::Reply> Controller::WhatIfLocked(const api::WhatIfRequest& req
   if (answer->wait && !preempts && !starts_any && !running) {
     out["explanation"] = WaitingJson(*answer->wait, share);
   }
-  return Reply{out};
+  return ActionReply{api::WhatIfResponse{std::move(out)}, {}};
 }
 
 }  // namespace allot::server

@@ -6,18 +6,14 @@
 
 namespace allot::server {
 
-namespace {
-
-// The typed answer as its document. Encoding allocates only; should it throw anyway, the caller
-// gets a fault (logged as api.fault), not an exception.
-Result<Controller::Reply> Encoded(const Result<Controller::ActionReply>& reply) {
+// Encoding allocates only; should it throw anyway, the caller gets a fault (logged as
+// api.fault), not an exception.
+Result<Controller::Reply> EncodeReply(const Result<Controller::ActionReply>& reply) {
   if (!reply.ok()) return reply.status();
   return Guarded([&reply] {
     return Controller::Reply{api::EncodeResponse(reply->body), reply->durable};
   });
 }
-
-}  // namespace
 
 Result<Controller::Reply> CallAction(Controller& controller, std::string_view route_name,
                                      const Json& body, const Caller& caller) {
@@ -27,12 +23,12 @@ Result<Controller::Reply> CallAction(Controller& controller, std::string_view ro
                             request.status().message(), api::TargetOf(route_name, body));
     return request.status();
   }
-  return Encoded(controller.Call(request.value(), caller));
+  return EncodeReply(controller.Call(request.value(), caller));
 }
 
 Result<Controller::Reply> CallTags(Controller& controller, const api::TagsRequest& request,
                                    const Caller& caller) {
-  return Encoded(controller.Tags(request, caller));
+  return EncodeReply(controller.Tags(request, caller));
 }
 
 }  // namespace allot::server

@@ -16,6 +16,9 @@ namespace allot::server {
 Result<Controller::Reply> CallAction(Controller& controller, std::string_view route_name,
                                      const Json& body, const Caller& caller = Caller::System());
 
+// A typed answer as its document (api::EncodeResponse); a fault while encoding is a logged fault.
+Result<Controller::Reply> EncodeReply(const Result<Controller::ActionReply>& reply);
+
 // TagResource, UntagResource, ListTagsForResource, decoded (api::DecodeTags).
 Result<Controller::Reply> CallTags(Controller& controller, const api::TagsRequest& request,
                                    const Caller& caller);

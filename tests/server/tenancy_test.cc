@@ -376,7 +376,7 @@ TEST_F(TenancyTest, AllotEndpointsRefuseByStatusAndAuditRefusedUserChanges) {
   ASSERT_TRUE(gone.ok()) << gone.status().ToString();
   EXPECT_EQ(gone->body, Json::object());  // an empty answer is {}, as AWS's empty outputs
 
-  Result<Controller::Reply> history =
+  Result<Controller::ActionReply> history =
       controller_->HistoryCall(Caller::System(), "/allot/v1/history/report", {{"since", "7x"}});
   ASSERT_FALSE(history.ok());
   EXPECT_EQ(history.status().code(), StatusCode::kInvalidArgument);
