@@ -35,6 +35,11 @@ nlohmann::json Body(const UsageHistoryResponse& r);
 nlohmann::json Body(const JobHistoryResponse& r);
 
 // encode_tenancy.cc
-nlohmann::json Body(const TenancyResponse& r);
+nlohmann::json Body(const ListUsersResponse& r);
+nlohmann::json Body(const UserResponse& r);
+nlohmann::json Body(const NewAccessKeyResponse& r);
+nlohmann::json Body(const UserPolicyResponse& r);
+nlohmann::json Body(const AuditPageResponse& r);
+nlohmann::json Body(const LogChunkResponse& r);
 
 }  // namespace allot::api::bodies

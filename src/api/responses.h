@@ -299,6 +299,7 @@ using Response =
                  // Allot's own endpoints (explain_responses.h, history_responses.h,
                  // tenancy_responses.h).
                  ExplainResponse, WhatIfResponse, UsageReportResponse, UsageHistoryResponse,
-                 JobHistoryResponse, TenancyResponse>;
+                 JobHistoryResponse, ListUsersResponse, UserResponse, NewAccessKeyResponse,
+                 UserPolicyResponse, AuditPageResponse, LogChunkResponse>;
 
 }  // namespace allot::api

@@ -5,6 +5,7 @@
 
 #include "api/wire_json.h"
 #include "common/strings.h"
+#include "server/json.h"
 
 namespace allot::server {
 
@@ -18,11 +19,6 @@ bool ActionMatches(std::string_view wanted, std::string_view action) {
   const std::size_t colon = action.find(':');
   return wanted.find(':') == std::string_view::npos && colon != std::string_view::npos &&
          EqualsIgnoreCase(wanted, action.substr(colon + 1));
-}
-
-Json ParseOrNull(const std::string& text) {
-  if (text.empty()) return nullptr;
-  return Json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
 }  // namespace
@@ -101,17 +97,11 @@ Result<AuditRecord> DecodeAudit(const std::string& key, const std::string& store
   }
 }
 
-Json DescribeAudit(const AuditRecord& r) {
-  Json out = {{"time", r.time},           {"userName", r.user},
-              {"principal", r.principal}, {"sourceAddress", r.source},
-              {"action", r.action},       {"resource", r.resource},
-              {"outcome", r.outcome},     {"requestId", r.request_id}};
-  if (!r.changes.empty()) {
-    Json changes = Json::object();
-    for (const AuditChange& c : r.changes) {
-      changes[c.field] = {{"old", ParseOrNull(c.old_value)}, {"new", ParseOrNull(c.new_value)}};
-    }
-    out["changes"] = changes;
+api::AuditRecordDetail DescribeAudit(const AuditRecord& r) {
+  api::AuditRecordDetail out{r.time,     r.user,    r.principal,  r.source, r.action,
+                             r.resource, r.outcome, r.request_id, {}};
+  for (const AuditChange& c : r.changes) {
+    out.changes.push_back({c.field, c.old_value, c.new_value});
   }
   return out;
 }
@@ -143,10 +133,11 @@ void AwaitRefusalWrite(std::shared_future<Status> written) {
   }
 }
 
-bool AuditFilter::Matches(const AuditRecord& r) const {
-  if (r.time < since || r.time >= until) return false;
-  if (!principal.empty() && principal != r.user && principal != r.principal) return false;
-  if (!action.empty() && !ActionMatches(action, r.action)) return false;
+bool AuditMatches(const api::AuditRequest& q, const AuditRecord& r) {
+  if (r.time < q.since || r.time >= q.until) return false;
+  if (!q.principal.empty() && q.principal != r.user && q.principal != r.principal) return false;
+  if (!q.action.empty() && !ActionMatches(q.action, r.action)) return false;
+  const std::string& resource = q.resource;
   if (!resource.empty() && resource != r.resource &&
       !(r.resource.size() > resource.size() && r.resource.ends_with(resource) &&
         r.resource[r.resource.size() - resource.size() - 1] == '/')) {

@@ -8,14 +8,14 @@
 
 #include <cstdint>
 #include <future>
-#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "api/tenancy_requests.h"
+#include "api/tenancy_responses.h"
 #include "common/status.h"
 #include "common/time.h"
-#include "server/json.h"
 
 namespace allot::server {
 
@@ -42,8 +42,10 @@ struct AuditRecord {
 std::string AuditKey(std::uint64_t seq);
 std::string EncodeAudit(const AuditRecord& record);
 Result<AuditRecord> DecodeAudit(const std::string& key, const std::string& stored);
-// GET /allot/v1/audit's entry: changes as {"field": {"old": ..., "new": ...}}.
-Json DescribeAudit(const AuditRecord& record);
+// GET /allot/v1/audit's entry.
+api::AuditRecordDetail DescribeAudit(const AuditRecord& record);
+// Whether the record is one the query asks for (its principal, resource, action and times).
+bool AuditMatches(const api::AuditRequest& query, const AuditRecord& record);
 
 // A refused mutating call answers once its audit record is durable, so the trail a caller reads
 // next holds it. Controller::Call and the other entry points wait for that write themselves,
@@ -60,15 +62,5 @@ class DeferRefusalWrite {
 std::shared_future<Status> TakeRefusalWrite();
 // For the controller: waits for `written`, or hands it to the thread's DeferRefusalWrite.
 void AwaitRefusalWrite(std::shared_future<Status> written);
-
-struct AuditFilter {
-  std::string principal;  // the user's name or ARN; empty: any
-  std::string resource;   // the ARN, or its last path part (a job id); empty: any
-  std::string action;     // "batch:SubmitServiceJob" or "SubmitServiceJob", any case; empty: any
-  Timestamp since = 0;
-  Timestamp until = std::numeric_limits<Timestamp>::max();
-
-  bool Matches(const AuditRecord& record) const;
-};
 
 }  // namespace allot::server

@@ -9,6 +9,7 @@
 
 #include "api/decode.h"
 #include "api/decoders.h"
+#include "api/routes.h"
 #include "auth/policy.h"
 #include "common/strings.h"
 #include "server/api_error.h"
@@ -289,11 +290,6 @@ template Result<Controller::ActionReply> Controller::RunAs<Controller::ActionRep
     const Caller&, const std::string&, const std::function<Status()>&,
     const std::function<Result<ActionReply>()>&);
 
-std::string Controller::AuditedAction(const std::string& route_name) {
-  const std::optional<api::ActionInfo> info = api::FindAction(route_name);
-  return info && info->mutating ? "batch:" + std::string(info->name) : std::string();
-}
-
 void Controller::AuditRefusal(const Caller& caller, const std::string& audited_action,
                               const std::string& message, const api::RefusalTarget& target) {
   if (audited_action.empty()) return;
@@ -340,7 +336,7 @@ Result<Controller::ActionReply> Controller::Call(const api::Request& request,
   return std::visit(
       [&](const auto& r) {
         using R = std::decay_t<decltype(r)>;
-        const std::string audited = AuditedAction(AsciiLower(R::kAction));
+        const std::string audited = api::AuditedAction(AsciiLower(R::kAction));
         return RunAs<ActionReply>(
             caller, audited, [&] { return Authorize(r); },
             [&]() -> Result<ActionReply> {

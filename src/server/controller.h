@@ -28,6 +28,7 @@
 #include "api/requests.h"
 #include "api/responses.h"
 #include "api/secret_box.h"
+#include "api/tenancy_requests.h"
 #include "engine/engine.h"
 #include "exec/executor.h"
 #include "server/audit.h"
@@ -98,33 +99,24 @@ class Controller {
   std::optional<std::string> SecretFor(const std::string& access_key_id);
   std::optional<Caller> CallerFor(const std::string& access_key_id);
 
-  // /allot/v1/users[/NAME[/policy|/keys/rotate]] (users_ops.cc): `method` is GET, POST, PUT or
-  // DELETE, `path` what follows /allot/v1/users ("", "/alice", "/alice/policy", ...).
-  Result<Reply> UserCall(const Caller& caller, const std::string& method, const std::string& path,
-                         const Json& body);
+  // /allot/v1/users[/NAME[/policy|/keys/rotate]] (users_ops.cc), decoded
+  // (api::DecodeUserRequest); a change is audited as an AWS action's.
+  Result<ActionReply> Users(const Caller& caller, const api::UserRequest& request);
   // A mutating call refused before it reached the controller (a body that is not JSON, too deep,
-  // too large, not UTF-8): its audit record. `audited_action` as audit records name actions
-  // ("batch:SubmitServiceJob"); AuditedAction maps an AWS action's path name to it ("" for a
-  // read, which is not audited).
-  // `target`: where the request was aimed, when it could be read (api::TargetOf).
+  // too large, not UTF-8, a field the decoder refused): its audit record. `audited_action` as
+  // audit records name actions ("batch:SubmitServiceJob", api::AuditedActionOf); "" for a read,
+  // which is not audited. `target`: where the request was aimed, when it could be read
+  // (api::TargetOf).
   void AuditRefusal(const Caller& caller, const std::string& audited_action,
                     const std::string& message, const api::RefusalTarget& target = {});
-  static std::string AuditedAction(const std::string& route_name);
-  // GET /allot/v1/audit: the newest records first that match `filter`, at most `max`, older
-  // than `token` (the nextToken of the page before).
-  Result<Reply> Audit(const Caller& caller, const AuditFilter& filter, std::size_t max,
-                      const std::string& token);
+  // GET /allot/v1/audit: the newest records first that match the request, at most its
+  // maxResults, older than its nextToken (the page before's).
+  Result<ActionReply> Audit(const Caller& caller, const api::AuditRequest& request);
 
-  // GET /allot/v1/jobs/{id}/logs: `stream` ("stdout" or "stderr") of `host` in `attempt`
-  // (0 = the latest) from byte `offset`; kInvalidArgument for an unknown job, attempt or host.
-  struct LogChunk {
-    std::string text;
-    std::uint64_t next_offset = 0;
-    bool complete = false;  // the attempt has ended: nothing more will be written
-  };
-  Result<LogChunk> Logs(const std::string& job, int attempt, const std::string& host,
-                        const std::string& stream, std::uint64_t offset,
-                        const Caller& caller = Caller::System());
+  // GET /allot/v1/jobs/{id}/logs: a stream of a host in an attempt, from a byte offset;
+  // kInvalidArgument for an unknown job, attempt, host or stream.
+  Result<ActionReply> Logs(const api::LogsRequest& request,
+                           const Caller& caller = Caller::System());
   // GET /allot/v1/jobs/{id}/explain (explain_ops.cc): why the job waits, or why it was
   // preempted, as data and as a summary; for a caller allowed to describe the job.
   Result<ActionReply> Explain(const Caller& caller, const std::string& job);
@@ -184,8 +176,7 @@ class Controller {
   void UnindexJob(const JobRecord& job);
 
   Result<ActionReply> TagsLocked(const api::TagsRequest& request);  // requires mu_
-  Result<LogChunk> ReadLogs(const std::string& job, int attempt, const std::string& host,
-                            const std::string& stream, std::uint64_t offset, const Caller& caller);
+  Result<ActionReply> ReadLogs(const api::LogsRequest& request, const Caller& caller);
 
   // config_ops.cc
   Result<ActionReply> Handle(const api::CreateServiceEnvironmentRequest& r);
@@ -302,11 +293,15 @@ class Controller {
   Status PutUser(const UserRecord& user);     // requires mu_: into users_ and pending_
   void PruneAudit();                          // requires mu_: drops records past retention
   Result<std::map<std::string, UserRecord>::iterator> UserNamed(const std::string& name);
-  Reply NewKeyReply(const UserRecord& user, const api::Credentials& key) const;
-  Result<Reply> CreateUser(const Json& body);
-  Result<Reply> DeleteUser(const std::string& name);
-  Result<Reply> RotateKeys(const std::string& name);
-  Result<Reply> PutUserPolicy(const std::string& name, const Json& body);
+  api::NewAccessKeyResponse NewKeyAnswer(const UserRecord& user,
+                                         const api::Credentials& key) const;
+  Result<ActionReply> Handle(const api::ListUsersRequest& r);
+  Result<ActionReply> Handle(const api::GetUserRequest& r);
+  Result<ActionReply> Handle(const api::CreateUserRequest& r);
+  Result<ActionReply> Handle(const api::DeleteUserRequest& r);
+  Result<ActionReply> Handle(const api::GetUserPolicyRequest& r);
+  Result<ActionReply> Handle(const api::PutUserPolicyRequest& r);
+  Result<ActionReply> Handle(const api::RotateAccessKeysRequest& r);
   std::optional<api::SecretBox> box_;
   std::map<std::string, UserRecord> users_;                 // guarded by mu_
   std::unordered_map<std::string, std::string> key_owner_;  // guarded by mu_: key id -> user

@@ -28,7 +28,10 @@
 
 #include "api/decode.h"
 #include "api/fields.h"
+#include "api/query.h"
+#include "api/routes.h"
 #include "api/sigv4.h"
+#include "api/tenancy_requests.h"
 #include "common/strings.h"
 #include "server/api_error.h"
 #include "server/audit.h"
@@ -64,6 +67,8 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
+using api::Route;
+
 constexpr std::uint64_t kMaxBody = std::uint64_t{64} * 1024;    // a larger body answers 413
 constexpr std::size_t kMaxSubmitBody = std::size_t{30} * 1024;  // AWS's SubmitServiceJob limit
 constexpr std::uint32_t kMaxHeader = 32 * 1024;
@@ -76,91 +81,6 @@ std::chrono::milliseconds Millis(Duration d) { return std::chrono::milliseconds(
 // Every JSON the server writes goes through here: bytes that are not UTF-8 (log text, or a value
 // a message quotes) become U+FFFD instead of making dump() throw.
 std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
-
-// The length of the well-formed UTF-8 sequence at s[i], or 0 where there is none (an overlong
-// form, a surrogate, a code point past U+10FFFF, a stray or missing continuation byte).
-std::size_t Utf8SequenceAt(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) return 1;
-  std::size_t len = 0;
-  unsigned lo = 0x80, hi = 0xBF;  // the range of the first continuation byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (len > s.size() - i) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return 0;
-  }
-  return len;
-}
-
-bool IsUtf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = Utf8SequenceAt(s, i);
-    if (n == 0) return false;
-    i += n;
-  }
-  return true;
-}
-
-// A message safe to send whatever it quotes: each byte that starts no UTF-8 sequence becomes
-// U+FFFD.
-std::string ScrubUtf8(std::string_view message) {
-  std::string out;
-  out.reserve(message.size());
-  for (std::size_t i = 0; i < message.size();) {
-    const std::size_t n = Utf8SequenceAt(message, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(message.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
-}
-
-// The value of a field read from the path, the query or a header, refused (400) unless UTF-8. The
-// message names the field and never echoes the bytes.
-Result<std::string> Utf8Field(std::string value, const std::string& field) {
-  if (!IsUtf8(value)) return InvalidArgument(field + " is not valid UTF-8");
-  return value;
-}
-
-// A whole number of decimal digits from 0 to `max` (no sign, exponent, spaces or empty string).
-Result<std::uint64_t> WholeNumber(const std::string& value, const std::string& name,
-                                  std::uint64_t max) {
-  std::uint64_t n = 0;
-  bool ok = !value.empty() && value.size() <= 20;
-  for (char ch : value) {
-    if (!ok) break;
-    if (ch < '0' || ch > '9') {
-      ok = false;
-      break;
-    }
-    const auto digit = static_cast<std::uint64_t>(ch - '0');
-    ok = n <= (max - digit) / 10;
-    n = n * 10 + digit;
-  }
-  if (!ok) {
-    const std::string shown = value.size() > 32 ? value.substr(0, 32) + "..." : value;
-    return InvalidArgument(name + " must be a whole number from 0 to " + std::to_string(max) +
-                           ", got " + Dump(Json(shown)));
-  }
-  return n;
-}
 
 // What a route answers.
 struct Answer {
@@ -180,7 +100,7 @@ struct Answer {
 
 Answer ErrorAnswer(http::status status, const std::string& type, const std::string& message) {
   return {status, "application/json", type,
-          Dump(Json{{"message", ScrubUtf8(message)}, {"__type", type}})};
+          Dump(Json{{"message", api::ScrubUtf8(message)}, {"__type", type}})};
 }
 
 // A fault of the server: the detail goes to stderr, the caller sees nothing internal.
@@ -214,41 +134,6 @@ void Settle(Answer& answer) {
   answer = ErrorAnswer(http::status::internal_server_error, "ServerException",
                        "the change could not be stored: " + s.message());
   answer.request_id = std::move(request_id);
-}
-
-// %XX escapes decoded (a malformed one is kept as it is); '+' becomes a space in a query.
-std::string PercentDecode(std::string_view s, bool plus_is_space) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && HexDigitValue(s[i + 1]) >= 0 &&
-        HexDigitValue(s[i + 2]) >= 0) {
-      out += static_cast<char>(HexDigitValue(s[i + 1]) * 16 + HexDigitValue(s[i + 2]));
-      i += 2;
-    } else if (s[i] == '+' && plus_is_space) {
-      out += ' ';
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-// key=value pairs split on '&', each decoded; a piece without '=' has an empty value.
-std::multimap<std::string, std::string> ParseQuery(std::string_view query) {
-  std::multimap<std::string, std::string> params;
-  while (!query.empty()) {
-    const std::size_t amp = query.find('&');
-    const std::string_view piece = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-    if (piece.empty()) continue;
-    const std::size_t eq = piece.find('=');
-    std::string key = PercentDecode(piece.substr(0, eq), true);
-    std::string value =
-        eq == std::string_view::npos ? "" : PercentDecode(piece.substr(eq + 1), true);
-    if (!key.empty()) params.emplace(std::move(key), std::move(value));
-  }
-  return params;
 }
 
 using Request = http::request<http::string_body>;
@@ -285,70 +170,6 @@ Timestamp WallClock() {
       .count();
 }
 
-// Which handler a request goes to, matched on its percent-decoded path.
-struct Route {
-  enum Kind {
-    kNone,
-    kHealth,
-    kTags,
-    kLogs,
-    kAction,
-    kUsers,
-    kAudit,
-    kUi,
-    kMetrics,
-    kHistory,
-    kExplain,
-    kWhatIf
-  } kind = kNone;
-  std::string capture;  // the resource ARN, the job id, the action or the users path
-};
-
-bool StartsWith(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
-
-Route MatchRoute(http::verb verb, const std::string& path) {
-  const bool get = verb == http::verb::get || verb == http::verb::head;
-  if (get && path == "/healthz") return {Route::kHealth, ""};
-  if (get && path == "/metrics") return {Route::kMetrics, ""};
-  if (get && (path == "/ui" || StartsWith(path, "/ui/"))) return {Route::kUi, path};
-  constexpr std::string_view kTags = "/v1/tags/";
-  if ((get || verb == http::verb::post || verb == http::verb::delete_) && StartsWith(path, kTags) &&
-      path.size() > kTags.size()) {
-    return {Route::kTags, path.substr(kTags.size())};
-  }
-  constexpr std::string_view kJobs = "/allot/v1/jobs/";
-  constexpr std::string_view kLogs = "/logs";
-  if (get && StartsWith(path, kJobs) && path.ends_with(kLogs) &&
-      path.size() > kJobs.size() + kLogs.size()) {
-    std::string id = path.substr(kJobs.size(), path.size() - kJobs.size() - kLogs.size());
-    if (id.find('/') == std::string::npos) return {Route::kLogs, std::move(id)};
-  }
-  constexpr std::string_view kExplain = "/explain";  // explain_ops.cc
-  if (get && StartsWith(path, kJobs) && path.ends_with(kExplain) &&
-      path.size() > kJobs.size() + kExplain.size()) {
-    std::string id = path.substr(kJobs.size(), path.size() - kJobs.size() - kExplain.size());
-    if (id.find('/') == std::string::npos) return {Route::kExplain, std::move(id)};
-  }
-  if (verb == http::verb::post && path == "/allot/v1/whatif") return {Route::kWhatIf, ""};
-  constexpr std::string_view kUsers = "/allot/v1/users";
-  if (path == kUsers || StartsWith(path, std::string(kUsers) + "/")) {
-    return {Route::kUsers, path.substr(kUsers.size())};
-  }
-  if (get && path == "/allot/v1/audit") return {Route::kAudit, ""};
-  if (get && (path == "/allot/v1/report" || path == "/allot/v1/history/usage" ||
-              path == "/allot/v1/history/jobs")) {
-    return {Route::kHistory, path};  // history_ops.cc
-  }
-  constexpr std::string_view kV1 = "/v1/";
-  if (verb == http::verb::post && StartsWith(path, kV1) && path.size() > kV1.size()) {
-    std::string action = path.substr(kV1.size());
-    bool lower = true;
-    for (char c : action) lower = lower && c >= 'a' && c <= 'z';
-    if (lower) return {Route::kAction, std::move(action)};
-  }
-  return {};
-}
-
 Answer PlainAnswer(http::status status, std::string body = "", std::string content_type = "") {
   return {status, std::move(content_type), "", std::move(body)};
 }
@@ -375,29 +196,6 @@ std::string ResourceOf(const Json& body) {
     if (it != body.end() && it->is_string()) return it->get<std::string>();
   }
   return "";
-}
-
-const char* KindName(const Route& route) {
-  switch (route.kind) {
-    case Route::kTags:
-      return "tags";
-    case Route::kLogs:
-      return "logs";
-    case Route::kUsers:
-      return "users";
-    case Route::kAudit:
-      return "audit";
-    case Route::kExplain:
-      return "explain";
-    case Route::kWhatIf:
-      return "whatif";
-    case Route::kHistory:
-      return "history";
-    case Route::kMetrics:
-      return "metrics";
-    default:
-      return "";
-  }
 }
 
 // The call's log line (server/log.h): who, what, on which resource, the outcome and the latency
@@ -448,14 +246,8 @@ class HttpServer::Impl {
   Result<Controller::Reply> Run(const Request& req, const Route& route, const Caller& caller,
                                 CallLog* call);
   Result<Controller::Reply> Tags(const Request& req, const Route& route,
-                                 const std::multimap<std::string, std::string>& params,
-                                 const Caller& caller);
+                                 const api::QueryParams& params, const Caller& caller);
   static std::string AuditedActionOf(const Request& req, const Route& route);
-  Result<Controller::Reply> Logs(const std::string& job_id,
-                                 const std::multimap<std::string, std::string>& params,
-                                 const Caller& caller);
-  Result<Controller::Reply> Audit(const std::multimap<std::string, std::string>& params,
-                                  const Caller& caller);
 
   using WorkGuard = asio::executor_work_guard<asio::io_context::executor_type>;
   // Runs a request on the calling thread (its connection's loop, or a worker) and answers it,
@@ -612,8 +404,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     keep_alive_ = req.keep_alive();
     head_ = req.method() == http::verb::head;
     version_ = req.version();
-    const std::string path = PercentDecode(api::SplitRequestTarget(req.target()).first, false);
-    Route route = MatchRoute(req.method(), path);
+    const std::string path = api::PercentDecode(api::SplitRequestTarget(req.target()).first, false);
+    Route route = api::MatchRoute(req.method_string(), path);
     if (route.kind == Route::kHealth) {
       return Answered(PlainAnswer(http::status::ok, "ok\n", "text/plain"));
     }
@@ -979,7 +771,7 @@ Answer HttpServer::Impl::MetricsAnswer(const Request& req, const CallLog& call) 
 
 // Authenticates, then runs the route, mapping refusals and faults to AWS errors.
 Answer HttpServer::Impl::Handle(const Request& req, const Route& route, CallLog* call) {
-  call->action = route.kind == Route::kAction ? route.capture : KindName(route);
+  call->action = api::CallName(route);
   call->metric_label =
       route.kind != Route::kAction || Controller::IsAction(route.capture) ? call->action : "other";
   if (route.kind == Route::kMetrics) return MetricsAnswer(req, *call);
@@ -1020,27 +812,8 @@ Answer HttpServer::Impl::Handle(const Request& req, const Route& route, CallLog*
   }
 }
 
-// How the audit names the action of a request that changes something; "" for a read.
 std::string HttpServer::Impl::AuditedActionOf(const Request& req, const Route& route) {
-  const http::verb verb = req.method();
-  switch (route.kind) {
-    case Route::kAction:
-      return Controller::AuditedAction(route.capture);
-    case Route::kTags:
-      return verb == http::verb::post      ? "batch:TagResource"
-             : verb == http::verb::delete_ ? "batch:UntagResource"
-                                           : "";
-    case Route::kUsers:
-      if (verb == http::verb::post) {
-        return route.capture.empty() || route.capture == "/" ? "allot:CreateUser"
-                                                             : "allot:RotateAccessKeys";
-      }
-      if (verb == http::verb::put) return "allot:PutUserPolicy";
-      if (verb == http::verb::delete_) return "allot:DeleteUser";
-      return "";
-    default:
-      return "";
-  }
+  return api::AuditedActionOf(req.method_string(), route);
 }
 
 Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route& route,
@@ -1061,44 +834,51 @@ Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route&
     call->resource = ResourceOf(*body);
     return CallAction(controller_, route.capture, *body, caller);
   }
-  const auto params = ParseQuery(api::SplitRequestTarget(req.target()).second);
-  if (route.kind == Route::kLogs) return Logs(route.capture, params, caller);
-  if (route.kind == Route::kAudit) return Audit(params, caller);
-  if (route.kind == Route::kExplain) {
-    ALLOT_ASSIGN_OR_RETURN(const std::string job, Utf8Field(route.capture, "jobId"));
-    return EncodeReply(controller_.Explain(caller, job));
+  const api::QueryParams params = api::ParseQuery(api::SplitRequestTarget(req.target()).second);
+  switch (route.kind) {
+    case Route::kLogs: {
+      ALLOT_ASSIGN_OR_RETURN(const api::LogsRequest r,
+                             api::DecodeLogsRequest(route.capture, params));
+      return EncodeReply(controller_.Logs(r, caller));
+    }
+    case Route::kAudit: {
+      ALLOT_ASSIGN_OR_RETURN(const api::AuditRequest r, api::DecodeAuditRequest(params));
+      return EncodeReply(controller_.Audit(caller, r));
+    }
+    case Route::kExplain: {
+      ALLOT_ASSIGN_OR_RETURN(const api::ExplainRequest r, api::DecodeExplainRequest(route.capture));
+      return EncodeReply(controller_.Explain(caller, r.job_id));
+    }
+    case Route::kWhatIf: {
+      ALLOT_ASSIGN_OR_RETURN(const Json body, api::ReadBody(req.body()));
+      ALLOT_ASSIGN_OR_RETURN(const api::WhatIfRequest r, api::DecodeWhatIf(body));
+      return EncodeReply(controller_.WhatIf(caller, r));
+    }
+    case Route::kHistory:
+      return EncodeReply(controller_.HistoryCall(caller, route.capture, params));
+    case Route::kUsers: {
+      Result<Json> body = api::ReadBody(req.body());
+      if (!body.ok()) return refused(body.status());
+      return CallUsers(controller_, req.method_string(), route.capture, *body, caller);
+    }
+    default:
+      return Tags(req, route, params, caller);
   }
-  if (route.kind == Route::kWhatIf) {
-    ALLOT_ASSIGN_OR_RETURN(const Json body, api::ReadBody(req.body()));
-    ALLOT_ASSIGN_OR_RETURN(const api::WhatIfRequest request, api::DecodeWhatIf(body));
-    return EncodeReply(controller_.WhatIf(caller, request));
-  }
-  if (route.kind == Route::kHistory) {
-    return EncodeReply(controller_.HistoryCall(caller, route.capture, params));
-  }
-  if (route.kind == Route::kUsers) {
-    Result<Json> body = api::ReadBody(req.body());
-    if (!body.ok()) return refused(body.status());
-    Result<std::string> path = Utf8Field(route.capture, "path");
-    if (!path.ok()) return refused(path.status());
-    return controller_.UserCall(caller, std::string(req.method_string()), *path, *body);
-  }
-  return Tags(req, route, params, caller);
 }
 
 // /v1/tags/{resourceArn}: TagResource (POST), UntagResource (DELETE), ListTagsForResource (GET).
-Result<Controller::Reply> HttpServer::Impl::Tags(
-    const Request& req, const Route& route, const std::multimap<std::string, std::string>& params,
-    const Caller& caller) {
+Result<Controller::Reply> HttpServer::Impl::Tags(const Request& req, const Route& route,
+                                                 const api::QueryParams& params,
+                                                 const Caller& caller) {
   auto refused = [&](const Status& refusal, const std::string& arn) {
     controller_.AuditRefusal(caller, AuditedActionOf(req, route), refusal.message(), {.sent = arn});
     return refusal;
   };
-  Result<std::string> arn = Utf8Field(route.capture, "resourceArn");
+  Result<std::string> arn = api::Utf8Field(route.capture, "resourceArn");
   if (!arn.ok()) return refused(arn.status(), "");
   std::vector<std::string> keys;
   for (auto [it, end] = params.equal_range("tagKeys"); it != end; ++it) {
-    Result<std::string> key = Utf8Field(it->second, "tagKeys");
+    Result<std::string> key = api::Utf8Field(it->second, "tagKeys");
     if (!key.ok()) return refused(key.status(), *arn);
     keys.push_back(std::move(key).value());
   }
@@ -1108,63 +888,6 @@ Result<Controller::Reply> HttpServer::Impl::Tags(
       api::DecodeTags(std::string(req.method_string()), *arn, *body, keys);
   if (!request.ok()) return refused(request.status(), *arn);
   return CallTags(controller_, request.value(), caller);
-}
-
-Result<Controller::Reply> HttpServer::Impl::Logs(
-    const std::string& job_id, const std::multimap<std::string, std::string>& params,
-    const Caller& caller) {
-  auto param = [&params](const char* name, const std::string& fallback) -> Result<std::string> {
-    const auto it = params.find(name);
-    return it == params.end() ? fallback : Utf8Field(it->second, name);
-  };
-  ALLOT_ASSIGN_OR_RETURN(const std::string id, Utf8Field(job_id, "jobId"));
-  ALLOT_ASSIGN_OR_RETURN(const std::string host, param("host", "algo-1"));
-  ALLOT_ASSIGN_OR_RETURN(const std::string stream, param("stream", "stdout"));
-  ALLOT_ASSIGN_OR_RETURN(const std::string attempt_text, param("attempt", "0"));
-  ALLOT_ASSIGN_OR_RETURN(const std::uint64_t attempt,
-                         WholeNumber(attempt_text, "attempt", std::numeric_limits<int>::max()));
-  ALLOT_ASSIGN_OR_RETURN(const std::string offset_text, param("offset", "0"));
-  ALLOT_ASSIGN_OR_RETURN(
-      const std::uint64_t offset,
-      WholeNumber(offset_text, "offset",
-                  static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())));
-  Result<Controller::LogChunk> chunk =
-      controller_.Logs(id, static_cast<int>(attempt), host, stream, offset, caller);
-  if (!chunk.ok()) return chunk.status();
-  Controller::Reply reply;
-  reply.body = {
-      {"text", chunk->text}, {"nextOffset", chunk->next_offset}, {"complete", chunk->complete}};
-  return reply;
-}
-
-// GET /allot/v1/audit?principal=&resource=&action=&since=&until=&maxResults=&nextToken=
-Result<Controller::Reply> HttpServer::Impl::Audit(
-    const std::multimap<std::string, std::string>& params, const Caller& caller) {
-  auto param = [&params](const char* name) -> Result<std::string> {
-    const auto it = params.find(name);
-    return it == params.end() ? std::string() : Utf8Field(it->second, name);
-  };
-  // An optional whole number up to `max`; `fallback` when absent.
-  auto number = [&param](const char* name, std::uint64_t max,
-                         std::uint64_t fallback) -> Result<std::uint64_t> {
-    ALLOT_ASSIGN_OR_RETURN(const std::string text, param(name));
-    return text.empty() ? fallback : WholeNumber(text, name, max);
-  };
-  constexpr auto kMaxTime = static_cast<std::uint64_t>(std::numeric_limits<Timestamp>::max());
-  AuditFilter filter;
-  ALLOT_ASSIGN_OR_RETURN(filter.principal, param("principal"));
-  ALLOT_ASSIGN_OR_RETURN(filter.resource, param("resource"));
-  ALLOT_ASSIGN_OR_RETURN(filter.action, param("action"));
-  ALLOT_ASSIGN_OR_RETURN(const std::uint64_t since,
-                         number("since", kMaxTime, static_cast<std::uint64_t>(filter.since)));
-  ALLOT_ASSIGN_OR_RETURN(const std::uint64_t until,
-                         number("until", kMaxTime, static_cast<std::uint64_t>(filter.until)));
-  filter.since = static_cast<Timestamp>(since);
-  filter.until = static_cast<Timestamp>(until);
-  ALLOT_ASSIGN_OR_RETURN(const std::uint64_t n, number("maxResults", 1000, 100));
-  if (n == 0) return InvalidArgument("maxResults must be from 1 to 1000, got 0");
-  ALLOT_ASSIGN_OR_RETURN(const std::string token, param("nextToken"));
-  return controller_.Audit(caller, filter, static_cast<std::size_t>(n), token);
 }
 
 HttpServer::HttpServer(Controller& controller) : impl_(std::make_unique<Impl>(controller)) {}

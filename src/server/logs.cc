@@ -16,17 +16,19 @@ constexpr auto kMaxOffset = static_cast<std::uint64_t>(std::numeric_limits<std::
 
 }  // namespace
 
-Result<Controller::LogChunk> Controller::Logs(const std::string& job_id, int attempt,
-                                              const std::string& host, const std::string& stream,
-                                              std::uint64_t offset, const Caller& caller) {
-  return GuardedResult([&] { return ReadLogs(job_id, attempt, host, stream, offset, caller); });
+Result<Controller::ActionReply> Controller::Logs(const api::LogsRequest& request,
+                                                 const Caller& caller) {
+  return GuardedResult([&] { return ReadLogs(request, caller); });
 }
 
 // Reading a job's logs needs allot:GetJobLogs and batch:DescribeServiceJob on the job.
-Result<Controller::LogChunk> Controller::ReadLogs(const std::string& job_id, int attempt,
-                                                  const std::string& host,
-                                                  const std::string& stream, std::uint64_t offset,
-                                                  const Caller& caller) {
+Result<Controller::ActionReply> Controller::ReadLogs(const api::LogsRequest& request,
+                                                     const Caller& caller) {
+  const std::string& job_id = request.job_id;
+  const std::string& host = request.host;
+  const std::string& stream = request.stream;
+  const std::uint64_t offset = request.offset;
+  int attempt = request.attempt;
   if (offset > kMaxOffset) {
     return InvalidArgument("offset must be a whole number from 0 to " + std::to_string(kMaxOffset) +
                            ", got " + std::to_string(offset));
@@ -62,12 +64,12 @@ Result<Controller::LogChunk> Controller::ReadLogs(const std::string& job_id, int
     complete = job.attempts()[static_cast<std::size_t>(attempt - 1)].stopped_at != 0;
     path = AttemptDir(job.id, attempt) + "/" + host + "/" + stream;
   }
-  LogChunk chunk;
+  api::LogChunkResponse chunk;
   chunk.complete = complete;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     chunk.next_offset = offset;
-    return chunk;
+    return ActionReply{std::move(chunk), {}};
   }
   in.seekg(static_cast<std::streamoff>(offset));
   chunk.text.resize(kMaxChunk);
@@ -75,7 +77,7 @@ Result<Controller::LogChunk> Controller::ReadLogs(const std::string& job_id, int
   chunk.text.resize(static_cast<std::size_t>(in.gcount()));
   chunk.next_offset = offset + chunk.text.size();
   if (chunk.text.size() == kMaxChunk) chunk.complete = false;  // more to read
-  return chunk;
+  return ActionReply{std::move(chunk), {}};
 }
 
 }  // namespace allot::server

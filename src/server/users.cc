@@ -6,25 +6,7 @@ namespace {
 
 constexpr int kUserRecordVersion = 1;
 
-bool UserNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         std::string_view("+=,.@_-").find(c) != std::string_view::npos;
-}
-
 }  // namespace
-
-Status CheckUserName(std::string_view name) {
-  if (name.empty() || name.size() > 64) {
-    return InvalidArgument("userName must be 1 to 64 characters, got " +
-                           std::to_string(name.size()));
-  }
-  for (char c : name) {
-    if (!UserNameChar(c)) {
-      return InvalidArgument("userName may hold only letters, digits and + = , . @ _ -");
-    }
-  }
-  return Status::Ok();
-}
 
 std::string UserArn(std::string_view account, std::string_view name) {
   return "arn:aws:iam::" + std::string(account) + ":user/" + std::string(name);
@@ -88,19 +70,15 @@ Result<UserRecord> DecodeUser(const std::string& name, const std::string& stored
   }
 }
 
-Json DescribeUser(const UserRecord& user, std::string_view account) {
-  Json ids = Json::array();
-  for (const AccessKeyRecord& key : user.keys) ids.push_back(key.id);
-  return {{"userName", user.name},
-          {"arn", UserArn(account, user.name)},
-          {"createdAt", user.created},
-          {"accessKeyIds", ids},
-          {"hasPolicy", user.has_policy()}};
+api::UserDetail DescribeUser(const UserRecord& user, std::string_view account) {
+  api::UserDetail out{user.name, UserArn(account, user.name), user.created, {}, user.has_policy()};
+  for (const AccessKeyRecord& key : user.keys) out.access_key_ids.push_back(key.id);
+  return out;
 }
 
-Json PolicyJson(const UserRecord& user) {
-  if (!user.has_policy()) return nullptr;
-  return Json::parse(auth::PolicyToJson(user.policies->front()));
+std::optional<std::string> PolicyText(const UserRecord& user) {
+  if (!user.has_policy()) return std::nullopt;
+  return auth::PolicyToJson(user.policies->front());
 }
 
 }  // namespace allot::server

@@ -7,10 +7,12 @@
 //    "policy":"<the policy document, canonical JSON text>"}
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "api/secret_box.h"
+#include "api/tenancy_responses.h"
 #include "auth/policy.h"
 #include "common/status.h"
 #include "common/time.h"
@@ -38,9 +40,6 @@ struct UserRecord {
 // The name of the user made at first start, whose key is in <data-dir>/credentials.
 inline constexpr std::string_view kAdminUser = "admin";
 
-// IAM's user names: 1-64 of letters, digits and + = , . @ _ -.
-Status CheckUserName(std::string_view name);
-
 std::string UserArn(std::string_view account, std::string_view name);
 
 // The policy a user made without one gets nothing from; the admin's allows everything.
@@ -50,8 +49,9 @@ Result<std::string> EncodeUser(const UserRecord& user, const api::SecretBox& box
 Result<UserRecord> DecodeUser(const std::string& name, const std::string& stored,
                               const api::SecretBox& box);
 
-// The wire shapes of /allot/v1/users (no secrets).
-Json DescribeUser(const UserRecord& user, std::string_view account);
-Json PolicyJson(const UserRecord& user);  // the document, or null
+// A user as /allot/v1/users shows it (no secrets).
+api::UserDetail DescribeUser(const UserRecord& user, std::string_view account);
+// The policy document as canonical JSON text (auth::PolicyToJson); none without a policy.
+std::optional<std::string> PolicyText(const UserRecord& user);
 
 }  // namespace allot::server

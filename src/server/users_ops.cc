@@ -16,18 +16,6 @@ namespace {
 constexpr std::size_t kAuditPage = 500;
 constexpr std::size_t kAuditScanBudget = 20'000;
 
-std::vector<std::string> SplitPath(const std::string& path) {
-  std::vector<std::string> parts;
-  std::size_t at = 0;
-  while (at < path.size()) {
-    const std::size_t slash = path.find('/', at);
-    const std::size_t end = slash == std::string::npos ? path.size() : slash;
-    if (end > at) parts.push_back(path.substr(at, end - at));
-    at = end + 1;
-  }
-  return parts;
-}
-
 std::shared_ptr<const std::vector<auth::Policy>> PoliciesOf(auth::Policy policy) {
   return std::make_shared<const std::vector<auth::Policy>>(
       std::vector<auth::Policy>{std::move(policy)});
@@ -146,138 +134,119 @@ Result<std::map<std::string, UserRecord>::iterator> Controller::UserNamed(const 
 }
 
 // The answer that hands out a new key: the only time its secret leaves the server.
-Controller::Reply Controller::NewKeyReply(const UserRecord& user,
-                                          const api::Credentials& key) const {
-  return {{{"user", DescribeUser(user, options_.account)},
-           {"accessKey",
-            {{"accessKeyId", key.access_key_id}, {"secretAccessKey", key.secret_access_key}}}}};
+api::NewAccessKeyResponse Controller::NewKeyAnswer(const UserRecord& user,
+                                                   const api::Credentials& key) const {
+  return {DescribeUser(user, options_.account), key.access_key_id, key.secret_access_key};
 }
 
-Result<Controller::Reply> Controller::CreateUser(const Json& body) {
-  if (!body.is_object()) return InvalidArgument("the request body must be a JSON object");
-  auto name_it = body.find("userName");
-  if (name_it == body.end() || !name_it->is_string()) {
-    return InvalidArgument("userName is required (a string)");
-  }
-  const std::string name = name_it->get<std::string>();
-  if (Status s = CheckUserName(name); !s.ok()) return InvalidArgument(s.message());
-  if (audit_) audit_->resource = UserArn(options_.account, name);
-  if (users_.contains(name)) return InvalidArgument("Object already exists");
+Result<Controller::ActionReply> Controller::Handle(const api::CreateUserRequest& r) {
+  if (users_.contains(r.user_name)) return InvalidArgument("Object already exists");
   UserRecord user;
-  user.name = name;
+  user.name = r.user_name;
   user.created = Now();
-  if (auto p = body.find("policy"); p != body.end() && !p->is_null()) {
-    Result<auth::Policy> policy = auth::ParsePolicy(p->dump());
+  if (r.policy) {
+    Result<auth::Policy> policy = auth::ParsePolicy(*r.policy);
     if (!policy.ok()) return InvalidArgument("policy: " + policy.status().message());
     user.policies = PoliciesOf(std::move(policy).value());
   }
   ALLOT_ASSIGN_OR_RETURN(const api::Credentials key, api::GenerateCredentials());
   user.keys.push_back({key.access_key_id, key.secret_access_key, Now()});
   ALLOT_RETURN_IF_ERROR(PutUser(user));
-  return NewKeyReply(user, key);
+  return ActionReply{NewKeyAnswer(user, key), {}};
 }
 
-Result<Controller::Reply> Controller::DeleteUser(const std::string& name) {
-  if (name == caller_->user) return InvalidArgument("a user cannot delete itself");
-  ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(name));
+Result<Controller::ActionReply> Controller::Handle(const api::DeleteUserRequest& r) {
+  if (r.user_name == caller_->user) return InvalidArgument("a user cannot delete itself");
+  ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(r.user_name));
   for (const AccessKeyRecord& key : it->second.keys) key_owner_.erase(key.id);
   users_.erase(it);
-  pending_.Delete(store::Kind::kUser, name);
-  return Reply{};
+  pending_.Delete(store::Kind::kUser, r.user_name);
+  return ActionReply{api::EmptyResponse{}, {}};
 }
 
-Result<Controller::Reply> Controller::RotateKeys(const std::string& name) {
-  ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(name));
+Result<Controller::ActionReply> Controller::Handle(const api::RotateAccessKeysRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(r.user_name));
   ALLOT_ASSIGN_OR_RETURN(const api::Credentials key, api::GenerateCredentials());
   UserRecord user = it->second;
   user.keys = {{key.access_key_id, key.secret_access_key, Now()}};
   ALLOT_RETURN_IF_ERROR(PutUser(user));
-  return NewKeyReply(user, key);
+  return ActionReply{NewKeyAnswer(user, key), {}};
 }
 
-Result<Controller::Reply> Controller::PutUserPolicy(const std::string& name, const Json& body) {
-  ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(name));
-  Result<auth::Policy> policy = auth::ParsePolicy(body.dump());
+Result<Controller::ActionReply> Controller::Handle(const api::PutUserPolicyRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(r.user_name));
+  Result<auth::Policy> policy = auth::ParsePolicy(r.policy);
   if (!policy.ok()) return InvalidArgument("policy: " + policy.status().message());
   UserRecord user = it->second;
-  const std::string old_text = user.has_policy() ? PolicyJson(user).dump() : "";
+  const std::string old_text = PolicyText(user).value_or("");
   user.policies = PoliciesOf(std::move(policy).value());
-  if (audit_) audit_->changes.push_back({"policy", old_text, PolicyJson(user).dump()});
+  if (audit_) audit_->changes.push_back({"policy", old_text, PolicyText(user).value_or("")});
   ALLOT_RETURN_IF_ERROR(PutUser(user));
-  return Reply{{{"userName", name}, {"policy", PolicyJson(user)}}};
+  return ActionReply{api::UserPolicyResponse{r.user_name, PolicyText(user)}, {}};
 }
 
-Result<Controller::Reply> Controller::UserCall(const Caller& caller, const std::string& method,
-                                               const std::string& path, const Json& body) {
-  const std::vector<std::string> parts = SplitPath(path);
-  const std::string name = parts.empty() ? "" : parts[0];
-  std::string resource = name.empty() ? "*" : UserArn(options_.account, name);
-  if (parts.empty() && method == "POST") {
-    // As AWS checks iam:CreateUser: on the user to be, so "user/team-a-*" can be delegated.
-    auto named = body.is_object() ? body.find("userName") : body.end();
-    resource = UserArn(options_.account, named != body.end() && named->is_string()
-                                             ? named->get<std::string>()
-                                             : std::string());
-  }
-  const std::string tail = parts.size() > 1 ? path.substr(path.find('/', 1)) : "";
-  std::string audited;
-  std::function<Result<Reply>()> run;
-  if (parts.empty() && method == "GET") {
-    run = [this]() -> Result<Reply> {
-      Json list = Json::array();
-      for (const auto& [n, user] : users_) list.push_back(DescribeUser(user, options_.account));
-      return Reply{{{"users", list}}};
-    };
-  } else if (parts.empty() && method == "POST") {
-    audited = "allot:CreateUser";
-    run = [this, &body] { return CreateUser(body); };
-  } else if (parts.size() == 1 && method == "GET") {
-    run = [this, name]() -> Result<Reply> {
-      ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(name));
-      return Reply{{{"user", DescribeUser(it->second, options_.account)}}};
-    };
-  } else if (parts.size() == 1 && method == "DELETE") {
-    audited = "allot:DeleteUser";
-    run = [this, name] { return DeleteUser(name); };
-  } else if (tail == "/policy" && method == "GET") {
-    run = [this, name]() -> Result<Reply> {
-      ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(name));
-      return Reply{{{"userName", name}, {"policy", PolicyJson(it->second)}}};
-    };
-  } else if (tail == "/policy" && method == "PUT") {
-    audited = "allot:PutUserPolicy";
-    run = [this, name, &body] { return PutUserPolicy(name, body); };
-  } else if (tail == "/keys/rotate" && method == "POST") {
-    audited = "allot:RotateAccessKeys";
-    run = [this, name] { return RotateKeys(name); };
-  } else {
-    return NotFound("no such users operation: " + method + " /allot/v1/users" + path);
-  }
-  return RunAs(
+Result<Controller::ActionReply> Controller::Handle(const api::ListUsersRequest& /*r*/) {
+  api::ListUsersResponse out;
+  for (const auto& [name, user] : users_) out.users.push_back(DescribeUser(user, options_.account));
+  return ActionReply{std::move(out), {}};
+}
+
+Result<Controller::ActionReply> Controller::Handle(const api::GetUserRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(r.user_name));
+  return ActionReply{api::UserResponse{DescribeUser(it->second, options_.account)}, {}};
+}
+
+Result<Controller::ActionReply> Controller::Handle(const api::GetUserPolicyRequest& r) {
+  ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(r.user_name));
+  return ActionReply{api::UserPolicyResponse{r.user_name, PolicyText(it->second)}, {}};
+}
+
+// As AWS checks iam:CreateUser, on the user to be: "user/team-a-*" can be delegated. Listing
+// needs the permission on "*".
+Result<Controller::ActionReply> Controller::Users(const Caller& caller,
+                                                  const api::UserRequest& request) {
+  const std::string& name = api::UserNameOf(request);
+  const std::string resource = name.empty() ? "*" : UserArn(options_.account, name);
+  const std::string audited = std::visit(
+      [](const auto& r) -> std::string {
+        using R = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<R, api::CreateUserRequest>) return "allot:CreateUser";
+        if constexpr (std::is_same_v<R, api::DeleteUserRequest>) return "allot:DeleteUser";
+        if constexpr (std::is_same_v<R, api::PutUserPolicyRequest>) return "allot:PutUserPolicy";
+        if constexpr (std::is_same_v<R, api::RotateAccessKeysRequest>) {
+          return "allot:RotateAccessKeys";
+        }
+        return "";
+      },
+      request);
+  return RunAs<ActionReply>(
       caller, audited,
-      [this, resource] {
+      [this, &resource] {
         if (audit_) audit_->resource = resource;
         return Allowed(*caller_, "allot:ManageUsers", resource, nullptr, std::nullopt);
       },
-      run);
+      [this, &request] {
+        return std::visit([this](const auto& r) { return Handle(r); }, request);
+      });
 }
 
-Result<Controller::Reply> Controller::Audit(const Caller& caller, const AuditFilter& filter,
-                                            std::size_t max, const std::string& token) {
-  Result<Reply> allowed = RunAs(
+Result<Controller::ActionReply> Controller::Audit(const Caller& caller,
+                                                  const api::AuditRequest& request) {
+  Result<ActionReply> allowed = RunAs<ActionReply>(
       caller, "",
       [this] { return Allowed(*caller_, "allot:ReadAudit", "*", nullptr, std::nullopt); },
-      [] { return Result<Reply>(Reply{}); });
+      [] { return Result<ActionReply>(ActionReply{}); });
   if (!allowed.ok()) return allowed.status();
+  const std::string& token = request.next_token;
   if (!token.empty() && (token.size() != AuditKey(0).size() ||
                          token.find_first_not_of("0123456789") != std::string::npos)) {
     return InvalidArgument("nextToken is not one this server gave");
   }
-  Json records = Json::array();
+  api::AuditPageResponse out;
   std::string before = token;  // the oldest key examined so far
   std::size_t examined = 0;
   bool exhausted = false;  // nothing older can match
-  while (records.size() < max && examined < kAuditScanBudget && !exhausted) {
+  while (out.records.size() < request.max_results && examined < kAuditScanBudget && !exhausted) {
     Result<std::vector<store::Record>> page = store_->Range(
         store::Kind::kAudit, {.from = "", .to = before, .limit = kAuditPage, .descending = true});
     if (!page.ok()) return page.status();
@@ -285,22 +254,20 @@ Result<Controller::Reply> Controller::Audit(const Caller& caller, const AuditFil
     for (const store::Record& r : page.value()) {
       Result<AuditRecord> record = DecodeAudit(r.key, r.value);
       if (!record.ok()) return record.status();
-      if (record->time < filter.since) {
+      if (record->time < request.since) {
         exhausted = true;  // records are in call order: the rest are older still
         break;
       }
       ++used;
       ++examined;
       before = r.key;
-      if (filter.Matches(*record)) records.push_back(DescribeAudit(*record));
-      if (records.size() == max) break;
+      if (AuditMatches(request, *record)) out.records.push_back(DescribeAudit(*record));
+      if (out.records.size() == request.max_results) break;
     }
     if (used == page->size() && page->size() < kAuditPage) exhausted = true;
   }
-  Reply reply;
-  reply.body = {{"records", records}};
-  if (!exhausted && !before.empty()) reply.body["nextToken"] = before;
-  return reply;
+  if (!exhausted && !before.empty()) out.next_token = before;
+  return ActionReply{std::move(out), {}};
 }
 
 }  // namespace allot::server

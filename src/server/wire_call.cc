@@ -2,6 +2,7 @@
 
 #include "api/decode.h"
 #include "api/encode.h"
+#include "api/routes.h"
 #include "server/api_error.h"
 
 namespace allot::server {
@@ -19,11 +20,26 @@ Result<Controller::Reply> CallAction(Controller& controller, std::string_view ro
                                      const Json& body, const Caller& caller) {
   Result<api::Request> request = api::DecodeRequest(route_name, body);
   if (!request.ok()) {
-    controller.AuditRefusal(caller, Controller::AuditedAction(std::string(route_name)),
-                            request.status().message(), api::TargetOf(route_name, body));
+    controller.AuditRefusal(caller, api::AuditedAction(route_name), request.status().message(),
+                            api::TargetOf(route_name, body));
     return request.status();
   }
   return EncodeReply(controller.Call(request.value(), caller));
+}
+
+Result<Controller::Reply> CallUsers(Controller& controller, std::string_view method,
+                                    const std::string& path, const Json& body,
+                                    const Caller& caller) {
+  Result<api::UserRequest> request = api::DecodeUserRequest(method, path, body);
+  if (!request.ok()) {
+    // An operation the endpoint does not have is no call at all: nothing to audit.
+    if (request.status().code() != StatusCode::kNotFound) {
+      controller.AuditRefusal(caller, api::AuditedActionOf(method, {api::Route::kUsers, path}),
+                              request.status().message());
+    }
+    return request.status();
+  }
+  return EncodeReply(controller.Users(caller, request.value()));
 }
 
 Result<Controller::Reply> CallTags(Controller& controller, const api::TagsRequest& request,

@@ -19,6 +19,12 @@ Result<Controller::Reply> CallAction(Controller& controller, std::string_view ro
 // A typed answer as its document (api::EncodeResponse); a fault while encoding is a logged fault.
 Result<Controller::Reply> EncodeReply(const Result<Controller::ActionReply>& reply);
 
+// /allot/v1/users[/NAME[/policy|/keys/rotate]]: `path` what follows /allot/v1/users, `body` the
+// request body read (api::ReadBody). A change refused while it is decoded is audited.
+Result<Controller::Reply> CallUsers(Controller& controller, std::string_view method,
+                                    const std::string& path, const Json& body,
+                                    const Caller& caller = Caller::System());
+
 // TagResource, UntagResource, ListTagsForResource, decoded (api::DecodeTags).
 Result<Controller::Reply> CallTags(Controller& controller, const api::TagsRequest& request,
                                    const Caller& caller);

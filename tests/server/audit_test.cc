@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "server/json.h"
+
 namespace allot::server {
 namespace {
 

@@ -425,7 +425,7 @@ TEST_F(ControllerTest, RefusalsAreInvalidArgumentStatusesThatMapToClientExceptio
       << missing.status().message();
   EXPECT_EQ(CallAction(*controller_, "nosuchaction", Json::object()).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(controller_->Logs("no-such-job", 0, "algo-1", "stdout", 0).status().code(),
+  EXPECT_EQ(controller_->Logs({.job_id = "no-such-job"}).status().code(),
             StatusCode::kInvalidArgument);
   Result<api::TagsRequest> list_tags =
       api::DecodeTags("GET", "arn:aws:batch:local:000000000000:job-queue/nope", Json::object(), {});

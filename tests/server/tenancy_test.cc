@@ -239,11 +239,12 @@ TEST_F(TenancyTest, UsersAreManagedOnlyWithManageUsersAndSurviveARestart) {
   Start();
   const Caller alice = UserWith("alice", kCapped);
   Result<Controller::Reply> denied =
-      controller_->UserCall(alice, "POST", "", Json{{"userName", "mallory"}});
+      CallUsers(*controller_, "POST", "", Json{{"userName", "mallory"}}, alice);
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.status().code(), StatusCode::kPermissionDenied);
-  Result<Controller::Reply> made = controller_->UserCall(
-      Caller::System(), "POST", "", Json{{"userName", "bob"}, {"policy", Json::parse(kCapped)}});
+  Result<Controller::Reply> made =
+      CallUsers(*controller_, "POST", "",
+                Json{{"userName", "bob"}, {"policy", Json::parse(kCapped)}}, Caller::System());
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   ASSERT_TRUE(made->durable.get().ok());
   const std::string key = made->body["accessKey"]["accessKeyId"];
@@ -260,7 +261,7 @@ TEST_F(TenancyTest, UsersAreManagedOnlyWithManageUsersAndSurviveARestart) {
   // A user made while the store fails a write is not there once it rolled back.
   store_->Fail(ResourceExhausted("disk full"));
   Result<Controller::Reply> lost =
-      controller_->UserCall(Caller::System(), "POST", "", Json{{"userName", "carol"}});
+      CallUsers(*controller_, "POST", "", Json{{"userName", "carol"}}, Caller::System());
   ASSERT_TRUE(lost.ok());
   EXPECT_FALSE(lost->durable.get().ok());
   const std::string lost_key = lost->body["accessKey"]["accessKeyId"];
@@ -337,33 +338,33 @@ TEST_F(TenancyTest, AllotEndpointsRefuseByStatusAndAuditRefusedUserChanges) {
   const std::string id = job.value()["jobId"];
   const Caller alice = UserWith("alice", kCapped);  // may submit, not read logs or users
 
-  Result<Controller::LogChunk> logs = controller_->Logs(id, 0, "algo-1", "stdout", 0, alice);
+  Result<Controller::ActionReply> logs = controller_->Logs({.job_id = id}, alice);
   ASSERT_FALSE(logs.ok());
   EXPECT_EQ(logs.status().code(), StatusCode::kPermissionDenied);
   EXPECT_NE(logs.status().message().find("allot:GetJobLogs"), std::string::npos);
-  logs = controller_->Logs(id, 0, "algo-1", "stdout", std::uint64_t{1} << 63);
+  logs = controller_->Logs({.job_id = id, .offset = std::uint64_t{1} << 63});
   ASSERT_FALSE(logs.ok());
   EXPECT_EQ(logs.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(logs.status().message().find("offset"), std::string::npos);
 
   const std::size_t audited = Audit().size();
   Result<Controller::Reply> denied =
-      controller_->UserCall(alice, "POST", "", {{"userName", "mallory"}});
+      CallUsers(*controller_, "POST", "", {{"userName", "mallory"}}, alice);
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.status().code(), StatusCode::kPermissionDenied);
-  ASSERT_TRUE(controller_->UserCall(Caller::System(), "POST", "", {{"userName", "bob"}}).ok());
+  ASSERT_TRUE(CallUsers(*controller_, "POST", "", {{"userName", "bob"}}, Caller::System()).ok());
   Result<Controller::Reply> again =
-      controller_->UserCall(Caller::System(), "POST", "", {{"userName", "bob"}});
+      CallUsers(*controller_, "POST", "", {{"userName", "bob"}}, Caller::System());
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(again.status().message(), "Object already exists");
   Result<Controller::Reply> bad_policy =
-      controller_->UserCall(Caller::System(), "PUT", "/bob/policy", {{"Version", 3}});
+      CallUsers(*controller_, "PUT", "/bob/policy", {{"Version", 3}}, Caller::System());
   ASSERT_FALSE(bad_policy.ok());
   EXPECT_EQ(bad_policy.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(bad_policy.status().message().rfind("policy: ", 0), 0U);
   Result<Controller::Reply> nobody =
-      controller_->UserCall(Caller::System(), "DELETE", "/nobody", {});
+      CallUsers(*controller_, "DELETE", "/nobody", {}, Caller::System());
   ASSERT_FALSE(nobody.ok());
   EXPECT_EQ(nobody.status().message(), "user nobody does not exist");
   const std::vector<AuditRecord> audit = Audit();
@@ -372,7 +373,7 @@ TEST_F(TenancyTest, AllotEndpointsRefuseByStatusAndAuditRefusedUserChanges) {
   EXPECT_EQ(audit[audited + 1].outcome, "Allowed");
   EXPECT_EQ(audit[audited + 2].outcome, "ClientException: Object already exists");
   EXPECT_EQ(audit[audited + 4].action, "allot:DeleteUser");
-  Result<Controller::Reply> gone = controller_->UserCall(Caller::System(), "DELETE", "/bob", {});
+  Result<Controller::Reply> gone = CallUsers(*controller_, "DELETE", "/bob", {}, Caller::System());
   ASSERT_TRUE(gone.ok()) << gone.status().ToString();
   EXPECT_EQ(gone->body, Json::object());  // an empty answer is {}, as AWS's empty outputs
 
