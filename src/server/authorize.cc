@@ -13,7 +13,7 @@
 #include "auth/policy.h"
 #include "common/strings.h"
 #include "server/api_error.h"
-#include "server/config_wire.h"
+#include "server/config_codec.h"
 #include "server/controller.h"
 
 namespace allot::server {

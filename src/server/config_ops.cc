@@ -7,7 +7,7 @@
 
 #include "model/rules.h"
 #include "server/api_error.h"
-#include "server/config_wire.h"
+#include "server/config_codec.h"
 #include "server/controller.h"
 
 namespace allot::server {

@@ -3,9 +3,9 @@
 // Service environments, scheduling policies, job queues and quota shares as the controller keeps
 // them: typed, so a handler reads a field instead of looking a key up in a JSON document (where
 // a misspelt key reads as null and a wrong type throws far from its cause). The AWS wire
-// documents, which are also the stored form, are made and read at the edges (config_wire.h).
-// Values the API accepts only one of (SAGEMAKER_TRAINING, VALID) are kept as the strings the
-// documents hold, so a record always writes back the document it was read from.
+// documents, which are also the stored form, are made and read at the edges (config_wire.h,
+// config_codec.h). Values the API accepts only one of (SAGEMAKER_TRAINING, VALID) are kept as the
+// strings the documents hold, so a record always writes back the document it was read from.
 
 #include <cstdint>
 #include <optional>

@@ -390,4 +390,19 @@ Result<DecodedJob> DecodeJob(std::string_view key, std::string_view value) {
   }
 }
 
+std::string EncodeClientToken(const ClientTokenRecord& token) {
+  return Json{{"jobId", token.job_id}, {"hash", token.request_hash}}.dump();
+}
+
+Result<ClientTokenRecord> DecodeClientToken(std::string_view key, std::string_view value) {
+  const Json doc = Json::parse(value, nullptr, /*allow_exceptions=*/false);
+  const auto job = doc.is_object() ? doc.find("jobId") : doc.end();
+  const auto hash = doc.is_object() ? doc.find("hash") : doc.end();
+  if (job == doc.end() || hash == doc.end() || !job->is_string() || !hash->is_string()) {
+    return Internal("corrupt client token record " + std::string(key) +
+                    " in the store: not {\"jobId\": string, \"hash\": string}");
+  }
+  return ClientTokenRecord{job->get<std::string>(), hash->get<std::string>()};
+}
+
 }  // namespace allot::server

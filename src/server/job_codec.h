@@ -24,4 +24,14 @@ std::string EncodeJob(const JobRecord& job);
 // Corruption (not JSON, a field of the wrong type) is an Internal error naming the job.
 Result<DecodedJob> DecodeJob(std::string_view key, std::string_view value);
 
+// A submission's client token (store::Kind::kClientToken, keyed by queue and token): the job it
+// made and the hash of the request, so that a retry answers that job and a different request
+// with the same token is refused. Stored as {"hash":...,"jobId":...}.
+struct ClientTokenRecord {
+  std::string job_id;
+  std::string request_hash;
+};
+std::string EncodeClientToken(const ClientTokenRecord& token);
+Result<ClientTokenRecord> DecodeClientToken(std::string_view key, std::string_view value);
+
 }  // namespace allot::server

@@ -11,6 +11,7 @@
 #include "server/api_error.h"
 #include "server/config_wire.h"
 #include "server/controller.h"
+#include "server/job_codec.h"
 #include "server/local_paths.h"
 
 namespace allot::server {
@@ -162,8 +163,7 @@ Result<Controller::ActionReply> Controller::Handle(const api::SubmitServiceJobRe
   if (r.client_token) {
     const std::string key = TokenKey(qname, *r.client_token);
     client_tokens_[key] = {id, r.request_hash};
-    pending_.Put(store::Kind::kClientToken, key,
-                 Json{{"jobId", id}, {"hash", r.request_hash}}.dump());
+    pending_.Put(store::Kind::kClientToken, key, EncodeClientToken({id, r.request_hash}));
   }
   return ActionReply{api::ServiceJobChanged{arns_.Job(id), r.name, id}};
 }

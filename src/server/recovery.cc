@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "server/api_error.h"
-#include "server/config_wire.h"
+#include "server/config_codec.h"
 #include "server/controller.h"
 #include "server/job_codec.h"
 #include "server/job_identity.h"
@@ -158,8 +158,8 @@ Status Controller::RecoverLocked() {
           PutShareToEngine(shares_.insert_or_assign(s.Key(), std::move(s)).first->second), what));
     }
     for (const store::Record& t : tokens.value()) {
-      Json j = Json::parse(t.value);
-      client_tokens_[t.key] = {j["jobId"], j["hash"]};
+      ALLOT_ASSIGN_OR_RETURN(ClientTokenRecord token, DecodeClientToken(t.key, t.value));
+      client_tokens_[t.key] = {std::move(token.job_id), std::move(token.request_hash)};
     }
     Result<std::vector<JobRecord>> jobs = LoadJobs();
     if (!jobs.ok()) return jobs.status();

@@ -1,7 +1,7 @@
 // TagResource / UntagResource / ListTagsForResource on any Allot ARN.
 
 #include "server/api_error.h"
-#include "server/config_wire.h"
+#include "server/config_codec.h"
 #include "server/controller.h"
 
 namespace allot::server {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "api/encode.h"
-#include "server/config_wire.h"
+#include "server/config_codec.h"
 
 namespace allot::server {
 namespace {

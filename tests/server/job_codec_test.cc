@@ -200,5 +200,20 @@ TEST(JobCodec, CorruptOrNewerRecordsAreErrorsNamingTheJob) {
   EXPECT_NE(newer.status().message().find("newer Allot"), std::string::npos);
 }
 
+TEST(ClientTokenCodec, ReadsBackWhatItWritesAndNamesACorruptRecord) {
+  const std::string stored = EncodeClientToken({"j-1", "h1"});
+  EXPECT_EQ(stored, R"({"hash":"h1","jobId":"j-1"})");  // the form stored since the first release
+  Result<ClientTokenRecord> back = DecodeClientToken("q1/t", stored);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->job_id, "j-1");
+  EXPECT_EQ(back->request_hash, "h1");
+  for (const char* bad : {"", "[]", R"({"jobId":"j"})", R"({"jobId":1,"hash":"h"})"}) {
+    Result<ClientTokenRecord> r = DecodeClientToken("q1/t", bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+    EXPECT_NE(r.status().message().find("client token record q1/t"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace allot::server
