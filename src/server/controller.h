@@ -24,6 +24,7 @@
 
 #include "api/credentials.h"
 #include "api/decode.h"
+#include "api/history_requests.h"
 #include "api/payload.h"
 #include "api/requests.h"
 #include "api/responses.h"
@@ -334,9 +335,9 @@ class Controller {
 
   // --- usage history and job events (history.cc, history_ops.cc) ---
  public:
-  // GET /allot/v1/report, /allot/v1/history/usage and /allot/v1/history/jobs (`path`).
-  Result<ActionReply> HistoryCall(const Caller& caller, const std::string& path,
-                            const std::multimap<std::string, std::string>& params);
+  // GET /allot/v1/report, /allot/v1/history/usage and /allot/v1/history/jobs, decoded
+  // (api::DecodeHistory): resolves the request's ages against Now().
+  Result<ActionReply> HistoryCall(const Caller& caller, const api::HistoryRequest& request);
 
  private:
   void StartHistory();                                                 // before the loop starts

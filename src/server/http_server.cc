@@ -854,8 +854,11 @@ Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route&
       ALLOT_ASSIGN_OR_RETURN(const api::WhatIfRequest r, api::DecodeWhatIf(body));
       return EncodeReply(controller_.WhatIf(caller, r));
     }
-    case Route::kHistory:
-      return EncodeReply(controller_.HistoryCall(caller, route.capture, params));
+    case Route::kHistory: {
+      ALLOT_ASSIGN_OR_RETURN(const api::HistoryRequest r,
+                             api::DecodeHistory(route.capture, params));
+      return EncodeReply(controller_.HistoryCall(caller, r));
+    }
     case Route::kUsers: {
       Result<Json> body = api::ReadBody(req.body());
       if (!body.ok()) return refused(body.status());

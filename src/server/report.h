@@ -3,7 +3,7 @@
 // The usage report and the trace export, computed from the stored history (history_codec.h):
 // pure functions of the events and samples they are given (docs/observability.md, History and
 // reports, defines every figure). The controller reads the store and filters by what the caller
-// may describe; the wire form is in report_wire.cc.
+// may describe; api/encode_history.cc writes the answers.
 
 #include <cstdint>
 #include <functional>
@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/history_responses.h"
 #include "common/time.h"
 #include "server/history_codec.h"
 
@@ -26,43 +27,11 @@ struct OpenAttempt {
   Timestamp dispatched_at = 0;
 };
 
-struct ShareReport {
-  std::string queue;
-  std::string share;
-  std::map<std::string, double> used_by_unit;  // instance-hours
-  double used_instance_hours = 0;
-  double borrowed_instance_hours = 0;
-  double lent_instance_hours = 0;
-  double lost_instance_hours = 0;     // preempted work since the last checkpoint
-  double restart_instance_hours = 0;  // resumed attempts: dispatch to RUNNING
-  std::int64_t submitted = 0;
-  std::int64_t succeeded = 0;
-  std::int64_t failed = 0;
-  std::int64_t waits = 0;       // first starts in the window
-  double wait_p50_seconds = 0;  // submission to first dispatch, nearest rank
-  double wait_p99_seconds = 0;
-  std::map<std::string, std::int64_t> preemptions;  // by rule
-  std::optional<double> cost;                       // with prices: used x price of its unit
-};
-
-// Instance-hours a borrower held of lenders' idle capacity, shared among the lenders in
-// proportion to what each lent at the time.
-struct LendingFlow {
-  std::string queue;
-  std::string unit;
-  std::string borrower;
-  std::string lender;
-  double instance_hours = 0;
-  std::optional<double> cost;
-};
-
-struct UsageReport {
-  Timestamp since = 0;
-  Timestamp until = 0;
-  std::vector<ShareReport> shares;          // by queue, then share
-  std::vector<LendingFlow> lending;         // by queue, unit, borrower, lender
-  std::vector<std::string> unpriced_units;  // used, but not in the price table
-};
+// The figures are computed straight into the answers' types (api/history_responses.h): each is
+// defined once, and the wire layer writes them as they are.
+using api::LendingFlow;
+using api::ShareReport;
+using UsageReport = api::UsageReportResponse;
 
 struct ReportInput {
   Timestamp since = 0;
@@ -84,26 +53,8 @@ inline constexpr char kOtherShares[] = "(other shares)";
 
 UsageReport ComputeReport(const ReportInput& input);
 
-// One job of the trace export (sim/trace.h's Allot CSV).
-struct ExportedJob {
-  std::string id;
-  std::string name;
-  std::string queue;
-  std::string share;
-  std::string unit;  // the first unit of its demand
-  std::int64_t count = 1;
-  std::int32_t priority = 0;  // at submission
-  Timestamp submitted = 0;
-  Duration duration = 0;         // work: attempts' time less the work preemptions lost
-  std::optional<Duration> stop;  // longest preemption stop: chosen to attempt end
-  std::vector<std::pair<Duration, std::int32_t>> priority_changes;  // since submission
-};
-
-struct Export {
-  std::vector<ExportedJob> jobs;  // submitted in the window and ended, by submission
-  std::int64_t unfinished = 0;    // submitted in the window, not ended yet
-  std::int64_t never_ran = 0;     // ended without an attempt (cancelled while waiting)
-};
+using api::ExportedJob;
+using Export = api::JobHistoryResponse;  // the trace export (sim/trace.h's Allot CSV)
 
 // Jobs submitted in [since, until), from `events` (every event from `since` on).
 Export ExportJobs(const std::vector<JobEvent>& events, Timestamp since, Timestamp until);

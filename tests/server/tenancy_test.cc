@@ -377,15 +377,19 @@ TEST_F(TenancyTest, AllotEndpointsRefuseByStatusAndAuditRefusedUserChanges) {
   ASSERT_TRUE(gone.ok()) << gone.status().ToString();
   EXPECT_EQ(gone->body, Json::object());  // an empty answer is {}, as AWS's empty outputs
 
-  Result<Controller::ActionReply> history =
-      controller_->HistoryCall(Caller::System(), "/allot/v1/history/report", {{"since", "7x"}});
+  Result<api::HistoryRequest> history = api::DecodeHistory("/allot/v1/report", {{"since", "7x"}});
   ASSERT_FALSE(history.ok());
   EXPECT_EQ(history.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(history.status().message().rfind("since must be", 0), 0U);
-  history = controller_->HistoryCall(Caller::System(), "/allot/v1/history/report",
-                                     {{"prices", "ml.g5.xlarge:cheap"}});
+  history = api::DecodeHistory("/allot/v1/report", {{"prices", "ml.g5.xlarge:cheap"}});
   ASSERT_FALSE(history.ok());
   EXPECT_EQ(history.status().message().rfind("prices must be", 0), 0U);
+  api::HistoryRequest future;
+  future.since = api::TimeBound::At(std::numeric_limits<Timestamp>::max());
+  Result<Controller::ActionReply> report = controller_->HistoryCall(Caller::System(), future);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(report.status().message(), "since must be in the past");
 }
 
 }  // namespace
