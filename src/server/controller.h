@@ -219,8 +219,8 @@ class Controller {
   Result<ActionReply> Handle(const api::GetJobQueueSnapshotRequest& r);
 
   // explain_ops.cc, whatif_ops.cc (require mu_ and caller_)
-  Json ExplainJob(const JobRecord& job);
-  Json WaitingJson(const model::WaitReason& why, const std::string& share);
+  api::ExplainResponse ExplainJob(const JobRecord& job);
+  api::WaitExplanation WaitExplanationOf(const model::WaitReason& why, const std::string& share);
   std::string WaitingSummary(const model::WaitReason& why, const std::string& share) const;
   // The one sentence a RUNNABLE job's statusReason carries (Describe, List): cheap.
   std::string RunnableReason(const JobRecord& job) const;
@@ -228,14 +228,15 @@ class Controller {
   // Whether the caller may see the job `id` by id and name: when it may describe it; a job no
   // longer here only to the system.
   bool MayName(const std::string& id);
-  Json JobRefJson(const JobRef& ref);  // id and name only when the caller may describe the job
+  // Its id and name only when the caller may describe the job.
+  api::JobReference JobReferenceOf(const JobRef& ref);
   // Unnames in Describe's extensions the preemptors, runners-up and victims the caller may not
   // describe (their shares stay).
   void RedactPreemptionRecords(api::JobExtensions& allot);
   Result<ActionReply> WhatIfLocked(const api::WhatIfRequest& request);
   Result<model::Event> WhatIfEvent(const api::WhatIfRequest& request, model::JobId* subject,
                                    std::string* share);
-  Json VictimJson(const model::VictimRecord& v, const JobRecord* preemptor);
+  api::WhatIfVictim WhatIfVictimOf(const model::VictimRecord& v, const JobRecord* preemptor);
   // config_ops.cc: UpdateQuotaShare's result
   Result<QuotaShareRecord> UpdatedShare(const api::UpdateQuotaShareRequest& r);
 

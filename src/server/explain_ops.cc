@@ -52,12 +52,6 @@ std::string Ordinal(std::int64_t n) {
   return std::to_string(n) + suffix;
 }
 
-Json KeyJson(std::int32_t priority, Duration work_lost, Timestamp started) {
-  return {{"priority", priority},
-          {"workLostInstanceSeconds", InstanceSeconds(work_lost)},
-          {"attemptStartedAt", started}};
-}
-
 // Why the victim order put the victim before the runner-up (docs/design/engine.md, Victims):
 // the first key that differs.
 std::string ChosenOver(const PreemptionRecord& p, const RunnerUpRecord& r) {
@@ -78,6 +72,66 @@ std::string ChosenOver(const PreemptionRecord& p, const RunnerUpRecord& r) {
   return "the lower job number, all else equal";
 }
 
+// Explain's "preempted" for the job's latest preemption `p`, its `preempted` preemptions so far
+// and its `retries` (preemptionRetriesBeforeTermination; unset: unlimited). The preemptor and
+// runner-up references come named or not from the caller (Controller::JobReferenceOf).
+api::PreemptionExplanation Preempted(const PreemptionRecord& p, bool stopping,
+                                     std::optional<std::int32_t> retries, std::int32_t preempted,
+                                     api::JobReference preemptor,
+                                     std::optional<api::JobReference> runner_up) {
+  api::PreemptionExplanation out{
+      .attempt = p.attempt,
+      .at = p.at,
+      .preemptor = std::move(preemptor),
+      .rule = p.rule,
+      .key = {p.victim_priority, p.work_lost_when_chosen, p.attempt_started_at},
+      .stopping = stopping,
+      .work_lost = p.work_lost.value_or(p.work_lost_when_chosen),
+      .work_lost_final = p.work_lost.has_value(),
+      .retries_before_termination = retries,
+      .retries_left = retries ? std::optional(std::max(0, *retries - preempted)) : std::nullopt};
+  if (p.runner_up && runner_up) {
+    const RunnerUpRecord& r = *p.runner_up;
+    out.runner_up = api::RunnerUpExplanation{.job = std::move(*runner_up),
+                                             .rule = r.rule,
+                                             .key = {r.priority, r.work_lost, r.attempt_started_at},
+                                             .put_back = r.put_back,
+                                             .chosen_over_because = ChosenOver(p, r)};
+  }
+  return out;
+}
+
+// The sentence for `pre`, made from the record `p` after `preempted` preemptions.
+std::string PreemptedSentence(const PreemptionRecord& p, const api::PreemptionExplanation& pre,
+                              std::int32_t preempted) {
+  const std::string who = pre.preemptor.job_name
+                              ? "job " + *pre.preemptor.job_name + " (" + p.preemptor +
+                                    ") of quota share " + p.preemptor_share
+                              : "a job of quota share " + p.preemptor_share;
+  std::string s = std::string(pre.stopping ? "Being preempted" : "Preempted") + " by " + who +
+                  " under rule " + std::string(model::ToString(p.rule));
+  if (pre.runner_up) {
+    const api::RunnerUpExplanation& ru = *pre.runner_up;
+    const std::string name =
+        ru.job.job_name ? "job " + *ru.job.job_name : "a job of quota share " + ru.job.share;
+    s += "; chosen over " + name + ": " + ru.chosen_over_because;
+  } else {
+    s += "; no other job could have been chosen";
+  }
+  s += ". " + InstanceSecondsText(pre.work_lost) + " instance-seconds of work " +
+       (p.work_lost ? "were lost" : "are lost if it stops now") + ", ";
+  if (pre.retries_before_termination) {
+    const std::int32_t retries = *pre.retries_before_termination;
+    const int left = std::max(0, retries - preempted);
+    s += retries - preempted < 0
+             ? "and it had no preemption retry left: it is terminated."
+             : std::to_string(left) + " preemption retr" + (left == 1 ? "y" : "ies") + " left.";
+  } else {
+    s += "and its preemption retries are unlimited.";
+  }
+  return s;
+}
+
 }  // namespace
 
 bool Controller::MayName(const std::string& id) {
@@ -85,11 +139,11 @@ bool Controller::MayName(const std::string& id) {
   return job != nullptr ? CanDescribe(*job) : caller_->system;
 }
 
-Json Controller::JobRefJson(const JobRef& ref) {
-  Json out = {{"share", ref.share}};
+api::JobReference Controller::JobReferenceOf(const JobRef& ref) {
+  api::JobReference out{.share = ref.share};
   if (MayName(ref.id)) {
-    out["jobId"] = ref.id;
-    out["jobName"] = ref.name;
+    out.job_id = ref.id;
+    out.job_name = ref.name;
   }
   return out;
 }
@@ -143,53 +197,42 @@ std::string Controller::RunnableReason(const JobRecord& job) const {
   return stored.empty() ? *why : stored + "; now waiting: " + *why;
 }
 
-Json Controller::WaitingJson(const model::WaitReason& why, const std::string& share) {
-  Json holders = Json::array();
+api::WaitExplanation Controller::WaitExplanationOf(const model::WaitReason& why,
+                                                   const std::string& share) {
+  api::WaitExplanation out{.rule = why.rule,
+                           .unit = why.unit,
+                           .needed = why.needed,
+                           .available = why.available,
+                           .missing = why.missing,
+                           .position_in_share = why.position_in_share,
+                           .position_in_queue = why.position_in_queue,
+                           .start_bound = why.start_bound,
+                           .would_start = why.would_start,
+                           .message = why.message,
+                           .share = share,
+                           .free_elsewhere = why.free_elsewhere,
+                           .start_unknown = why.start_unknown,
+                           .in_share_preemption = why.in_share_why_not,
+                           .misconfiguration = why.misconfiguration};
   for (const model::Holder& h : why.holders) {
-    Json jobs = Json::array();
-    std::int64_t hidden = 0;
+    api::HolderDetail& entry = out.holders.emplace_back(api::HolderDetail{
+        .share = h.share, .held = h.held, .borrowed = h.borrowed, .more_jobs = h.more_jobs});
     for (const model::HolderJob& hj : h.jobs) {
       const JobRecord* job = JobBySeq(hj.id);
       if (job == nullptr || !CanDescribe(*job)) {
-        ++hidden;
+        ++entry.hidden_jobs;
         continue;
       }
-      Json j = {{"jobId", job->id}, {"jobName", job->name}, {"held", hj.held}};
-      if (hj.ends_by != 0) j["endsBy"] = hj.ends_by;
-      jobs.push_back(std::move(j));
+      entry.jobs.push_back({.job_id = job->id,
+                            .job_name = job->name,
+                            .held = hj.held,
+                            .ends_by = hj.ends_by != 0 ? std::optional(hj.ends_by) : std::nullopt});
     }
-    Json entry = {{"share", h.share},
-                  {"held", h.held},
-                  {"borrowed", h.borrowed},
-                  {"jobs", std::move(jobs)},
-                  {"moreJobs", h.more_jobs}};
-    if (hidden > 0) entry["hiddenJobs"] = hidden;
-    holders.push_back(std::move(entry));
   }
-  Json waiting_for = Json::array();
   for (model::JobId seq : why.waiting_for) {
     if (const JobRecord* job = JobBySeq(seq)) {
-      waiting_for.push_back(JobRefJson({job->id, job->name, std::string(job->share)}));
+      out.waiting_for.push_back(JobReferenceOf({job->id, job->name, std::string(job->share)}));
     }
-  }
-  Json out = {{"rule", model::ToString(why.rule)},
-              {"unit", why.unit},
-              {"needed", why.needed},
-              {"available", why.available},
-              {"missing", why.missing},
-              {"holders", std::move(holders)},
-              {"waitingFor", std::move(waiting_for)},
-              {"positionInShare", why.position_in_share},
-              {"positionInQueue", why.position_in_queue},
-              {"startBound", why.start_bound ? Json(*why.start_bound) : Json()},
-              {"wouldStart", why.would_start},
-              {"message", why.message},
-              {"share", share}};
-  if (!why.free_elsewhere.empty()) out["freeElsewhere"] = why.free_elsewhere;
-  if (!why.start_unknown.empty()) out["startUnknown"] = why.start_unknown;
-  if (!why.in_share_why_not.empty()) out["inSharePreemption"] = why.in_share_why_not;
-  if (why.misconfiguration != model::Misconfiguration::kNone) {
-    out["misconfiguration"] = model::MisconfigurationReason(why.misconfiguration);
   }
   return out;
 }
@@ -213,13 +256,13 @@ std::string Controller::WaitingSummary(const model::WaitReason& why,
   return s + " " + second + ".";
 }
 
-Json Controller::ExplainJob(const JobRecord& job) {
+api::ExplainResponse Controller::ExplainJob(const JobRecord& job) {
   const std::string share(job.share);
-  Json out = {{"jobId", job.id}, {"jobName", job.name}, {"status", model::ToString(job.status)}};
+  api::ExplainResponse out{.job_id = job.id, .job_name = job.name, .status = job.status};
   std::string summary;
   if (job.status == model::JobStatus::kRunnable) {
     if (Result<model::WaitReason> why = engine_.Explain(job.seq); why.ok()) {
-      out["waiting"] = WaitingJson(*why, share);
+      out.waiting = WaitExplanationOf(*why, share);
       summary = WaitingSummary(*why, share);
     }
   }
@@ -228,57 +271,14 @@ Json Controller::ExplainJob(const JobRecord& job) {
   const JobHistory* h = job.history.get();
   if (h != nullptr && !h->preemptions.empty() && h->preemptions.back().attempt == job.attempt) {
     const PreemptionRecord& p = h->preemptions.back();
-    Json preemptor = JobRefJson({p.preemptor, p.preemptor_name, p.preemptor_share});
     const bool stopping = h->stopping && h->stopping->kind == model::StopKind::kPreemption;
-    Json pre = {
-        {"attempt", p.attempt},
-        {"at", p.at},
-        {"preemptor", preemptor},
-        {"rule", model::ToString(p.rule)},
-        {"victimKey", KeyJson(p.victim_priority, p.work_lost_when_chosen, p.attempt_started_at)},
-        {"stopping", stopping}};
-    const Duration lost = p.work_lost.value_or(p.work_lost_when_chosen);
-    pre["workLostInstanceSeconds"] = InstanceSeconds(lost);
-    pre["workLostFinal"] = p.work_lost.has_value();
-    const std::optional<std::int32_t> retries = job.options().preemption_retries;
     const auto preempted = static_cast<std::int32_t>(h->preemptions.size());
-    if (retries) {
-      pre["preemptionRetriesBeforeTermination"] = *retries;
-      pre["retriesLeft"] = std::max(0, *retries - preempted);
-    } else {
-      pre["retriesLeft"] = Json();  // unlimited
-    }
-    std::string who = preemptor.contains("jobName")
-                          ? "job " + preemptor["jobName"].get<std::string>() + " (" + p.preemptor +
-                                ") of quota share " + p.preemptor_share
-                          : "a job of quota share " + p.preemptor_share;
-    std::string s = std::string(stopping ? "Being preempted" : "Preempted") + " by " + who +
-                    " under rule " + std::string(model::ToString(p.rule));
-    if (p.runner_up) {
-      const RunnerUpRecord& r = *p.runner_up;
-      Json ru = JobRefJson(r.job);
-      ru["rule"] = model::ToString(r.rule);
-      ru["victimKey"] = KeyJson(r.priority, r.work_lost, r.attempt_started_at);
-      ru["putBack"] = r.put_back;
-      ru["chosenOverBecause"] = ChosenOver(p, r);
-      const std::string name = ru.contains("jobName") ? "job " + ru["jobName"].get<std::string>()
-                                                      : "a job of quota share " + r.job.share;
-      s += "; chosen over " + name + ": " + ChosenOver(p, r);
-      pre["runnerUp"] = std::move(ru);
-    } else {
-      s += "; no other job could have been chosen";
-    }
-    s += ". " + InstanceSecondsText(lost) + " instance-seconds of work " +
-         (p.work_lost ? "were lost" : "are lost if it stops now") + ", ";
-    if (retries) {
-      const int left = std::max(0, *retries - preempted);
-      s += *retries - preempted < 0
-               ? "and it had no preemption retry left: it is terminated."
-               : std::to_string(left) + " preemption retr" + (left == 1 ? "y" : "ies") + " left.";
-    } else {
-      s += "and its preemption retries are unlimited.";
-    }
-    out["preempted"] = std::move(pre);
+    std::optional<api::JobReference> runner_up;
+    if (p.runner_up) runner_up = JobReferenceOf(p.runner_up->job);
+    out.preempted = Preempted(p, stopping, job.options().preemption_retries, preempted,
+                              JobReferenceOf({p.preemptor, p.preemptor_name, p.preemptor_share}),
+                              std::move(runner_up));
+    const std::string s = PreemptedSentence(p, *out.preempted, preempted);
     summary = summary.empty() ? s : s + " " + summary;
   }
   if (summary.empty()) {
@@ -288,7 +288,7 @@ Json Controller::ExplainJob(const JobRecord& job) {
                   : "The job is " + std::string(model::ToString(job.status)) +
                         "; it holds its capacity and is not waiting.";
   }
-  out["summary"] = summary;
+  out.summary = std::move(summary);
   return out;
 }
 
@@ -302,7 +302,7 @@ Result<Controller::ActionReply> Controller::Explain(const Caller& caller, const 
       },
       [&]() -> Result<ActionReply> {
         ALLOT_ASSIGN_OR_RETURN(const JobRecord* job, JobNamed(id));
-        return ActionReply{api::ExplainResponse{ExplainJob(*job)}, {}};
+        return ActionReply{ExplainJob(*job), {}};
       });
 }
 

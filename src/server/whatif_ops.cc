@@ -73,21 +73,21 @@ Result<model::Event> Controller::WhatIfEvent(const api::WhatIfRequest& request,
 }
 
 // One victim of a what-if; `preemptor` named when the question is a configuration change.
-Json Controller::VictimJson(const model::VictimRecord& v, const JobRecord* preemptor) {
+api::WhatIfVictim Controller::WhatIfVictimOf(const model::VictimRecord& v,
+                                             const JobRecord* preemptor) {
   const JobRecord* job = JobBySeq(v.victim);
-  Json entry = JobRefJson({job ? job->id : "", job ? job->name : "", v.share});
-  entry["rule"] = model::ToString(v.rule);
+  api::WhatIfVictim out{.job = JobReferenceOf({job ? job->id : "", job ? job->name : "", v.share}),
+                        .rule = v.rule};
   // A job the caller may not describe shows its share and the rule only: its priority and its
   // work are another team's (explain and DescribeServiceJob hide them the same way).
-  if (entry.contains("jobId")) {
-    entry["priority"] = v.key.priority;
-    entry["workLostInstanceSeconds"] = static_cast<double>(v.key.work_lost) / 1000.0;
+  if (out.job.job_id) {
+    out.priority = v.key.priority;
+    out.work_lost = v.key.work_lost;
   }
   if (preemptor != nullptr) {
-    entry["preemptor"] =
-        JobRefJson({preemptor->id, preemptor->name, std::string(preemptor->share)});
+    out.preemptor = JobReferenceOf({preemptor->id, preemptor->name, std::string(preemptor->share)});
   }
-  return entry;
+  return out;
 }
 
 Result<Controller::ActionReply> Controller::WhatIfLocked(const api::WhatIfRequest& request) {
@@ -97,8 +97,8 @@ Result<Controller::ActionReply> Controller::WhatIfLocked(const api::WhatIfReques
   Result<engine::WhatIfAnswer> answer = engine_.WhatIf(event, Now(), subject);
   if (!answer.ok()) return InvalidArgument(answer.status().message());
 
-  Json victims = Json::array();
-  Json starts = Json::array();
+  api::WhatIfResponse out;
+  std::vector<api::WhatIfStart> starts;
   bool preempts = false;
   bool starts_subject = false;
   std::string victim_text;
@@ -107,23 +107,22 @@ Result<Controller::ActionReply> Controller::WhatIfLocked(const api::WhatIfReques
       if (subject != 0 && p->preemptor != subject) continue;
       preempts = true;
       for (const model::VictimRecord& v : p->victims) {
-        Json entry = VictimJson(v, subject == 0 ? JobBySeq(p->preemptor) : nullptr);
-        const bool named = entry.contains("jobName");
+        api::WhatIfVictim& victim = out.victims.emplace_back(
+            WhatIfVictimOf(v, subject == 0 ? JobBySeq(p->preemptor) : nullptr));
+        const std::optional<std::string>& name = victim.job.job_name;
         victim_text +=
             std::string(victim_text.empty() ? "" : ", ") +
-            (named ? entry["jobName"].get<std::string>() + " of " : std::string("a job of ")) +
-            "quota share " + v.share + " (" + std::string(model::ToString(v.rule)) +
-            (named ? ", " + InstanceSecondsText(v.key.work_lost) + " instance-seconds lost)"
-                   : std::string(")"));
-        victims.push_back(std::move(entry));
+            (name ? *name + " of " : std::string("a job of ")) + "quota share " + v.share + " (" +
+            std::string(model::ToString(v.rule)) +
+            (name ? ", " + InstanceSecondsText(v.key.work_lost) + " instance-seconds lost)"
+                  : std::string(")"));
       }
     } else if (const auto* x = std::get_if<model::Dispatch>(&d)) {
       if (x->job == subject) starts_subject = true;
       if (subject != 0) continue;
       if (const JobRecord* job = JobBySeq(x->job)) {
-        Json entry = JobRefJson({job->id, job->name, std::string(job->share)});
-        entry["mode"] = model::ToString(x->mode);
-        starts.push_back(std::move(entry));
+        starts.push_back({.job = JobReferenceOf({job->id, job->name, std::string(job->share)}),
+                          .mode = x->mode});
       }
     }
   }
@@ -132,31 +131,33 @@ Result<Controller::ActionReply> Controller::WhatIfLocked(const api::WhatIfReques
   const JobRecord* subject_job = subject == 0 ? nullptr : JobBySeq(subject);
   const bool running = !preempts && !starts_any && subject_job != nullptr &&
                        model::IsDispatched(subject_job->status);
-  const char* decision = preempts ? "preempt" : starts_any ? "start" : running ? "running" : "wait";
-  std::string summary;
+  out.decision = preempts     ? api::WhatIfDecision::kPreempt
+                 : starts_any ? api::WhatIfDecision::kStart
+                 : running    ? api::WhatIfDecision::kRunning
+                              : api::WhatIfDecision::kWait;
   if (running) {
-    summary = "It is already " + std::string(model::ToString(subject_job->status)) +
-              ": a new priority changes only the order in which it would be chosen as a victim.";
+    out.summary = "It is already " + std::string(model::ToString(subject_job->status)) +
+                  ": a new priority changes only the order in which it would be chosen as a "
+                  "victim.";
   } else if (subject == 0) {
-    summary = "The change would preempt " + Plural(victims.size(), "job", "jobs") +
-              (victim_text.empty() ? "" : " (" + victim_text + ")") + " and start " +
-              Plural(starts.size(), "waiting job", "waiting jobs") + " now.";
+    out.summary = "The change would preempt " + Plural(out.victims.size(), "job", "jobs") +
+                  (victim_text.empty() ? "" : " (" + victim_text + ")") + " and start " +
+                  Plural(starts.size(), "waiting job", "waiting jobs") + " now.";
   } else if (preempts) {
-    summary = "It would preempt " + Plural(victims.size(), "job", "jobs") + ": " + victim_text +
-              "; it starts when they have stopped.";
+    out.summary = "It would preempt " + Plural(out.victims.size(), "job", "jobs") + ": " +
+                  victim_text + "; it starts when they have stopped.";
   } else if (starts_any) {
-    summary = "It would start now.";
+    out.summary = "It would start now.";
   } else if (answer->wait) {
-    summary = "It would wait. " + WaitingSummary(*answer->wait, share);
+    out.summary = "It would wait. " + WaitingSummary(*answer->wait, share);
   } else {
-    summary = "It would not start now.";
+    out.summary = "It would not start now.";
   }
-  Json out = {{"decision", decision}, {"summary", summary}, {"victims", std::move(victims)}};
-  if (subject == 0) out["starts"] = std::move(starts);
+  if (subject == 0) out.starts = std::move(starts);
   if (answer->wait && !preempts && !starts_any && !running) {
-    out["explanation"] = WaitingJson(*answer->wait, share);
+    out.explanation = WaitExplanationOf(*answer->wait, share);
   }
-  return ActionReply{api::WhatIfResponse{std::move(out)}, {}};
+  return ActionReply{std::move(out), {}};
 }
 
 }  // namespace allot::server
