@@ -194,23 +194,22 @@ std::unique_ptr<server::Controller> StartController(const std::string& dir,
   return std::move(c).value();
 }
 
-void WaitDurable(const server::Controller::Reply& reply) {
+void WaitDurable(const server::WireReply& reply) {
   if (!reply.durable.valid()) return;
   const Status s = reply.durable.get();
   if (!s.ok()) Die("store: " + s.ToString());
 }
 
 // The controller's answer to a call the benchmark expects to succeed; anything else ends it.
-server::Controller::Reply MustCall(server::Controller& c, const std::string& action,
-                                   const Json& request) {
-  Result<server::Controller::Reply> reply = server::CallAction(c, action, request);
+server::WireReply MustCall(server::Controller& c, const std::string& action, const Json& request) {
+  Result<server::WireReply> reply = server::CallAction(c, action, request);
   if (!reply.ok()) Die(action + ": " + reply.status().ToString());
   return std::move(reply).value();
 }
 
 Json CallNow(server::Controller& c, const std::string& action, const Json& request) {
   try {
-    server::Controller::Reply reply = MustCall(c, action, request);
+    server::WireReply reply = MustCall(c, action, request);
     WaitDurable(reply);
     return reply.body;
   } catch (const std::exception& e) {
@@ -266,7 +265,7 @@ void Fill(const std::string& dir, std::int64_t n) {
              {"preemptionConfiguration", {{"inSharePreemption", "DISABLED"}}}});
   }
 
-  std::vector<server::Controller::Reply> window;
+  std::vector<server::WireReply> window;
   window.reserve(kWindow);
   auto drain = [&window] {
     for (const auto& r : window) WaitDurable(r);
@@ -274,7 +273,7 @@ void Fill(const std::string& dir, std::int64_t n) {
   };
   auto call = [&](const std::string& action, const Json& request) -> Json {
     try {
-      server::Controller::Reply reply = MustCall(*c, action, request);
+      server::WireReply reply = MustCall(*c, action, request);
       Json body = reply.body;
       window.push_back(std::move(reply));
       if (window.size() >= kWindow) drain();
@@ -389,7 +388,7 @@ void TimeLists(server::Controller& c, std::int64_t n) {
     // At least 10 samples, then until 2 s or 200 samples.
     while (ms.size() < 10 || (ms.size() < 200 && Seconds(begin, Clock::now()) < 2.0)) {
       const auto t0 = Clock::now();
-      server::Controller::Reply reply = MustCall(c, "listservicejobs", request);
+      server::WireReply reply = MustCall(c, "listservicejobs", request);
       WaitDurable(reply);
       const std::string text = reply.body.dump();
       const auto t1 = Clock::now();

@@ -235,16 +235,15 @@ std::string OutcomeOf(const Status& refusal) {
 
 }  // namespace
 
-template <typename R>
-Result<R> Controller::RunAs(const Caller& caller, const std::string& audited_action,
-                            const std::function<Status()>& authorize,
-                            const std::type_identity_t<std::function<Result<R>()>>& body) {
+Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::string& audited_action,
+                                            const std::function<Status()>& authorize,
+                                            const std::function<Result<Reply>()>& body) {
   // A refused call answers once its audit record is durable too (outside the lock), so the
   // trail a caller reads next holds it.
   std::shared_future<Status> refusal_written;
-  Result<R> result = [&]() -> Result<R> {
+  Result<Reply> result = [&]() -> Result<Reply> {
     std::lock_guard<std::mutex> lock(mu_);
-    if (broken_) return R{.durable = Refused()};
+    if (broken_) return Reply{.durable = Refused()};
     caller_ = &caller;
     audit_.reset();
     if (!audited_action.empty()) {
@@ -263,7 +262,7 @@ Result<R> Controller::RunAs(const Caller& caller, const std::string& audited_act
       refusal_written = Finish().durable;
       return refusal;
     };
-    Result<R> reply = GuardedResult([&]() -> Result<R> {
+    Result<Reply> reply = GuardedResult([&]() -> Result<Reply> {
       if (Status allowed = authorize(); !allowed.ok()) return allowed;
       return body();
     });
@@ -282,13 +281,6 @@ Result<R> Controller::RunAs(const Caller& caller, const std::string& audited_act
   if (!result.ok()) AwaitRefusalWrite(std::move(refusal_written));
   return result;
 }
-
-template Result<Controller::Reply> Controller::RunAs<Controller::Reply>(
-    const Caller&, const std::string&, const std::function<Status()>&,
-    const std::function<Result<Reply>()>&);
-template Result<Controller::ActionReply> Controller::RunAs<Controller::ActionReply>(
-    const Caller&, const std::string&, const std::function<Status()>&,
-    const std::function<Result<ActionReply>()>&);
 
 void Controller::AuditRefusal(const Caller& caller, const std::string& audited_action,
                               const std::string& message, const api::RefusalTarget& target) {
@@ -331,16 +323,15 @@ void Controller::NoteTarget(const api::RefusalTarget& target) {
   }
 }
 
-Result<Controller::ActionReply> Controller::Call(const api::Request& request,
-                                                 const Caller& caller) {
+Result<Controller::Reply> Controller::Call(const api::Request& request, const Caller& caller) {
   return std::visit(
       [&](const auto& r) {
         using R = std::decay_t<decltype(r)>;
         const std::string audited = api::AuditedAction(AsciiLower(R::kAction));
-        return RunAs<ActionReply>(
+        return RunAs(
             caller, audited, [&] { return Authorize(r); },
-            [&]() -> Result<ActionReply> {
-              Result<ActionReply> reply = Handle(r);
+            [&]() -> Result<Reply> {
+              Result<Reply> reply = Handle(r);
               if constexpr (std::is_same_v<R, api::SubmitServiceJobRequest>) {
                 if (audit_ && reply.ok()) {
                   if (const auto* submitted = std::get_if<api::ServiceJobChanged>(&reply->body)) {
@@ -370,13 +361,12 @@ std::string Controller::TaggedArn(const api::TaggedResource& resource) const {
   return arns_.Job(resource.name);
 }
 
-Result<Controller::ActionReply> Controller::Tags(const api::TagsRequest& request,
-                                                 const Caller& caller) {
+Result<Controller::Reply> Controller::Tags(const api::TagsRequest& request, const Caller& caller) {
   return std::visit(
       [&](const auto& r) {
         using R = std::decay_t<decltype(r)>;
         const bool mutating = !std::is_same_v<R, api::ListTagsForResourceRequest>;
-        return RunAs<ActionReply>(
+        return RunAs(
             caller, mutating ? "batch:" + std::string(R::kAction) : "",
             [&] {
               const JobRecord* job = r.resource.type == api::TaggedResource::Type::kServiceJob

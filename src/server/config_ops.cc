@@ -113,7 +113,7 @@ Status Controller::PutShareToEngine(const QuotaShareRecord& share) {
 
 // --- service environments ---
 
-Result<Controller::ActionReply> Controller::Handle(const api::CreateServiceEnvironmentRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::CreateServiceEnvironmentRequest& r) {
   if (environments_.count(r.name)) return Existing();
   ServiceEnvironmentRecord env{.name = r.name,
                                .arn = Arn("service-environment/" + r.name),
@@ -125,10 +125,10 @@ Result<Controller::ActionReply> Controller::Handle(const api::CreateServiceEnvir
   const ServiceEnvironmentRecord& stored = environments_[r.name] = std::move(env);
   pending_.Put(store::Kind::kServiceEnvironment, r.name, Encode(stored));
   pending_effects_.push_back([this] { executor_->ConfigurationChanged(); });
-  return ActionReply{api::ServiceEnvironmentChanged{r.name, stored.arn}};
+  return Reply{api::ServiceEnvironmentChanged{r.name, stored.arn}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::UpdateServiceEnvironmentRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::UpdateServiceEnvironmentRequest& r) {
   ServiceEnvironmentRecord* env = FindEnvironment(r.environment.name);
   if (env == nullptr)
     return InvalidArgument("serviceEnvironment " + r.environment.sent + " does not exist");
@@ -150,11 +150,10 @@ Result<Controller::ActionReply> Controller::Handle(const api::UpdateServiceEnvir
   }
   pending_.Put(store::Kind::kServiceEnvironment, env->name, Encode(*env));
   pending_effects_.push_back([this] { executor_->ConfigurationChanged(); });
-  return ActionReply{api::ServiceEnvironmentChanged{env->name, env->arn}};
+  return Reply{api::ServiceEnvironmentChanged{env->name, env->arn}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(
-    const api::DescribeServiceEnvironmentsRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DescribeServiceEnvironmentsRequest& r) {
   api::DescribeServiceEnvironmentsResponse out;
   if (!r.environments.empty()) {
     out.environments = Named<api::ServiceEnvironmentDetail>(
@@ -163,10 +162,10 @@ Result<Controller::ActionReply> Controller::Handle(
     out.next_token = Page(environments_, r.page, out.environments,
                           [](const ServiceEnvironmentRecord& e) { return ToWire(e); });
   }
-  return ActionReply{std::move(out)};
+  return Reply{std::move(out)};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::DeleteServiceEnvironmentRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DeleteServiceEnvironmentRequest& r) {
   ServiceEnvironmentRecord* env = FindEnvironment(r.environment.name);
   if (env == nullptr)
     return InvalidArgument("serviceEnvironment " + r.environment.sent + " does not exist");
@@ -185,22 +184,22 @@ Result<Controller::ActionReply> Controller::Handle(const api::DeleteServiceEnvir
   ALLOT_RETURN_IF_ERROR(Apply(model::DeleteServiceEnvironment{name}));
   environments_.erase(name);
   pending_.Delete(store::Kind::kServiceEnvironment, name);
-  return ActionReply{};
+  return Reply{};
 }
 
 // --- scheduling policies ---
 
-Result<Controller::ActionReply> Controller::Handle(const api::CreateSchedulingPolicyRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::CreateSchedulingPolicyRequest& r) {
   if (policies_.count(r.name)) return Existing();
   SchedulingPolicyRecord policy{.name = r.name, .arn = Arn("scheduling-policy/" + r.name)};
   policy.tags = r.tags;
   policy.idle_resource_assignment = r.idle_resource_assignment;
   const SchedulingPolicyRecord& stored = policies_[r.name] = std::move(policy);
   pending_.Put(store::Kind::kSchedulingPolicy, r.name, Encode(stored));
-  return ActionReply{api::SchedulingPolicyCreated{r.name, stored.arn}};
+  return Reply{api::SchedulingPolicyCreated{r.name, stored.arn}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::UpdateSchedulingPolicyRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::UpdateSchedulingPolicyRequest& r) {
   SchedulingPolicyRecord* policy = FindPolicy(r.policy.name);
   if (policy == nullptr)
     return InvalidArgument("scheduling policy " + r.policy.sent + " does not exist");
@@ -210,23 +209,22 @@ Result<Controller::ActionReply> Controller::Handle(const api::UpdateSchedulingPo
   }
   if (r.idle_resource_assignment) policy->idle_resource_assignment = r.idle_resource_assignment;
   pending_.Put(store::Kind::kSchedulingPolicy, policy->name, Encode(*policy));
-  return ActionReply{};
+  return Reply{};
 }
 
-Result<Controller::ActionReply> Controller::Handle(
-    const api::DescribeSchedulingPoliciesRequest& r) {
-  return ActionReply{api::DescribeSchedulingPoliciesResponse{Named<api::SchedulingPolicyDetail>(
+Result<Controller::Reply> Controller::Handle(const api::DescribeSchedulingPoliciesRequest& r) {
+  return Reply{api::DescribeSchedulingPoliciesResponse{Named<api::SchedulingPolicyDetail>(
       r.policies, [this](const std::string& n) { return FindPolicy(n); })}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::ListSchedulingPoliciesRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::ListSchedulingPoliciesRequest& r) {
   api::ListSchedulingPoliciesResponse out;
   out.next_token =
       Page(policies_, r.page, out.arns, [](const SchedulingPolicyRecord& p) { return p.arn; });
-  return ActionReply{std::move(out)};
+  return Reply{std::move(out)};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::DeleteSchedulingPolicyRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DeleteSchedulingPolicyRequest& r) {
   SchedulingPolicyRecord* policy = FindPolicy(r.policy.name);
   if (policy == nullptr)
     return InvalidArgument("scheduling policy " + r.policy.sent + " does not exist");
@@ -238,12 +236,12 @@ Result<Controller::ActionReply> Controller::Handle(const api::DeleteSchedulingPo
   }
   policies_.erase(name);
   pending_.Delete(store::Kind::kSchedulingPolicy, name);
-  return ActionReply{};
+  return Reply{};
 }
 
 // --- job queues ---
 
-Result<Controller::ActionReply> Controller::Handle(const api::CreateJobQueueRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::CreateJobQueueRequest& r) {
   const ServiceEnvironmentRecord* env = FindEnvironment(r.environment.name);
   if (env == nullptr)
     return InvalidArgument("serviceEnvironment " + r.environment.sent + " does not exist");
@@ -280,10 +278,10 @@ Result<Controller::ActionReply> Controller::Handle(const api::CreateJobQueueRequ
     return s;
   }
   pending_.Put(store::Kind::kJobQueue, r.name, Encode(stored));
-  return ActionReply{api::JobQueueChanged{r.name, stored.arn}};
+  return Reply{api::JobQueueChanged{r.name, stored.arn}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::UpdateJobQueueRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::UpdateJobQueueRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(JobQueueRecord * found, QueueNamed(r.queue));
   JobQueueRecord& queue = *found;
   JobQueueRecord updated = queue;
@@ -317,10 +315,10 @@ Result<Controller::ActionReply> Controller::Handle(const api::UpdateJobQueueRequ
     return s;
   }
   pending_.Put(store::Kind::kJobQueue, queue.name, Encode(queue));
-  return ActionReply{api::JobQueueChanged{queue.name, queue.arn}};
+  return Reply{api::JobQueueChanged{queue.name, queue.arn}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::DescribeJobQueuesRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DescribeJobQueuesRequest& r) {
   api::DescribeJobQueuesResponse out;
   if (!r.queues.empty()) {
     out.queues =
@@ -329,10 +327,10 @@ Result<Controller::ActionReply> Controller::Handle(const api::DescribeJobQueuesR
     out.next_token =
         Page(queues_, r.page, out.queues, [](const JobQueueRecord& q) { return ToWire(q); });
   }
-  return ActionReply{std::move(out)};
+  return Reply{std::move(out)};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::DeleteJobQueueRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DeleteJobQueueRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r.queue));
   const JobQueueRecord& queue = *found;
   const std::string name = queue.name;
@@ -352,12 +350,12 @@ Result<Controller::ActionReply> Controller::Handle(const api::DeleteJobQueueRequ
   }
   queues_.erase(name);
   pending_.Delete(store::Kind::kJobQueue, name);
-  return ActionReply{};
+  return Reply{};
 }
 
 // --- quota shares ---
 
-Result<Controller::ActionReply> Controller::Handle(const api::CreateQuotaShareRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::CreateQuotaShareRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r.queue));
   const JobQueueRecord& queue = *found;
   const std::string& qname = queue.name;
@@ -386,7 +384,7 @@ Result<Controller::ActionReply> Controller::Handle(const api::CreateQuotaShareRe
   ALLOT_RETURN_IF_ERROR(PutShareToEngine(share));
   const QuotaShareRecord& stored = shares_[key] = std::move(share);
   pending_.Put(store::Kind::kQuotaShare, key, Encode(stored));
-  return ActionReply{api::QuotaShareChanged{r.name, stored.arn}};
+  return Reply{api::QuotaShareChanged{r.name, stored.arn}};
 }
 
 // The share as UpdateQuotaShare `r` would leave it (also what-if's, whatif_ops.cc).
@@ -403,22 +401,22 @@ Result<QuotaShareRecord> Controller::UpdatedShare(const api::UpdateQuotaShareReq
   return updated;
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::UpdateQuotaShareRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::UpdateQuotaShareRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(QuotaShareRecord * found, ShareNamed(r.share));
   QuotaShareRecord& share = *found;
   ALLOT_ASSIGN_OR_RETURN(QuotaShareRecord updated, UpdatedShare(r));
   ALLOT_RETURN_IF_ERROR(PutShareToEngine(updated));
   share = std::move(updated);
   pending_.Put(store::Kind::kQuotaShare, share.Key(), Encode(share));
-  return ActionReply{api::QuotaShareChanged{share.name, share.arn}};
+  return Reply{api::QuotaShareChanged{share.name, share.arn}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::DescribeQuotaShareRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DescribeQuotaShareRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const QuotaShareRecord* share, ShareNamed(r.share));
-  return ActionReply{ToWire(*share)};
+  return Reply{ToWire(*share)};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::ListQuotaSharesRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::ListQuotaSharesRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* queue, QueueNamed(r.queue));
   const std::string qname = queue->name;
   std::map<std::string, const QuotaShareRecord*> mine;  // by share name, for the page token
@@ -428,10 +426,10 @@ Result<Controller::ActionReply> Controller::Handle(const api::ListQuotaSharesReq
   api::ListQuotaSharesResponse out;
   out.next_token = Page(mine, r.page, out.shares,
                         [](const QuotaShareRecord* s) { return ToWire(*s, /*with_tags=*/false); });
-  return ActionReply{std::move(out)};
+  return Reply{std::move(out)};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::DeleteQuotaShareRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DeleteQuotaShareRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(QuotaShareRecord * found, ShareNamed(r.share));
   QuotaShareRecord& share = *found;
   if (share.state != model::State::kDisabled) {
@@ -443,7 +441,7 @@ Result<Controller::ActionReply> Controller::Handle(const api::DeleteQuotaShareRe
   const std::string key = share.Key();
   pending_.Delete(store::Kind::kQuotaShare, key);
   shares_.erase(key);
-  return ActionReply{};
+  return Reply{};
 }
 
 }  // namespace allot::server

@@ -65,15 +65,10 @@ Status PriorityChangeable(const JobRecord& job);
 class Controller {
  public:
   // An answer, and when it may be given: `durable` is valid when it must wait for a commit.
-  // An AWS action's answer is typed (api/encode.h writes its document at the wire edge).
-  struct ActionReply {
-    api::Response body;
-    std::shared_future<Status> durable;
-  };
-  // An answer of Allot's own endpoints (users, audit, explain, what-if, history): their
-  // documents are still built here.
+  // The answer is typed (api/responses.h); its document is written at the wire edge
+  // (server/wire_call.h, api/encode.h).
   struct Reply {
-    Json body = Json::object();
+    api::Response body;
     std::shared_future<Status> durable;
   };
 
@@ -91,10 +86,9 @@ class Controller {
   // server kInternal. An accepted change answers once `durable` holds the store's outcome. Every
   // mutating call, allowed or not, leaves an audit record (audit.h), in the same batch as its
   // change.
-  Result<ActionReply> Call(const api::Request& request, const Caller& caller = Caller::System());
+  Result<Reply> Call(const api::Request& request, const Caller& caller = Caller::System());
   // TagResource / UntagResource / ListTagsForResource, decoded (api::DecodeTags).
-  Result<ActionReply> Tags(const api::TagsRequest& request,
-                           const Caller& caller = Caller::System());
+  Result<Reply> Tags(const api::TagsRequest& request, const Caller& caller = Caller::System());
 
   // Signature checks: the secret of an access key, and who holds it.
   std::optional<std::string> SecretFor(const std::string& access_key_id);
@@ -102,7 +96,7 @@ class Controller {
 
   // /allot/v1/users[/NAME[/policy|/keys/rotate]] (users_ops.cc), decoded
   // (api::DecodeUserRequest); a change is audited as an AWS action's.
-  Result<ActionReply> Users(const Caller& caller, const api::UserRequest& request);
+  Result<Reply> Users(const Caller& caller, const api::UserRequest& request);
   // A mutating call refused before it reached the controller (a body that is not JSON, too deep,
   // too large, not UTF-8, a field the decoder refused): its audit record. `audited_action` as
   // audit records name actions ("batch:SubmitServiceJob", api::AuditedActionOf); "" for a read,
@@ -112,18 +106,17 @@ class Controller {
                     const std::string& message, const api::RefusalTarget& target = {});
   // GET /allot/v1/audit: the newest records first that match the request, at most its
   // maxResults, older than its nextToken (the page before's).
-  Result<ActionReply> Audit(const Caller& caller, const api::AuditRequest& request);
+  Result<Reply> Audit(const Caller& caller, const api::AuditRequest& request);
 
   // GET /allot/v1/jobs/{id}/logs: a stream of a host in an attempt, from a byte offset;
   // kInvalidArgument for an unknown job, attempt, host or stream.
-  Result<ActionReply> Logs(const api::LogsRequest& request,
-                           const Caller& caller = Caller::System());
+  Result<Reply> Logs(const api::LogsRequest& request, const Caller& caller = Caller::System());
   // GET /allot/v1/jobs/{id}/explain (explain_ops.cc): why the job waits, or why it was
   // preempted, as data and as a summary; for a caller allowed to describe the job.
-  Result<ActionReply> Explain(const Caller& caller, const std::string& job);
+  Result<Reply> Explain(const Caller& caller, const std::string& job);
   // POST /allot/v1/whatif (whatif_ops.cc): what the engine would decide now for a submission, a
   // priority change or a quota-share update, for a caller allowed to make it; changes nothing.
-  Result<ActionReply> WhatIf(const Caller& caller, const api::WhatIfRequest& request);
+  Result<Reply> WhatIf(const Caller& caller, const api::WhatIfRequest& request);
 
   const Options& options() const { return options_; }
   const std::string& credentials_path() const { return credentials_path_; }
@@ -176,28 +169,28 @@ class Controller {
   void IndexJob(const JobRecord& job);  // a new or recovered job: into the list index
   void UnindexJob(const JobRecord& job);
 
-  Result<ActionReply> TagsLocked(const api::TagsRequest& request);  // requires mu_
-  Result<ActionReply> ReadLogs(const api::LogsRequest& request, const Caller& caller);
+  Result<Reply> TagsLocked(const api::TagsRequest& request);  // requires mu_
+  Result<Reply> ReadLogs(const api::LogsRequest& request, const Caller& caller);
 
   // config_ops.cc
-  Result<ActionReply> Handle(const api::CreateServiceEnvironmentRequest& r);
-  Result<ActionReply> Handle(const api::UpdateServiceEnvironmentRequest& r);
-  Result<ActionReply> Handle(const api::DescribeServiceEnvironmentsRequest& r);
-  Result<ActionReply> Handle(const api::DeleteServiceEnvironmentRequest& r);
-  Result<ActionReply> Handle(const api::CreateSchedulingPolicyRequest& r);
-  Result<ActionReply> Handle(const api::UpdateSchedulingPolicyRequest& r);
-  Result<ActionReply> Handle(const api::DescribeSchedulingPoliciesRequest& r);
-  Result<ActionReply> Handle(const api::ListSchedulingPoliciesRequest& r);
-  Result<ActionReply> Handle(const api::DeleteSchedulingPolicyRequest& r);
-  Result<ActionReply> Handle(const api::CreateJobQueueRequest& r);
-  Result<ActionReply> Handle(const api::UpdateJobQueueRequest& r);
-  Result<ActionReply> Handle(const api::DescribeJobQueuesRequest& r);
-  Result<ActionReply> Handle(const api::DeleteJobQueueRequest& r);
-  Result<ActionReply> Handle(const api::CreateQuotaShareRequest& r);
-  Result<ActionReply> Handle(const api::UpdateQuotaShareRequest& r);
-  Result<ActionReply> Handle(const api::DescribeQuotaShareRequest& r);
-  Result<ActionReply> Handle(const api::ListQuotaSharesRequest& r);
-  Result<ActionReply> Handle(const api::DeleteQuotaShareRequest& r);
+  Result<Reply> Handle(const api::CreateServiceEnvironmentRequest& r);
+  Result<Reply> Handle(const api::UpdateServiceEnvironmentRequest& r);
+  Result<Reply> Handle(const api::DescribeServiceEnvironmentsRequest& r);
+  Result<Reply> Handle(const api::DeleteServiceEnvironmentRequest& r);
+  Result<Reply> Handle(const api::CreateSchedulingPolicyRequest& r);
+  Result<Reply> Handle(const api::UpdateSchedulingPolicyRequest& r);
+  Result<Reply> Handle(const api::DescribeSchedulingPoliciesRequest& r);
+  Result<Reply> Handle(const api::ListSchedulingPoliciesRequest& r);
+  Result<Reply> Handle(const api::DeleteSchedulingPolicyRequest& r);
+  Result<Reply> Handle(const api::CreateJobQueueRequest& r);
+  Result<Reply> Handle(const api::UpdateJobQueueRequest& r);
+  Result<Reply> Handle(const api::DescribeJobQueuesRequest& r);
+  Result<Reply> Handle(const api::DeleteJobQueueRequest& r);
+  Result<Reply> Handle(const api::CreateQuotaShareRequest& r);
+  Result<Reply> Handle(const api::UpdateQuotaShareRequest& r);
+  Result<Reply> Handle(const api::DescribeQuotaShareRequest& r);
+  Result<Reply> Handle(const api::ListQuotaSharesRequest& r);
+  Result<Reply> Handle(const api::DeleteQuotaShareRequest& r);
   Status PutEnvironmentToEngine(const ServiceEnvironmentRecord& env);
   Status PutQueueToEngine(const JobQueueRecord& queue);
   Status PutShareToEngine(const QuotaShareRecord& share);
@@ -211,12 +204,12 @@ class Controller {
 
   // job_ops.cc
   std::string TokenKey(const std::string& queue, const std::string& token) const;
-  Result<ActionReply> Handle(const api::SubmitServiceJobRequest& r);
-  Result<ActionReply> Handle(const api::UpdateServiceJobRequest& r);
-  Result<ActionReply> Handle(const api::DescribeServiceJobRequest& r);
-  Result<ActionReply> Handle(const api::ListServiceJobsRequest& r);
-  Result<ActionReply> Handle(const api::TerminateServiceJobRequest& r);
-  Result<ActionReply> Handle(const api::GetJobQueueSnapshotRequest& r);
+  Result<Reply> Handle(const api::SubmitServiceJobRequest& r);
+  Result<Reply> Handle(const api::UpdateServiceJobRequest& r);
+  Result<Reply> Handle(const api::DescribeServiceJobRequest& r);
+  Result<Reply> Handle(const api::ListServiceJobsRequest& r);
+  Result<Reply> Handle(const api::TerminateServiceJobRequest& r);
+  Result<Reply> Handle(const api::GetJobQueueSnapshotRequest& r);
 
   // explain_ops.cc, whatif_ops.cc (require mu_ and caller_)
   api::ExplainResponse ExplainJob(const JobRecord& job);
@@ -233,7 +226,7 @@ class Controller {
   // Unnames in Describe's extensions the preemptors, runners-up and victims the caller may not
   // describe (their shares stay).
   void RedactPreemptionRecords(api::JobExtensions& allot);
-  Result<ActionReply> WhatIfLocked(const api::WhatIfRequest& request);
+  Result<Reply> WhatIfLocked(const api::WhatIfRequest& request);
   Result<model::Event> WhatIfEvent(const api::WhatIfRequest& request, model::JobId* subject,
                                    std::string* share);
   api::WhatIfVictim WhatIfVictimOf(const model::VictimRecord& v, const JobRecord* preemptor);
@@ -263,11 +256,9 @@ class Controller {
   // Runs one call under mu_ as `caller`: `authorize`, then `body`, each refusing by its Status;
   // records the audit record of a mutating call (`audited_action` not empty) whatever the
   // outcome, and finishes the batch.
-  // R: Reply or ActionReply (authorize.cc instantiates both).
-  template <typename R = Reply>
-  Result<R> RunAs(const Caller& caller, const std::string& audited_action,
-                  const std::function<Status()>& authorize,
-                  const std::type_identity_t<std::function<Result<R>()>>& body);
+  Result<Reply> RunAs(const Caller& caller, const std::string& audited_action,
+                      const std::function<Status()>& authorize,
+                      const std::function<Result<Reply>()>& body);
   Status AuthorizeCall(const api::Request& request);  // requires mu_, caller_
   void NoteTarget(const api::RefusalTarget& target);  // requires mu_: into audit_
   template <typename R>
@@ -295,15 +286,14 @@ class Controller {
   Status PutUser(const UserRecord& user);     // requires mu_: into users_ and pending_
   void PruneAudit();                          // requires mu_: drops records past retention
   Result<std::map<std::string, UserRecord>::iterator> UserNamed(const std::string& name);
-  api::NewAccessKeyResponse NewKeyAnswer(const UserRecord& user,
-                                         const api::Credentials& key) const;
-  Result<ActionReply> Handle(const api::ListUsersRequest& r);
-  Result<ActionReply> Handle(const api::GetUserRequest& r);
-  Result<ActionReply> Handle(const api::CreateUserRequest& r);
-  Result<ActionReply> Handle(const api::DeleteUserRequest& r);
-  Result<ActionReply> Handle(const api::GetUserPolicyRequest& r);
-  Result<ActionReply> Handle(const api::PutUserPolicyRequest& r);
-  Result<ActionReply> Handle(const api::RotateAccessKeysRequest& r);
+  api::NewAccessKeyResponse NewKeyAnswer(const UserRecord& user, const api::Credentials& key) const;
+  Result<Reply> Handle(const api::ListUsersRequest& r);
+  Result<Reply> Handle(const api::GetUserRequest& r);
+  Result<Reply> Handle(const api::CreateUserRequest& r);
+  Result<Reply> Handle(const api::DeleteUserRequest& r);
+  Result<Reply> Handle(const api::GetUserPolicyRequest& r);
+  Result<Reply> Handle(const api::PutUserPolicyRequest& r);
+  Result<Reply> Handle(const api::RotateAccessKeysRequest& r);
   std::optional<api::SecretBox> box_;
   std::map<std::string, UserRecord> users_;                 // guarded by mu_
   std::unordered_map<std::string, std::string> key_owner_;  // guarded by mu_: key id -> user
@@ -338,7 +328,7 @@ class Controller {
  public:
   // GET /allot/v1/report, /allot/v1/history/usage and /allot/v1/history/jobs, decoded
   // (api::DecodeHistory): resolves the request's ages against Now().
-  Result<ActionReply> HistoryCall(const Caller& caller, const api::HistoryRequest& request);
+  Result<Reply> HistoryCall(const Caller& caller, const api::HistoryRequest& request);
 
  private:
   void StartHistory();                                                 // before the loop starts

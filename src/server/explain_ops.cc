@@ -292,17 +292,17 @@ api::ExplainResponse Controller::ExplainJob(const JobRecord& job) {
   return out;
 }
 
-Result<Controller::ActionReply> Controller::Explain(const Caller& caller, const std::string& id) {
-  return RunAs<ActionReply>(
+Result<Controller::Reply> Controller::Explain(const Caller& caller, const std::string& id) {
+  return RunAs(
       caller, "",
       [&] {
         const JobRecord* job = FindJob(id);
         return Allowed(*caller_, "batch:DescribeServiceJob",
                        job ? arns_.Job(job->id) : arns_.Job(id), job, std::nullopt);
       },
-      [&]() -> Result<ActionReply> {
+      [&]() -> Result<Reply> {
         ALLOT_ASSIGN_OR_RETURN(const JobRecord* job, JobNamed(id));
-        return ActionReply{ExplainJob(*job), {}};
+        return Reply{ExplainJob(*job), {}};
       });
 }
 

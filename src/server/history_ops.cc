@@ -125,8 +125,8 @@ Status AddSamples(store::Store& store, const Window& w, ReportInput* input) {
 
 }  // namespace
 
-Result<Controller::ActionReply> Controller::HistoryCall(const Caller& caller,
-                                                        const api::HistoryRequest& request) {
+Result<Controller::Reply> Controller::HistoryCall(const Caller& caller,
+                                                  const api::HistoryRequest& request) {
   // The shares the caller may describe: a quota share by DescribeQuotaShare on its ARN, the
   // internal share of a plain queue by GetJobQueueSnapshot on the queue.
   const Visible visible = [this, &caller](const std::string& queue, const std::string& share) {
@@ -146,7 +146,7 @@ Result<Controller::ActionReply> Controller::HistoryCall(const Caller& caller,
   w.until = std::min(request.until.Resolve(w.now), w.now);
   if (w.since >= w.now) return InvalidArgument("since must be in the past");
   if (w.since >= w.until) return InvalidArgument("since must be before until");
-  ActionReply reply;
+  Reply reply;
   if (request.endpoint == api::HistoryRequest::Endpoint::kUsage) {
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -112,7 +112,7 @@ Answer InternalError(const char* detail) {
 
 // The answer to a call the controller accepted. It does not wait for the commit: the caller
 // settles it (Settle) once reply.durable is ready.
-Answer ReplyAnswer(const Controller::Reply& reply) {
+Answer ReplyAnswer(const WireReply& reply) {
   // Log text may hold bytes that are not UTF-8: they are replaced rather than refused.
   Answer answer{http::status::ok, "application/json", "", Dump(reply.body), "", {}};
   answer.durable = reply.durable;
@@ -243,10 +243,10 @@ class HttpServer::Impl {
   void Admit(asio::io_context& loop, tcp::socket socket);
   bool MakeRoom(const asio::ip::address& peer);
   void BeginStop();
-  Result<Controller::Reply> Run(const Request& req, const Route& route, const Caller& caller,
-                                CallLog* call);
-  Result<Controller::Reply> Tags(const Request& req, const Route& route,
-                                 const api::QueryParams& params, const Caller& caller);
+  Result<WireReply> Run(const Request& req, const Route& route, const Caller& caller,
+                        CallLog* call);
+  Result<WireReply> Tags(const Request& req, const Route& route, const api::QueryParams& params,
+                         const Caller& caller);
   static std::string AuditedActionOf(const Request& req, const Route& route);
 
   using WorkGuard = asio::executor_work_guard<asio::io_context::executor_type>;
@@ -794,7 +794,7 @@ Answer HttpServer::Impl::Handle(const Request& req, const Route& route, CallLog*
     caller->source = call->source;
     caller->request_id = call->request_id;
     call->principal = caller->user;
-    Result<Controller::Reply> reply = Run(req, route, *caller, call);
+    Result<WireReply> reply = Run(req, route, *caller, call);
     if (!reply.ok()) {
       const ApiError e = ApiErrorFor(reply.status());
       return ErrorAnswer(static_cast<http::status>(e.http_status), e.type, e.message);
@@ -816,8 +816,8 @@ std::string HttpServer::Impl::AuditedActionOf(const Request& req, const Route& r
   return api::AuditedActionOf(req.method_string(), route);
 }
 
-Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route& route,
-                                                const Caller& caller, CallLog* call) {
+Result<WireReply> HttpServer::Impl::Run(const Request& req, const Route& route,
+                                        const Caller& caller, CallLog* call) {
   // A mutating call refused here, before the controller saw it, is audited all the same.
   auto refused = [&](const Status& refusal) {
     controller_.AuditRefusal(caller, AuditedActionOf(req, route), refusal.message());
@@ -870,9 +870,8 @@ Result<Controller::Reply> HttpServer::Impl::Run(const Request& req, const Route&
 }
 
 // /v1/tags/{resourceArn}: TagResource (POST), UntagResource (DELETE), ListTagsForResource (GET).
-Result<Controller::Reply> HttpServer::Impl::Tags(const Request& req, const Route& route,
-                                                 const api::QueryParams& params,
-                                                 const Caller& caller) {
+Result<WireReply> HttpServer::Impl::Tags(const Request& req, const Route& route,
+                                         const api::QueryParams& params, const Caller& caller) {
   auto refused = [&](const Status& refusal, const std::string& arn) {
     controller_.AuditRefusal(caller, AuditedActionOf(req, route), refusal.message(), {.sent = arn});
     return refusal;

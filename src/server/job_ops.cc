@@ -107,7 +107,7 @@ std::string Controller::TokenKey(const std::string& queue, const std::string& to
   return queue + "/" + (caller_ != nullptr ? caller_->user : std::string()) + "/" + token;
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::SubmitServiceJobRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::SubmitServiceJobRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r.queue));
   const JobQueueRecord& queue = *found;
   const std::string qname = queue.name;
@@ -122,7 +122,7 @@ Result<Controller::ActionReply> Controller::Handle(const api::SubmitServiceJobRe
                                " was already used with a different request");
       }
       const JobRecord& job = *FindJob(it->second.first);
-      return ActionReply{api::ServiceJobChanged{arns_.Job(job.id), job.name, job.id}};
+      return Reply{api::ServiceJobChanged{arns_.Job(job.id), job.name, job.id}};
     }
   }
   ALLOT_RETURN_IF_ERROR(CheckLocalPaths(r.parsed, options_.file_roots, data_dir_));
@@ -165,20 +165,20 @@ Result<Controller::ActionReply> Controller::Handle(const api::SubmitServiceJobRe
     client_tokens_[key] = {id, r.request_hash};
     pending_.Put(store::Kind::kClientToken, key, EncodeClientToken({id, r.request_hash}));
   }
-  return ActionReply{api::ServiceJobChanged{arns_.Job(id), r.name, id}};
+  return Reply{api::ServiceJobChanged{arns_.Job(id), r.name, id}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::UpdateServiceJobRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::UpdateServiceJobRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(JobRecord * found, JobNamed(r.job_id));
   JobRecord& job = *found;
   ALLOT_RETURN_IF_ERROR(PriorityChangeable(job));
   ALLOT_RETURN_IF_ERROR(Apply(model::UpdateJobPriority{job.seq, r.priority}));
   NotePriority(job, std::exchange(job.priority, r.priority));
   Touch(job);
-  return ActionReply{api::ServiceJobChanged{arns_.Job(job.id), job.name, job.id}};
+  return Reply{api::ServiceJobChanged{arns_.Job(job.id), job.name, job.id}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::DescribeServiceJobRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DescribeServiceJobRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobRecord* found, JobNamed(r.job_id));
   const JobRecord& job = *found;
   api::ServiceJobDetail out = DescribeJob(job, arns_);
@@ -197,7 +197,7 @@ Result<Controller::ActionReply> Controller::Handle(const api::DescribeServiceJob
                                                     .message = why->message};
     }
   }
-  return ActionReply{std::move(out)};
+  return Reply{std::move(out)};
 }
 
 namespace {
@@ -257,7 +257,7 @@ class Page {
 
 // Newest first. A JOB_NAME filter reads the name index; a status (alone or with a quota share)
 // its own index; time filters the queue's time order from where they start.
-Result<Controller::ActionReply> Controller::Handle(const api::ListServiceJobsRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::ListServiceJobsRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* queue, QueueNamed(r.queue));
   const std::string qname = queue->name;
   const api::JobListFilters& f = r.filters;
@@ -281,7 +281,7 @@ Result<Controller::ActionReply> Controller::Handle(const api::ListServiceJobsReq
         const JobRecord& job = jobs_.at(key.second);
         if (Matches(f, job) && CanDescribe(job) && !page.Add(key, job)) break;
       }
-      return ActionReply{page.Finish()};
+      return Reply{page.Finish()};
     }
   }
   const ListIndex::Set& index = f.name || f.before || f.after ? list_index_.All(qname)
@@ -301,23 +301,23 @@ Result<Controller::ActionReply> Controller::Handle(const api::ListServiceJobsReq
     const JobRecord& job = jobs_.at(it->second);
     if (Matches(f, job) && CanDescribe(job) && !page.Add(*it, job)) break;
   }
-  return ActionReply{page.Finish()};
+  return Reply{page.Finish()};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::TerminateServiceJobRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::TerminateServiceJobRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(JobRecord * found, JobNamed(r.job_id));
   JobRecord& job = *found;
-  if (model::IsTerminal(job.status)) return ActionReply{};
+  if (model::IsTerminal(job.status)) return Reply{};
   job.is_terminated = true;
   Touch(job);
   if (Status s = Apply(model::TerminateJob{job.seq, r.reason}); !s.ok()) {
     job.is_terminated = false;  // refused: the record is written back as it was
     return s;
   }
-  return ActionReply{};
+  return Reply{};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::GetJobQueueSnapshotRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::GetJobQueueSnapshotRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(const JobQueueRecord* found, QueueNamed(r.queue));
   const JobQueueRecord& queue = *found;
   const std::string qname = queue.name;
@@ -335,9 +335,9 @@ Result<Controller::ActionReply> Controller::Handle(const api::GetJobQueueSnapsho
   const bool quota_managed = IsQuotaManaged(queue);
   if (quota_managed) out.share_utilization.emplace();
   Result<engine::QueueUsage> usage = engine_.Usage(qname);
-  if (!usage.ok()) return ActionReply{std::move(out)};
+  if (!usage.ok()) return Reply{std::move(out)};
   for (const engine::UnitUsage& u : usage->pool) out.total_usage.push_back({u.unit, u.used});
-  if (!quota_managed) return ActionReply{std::move(out)};  // a plain queue's one share is internal
+  if (!quota_managed) return Reply{std::move(out)};  // a plain queue's one share is internal
   for (const engine::ShareUsage& s : usage->shares) {
     api::ShareUtilization share{.name = s.name, .waiting_jobs = s.waiting_jobs};
     for (const engine::UnitUsage& u : s.units) {
@@ -349,7 +349,7 @@ Result<Controller::ActionReply> Controller::Handle(const api::GetJobQueueSnapsho
     out.share_utilization->push_back(std::move(share));
     out.front_of_shares.emplace_back(s.name, front(s.name));
   }
-  return ActionReply{std::move(out)};
+  return Reply{std::move(out)};
 }
 
 }  // namespace allot::server

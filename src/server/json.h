@@ -1,8 +1,9 @@
 #pragma once
 
-// JSON in the server: the documents of its answers (job_wire, config_wire) and the stored forms
-// of its records (the codecs). Requests are decoded into typed structs before they reach the
-// controller (api/requests.h).
+// JSON in the server lives at its two edges only: the wire's (wire_call.*, http_server.cc: typed
+// requests and answers are decoded and encoded in src/api) and the store's (the stored forms in
+// job_codec.*, config_codec.*, history_codec.*, users.cc, audit.cc; an audit record's values are
+// JSON text). The controller works on typed records.
 
 #include <nlohmann/json.hpp>
 

@@ -16,14 +16,13 @@ constexpr auto kMaxOffset = static_cast<std::uint64_t>(std::numeric_limits<std::
 
 }  // namespace
 
-Result<Controller::ActionReply> Controller::Logs(const api::LogsRequest& request,
-                                                 const Caller& caller) {
+Result<Controller::Reply> Controller::Logs(const api::LogsRequest& request, const Caller& caller) {
   return GuardedResult([&] { return ReadLogs(request, caller); });
 }
 
 // Reading a job's logs needs allot:GetJobLogs and batch:DescribeServiceJob on the job.
-Result<Controller::ActionReply> Controller::ReadLogs(const api::LogsRequest& request,
-                                                     const Caller& caller) {
+Result<Controller::Reply> Controller::ReadLogs(const api::LogsRequest& request,
+                                               const Caller& caller) {
   const std::string& job_id = request.job_id;
   const std::string& host = request.host;
   const std::string& stream = request.stream;
@@ -69,7 +68,7 @@ Result<Controller::ActionReply> Controller::ReadLogs(const api::LogsRequest& req
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     chunk.next_offset = offset;
-    return ActionReply{std::move(chunk), {}};
+    return Reply{std::move(chunk), {}};
   }
   in.seekg(static_cast<std::streamoff>(offset));
   chunk.text.resize(kMaxChunk);
@@ -77,7 +76,7 @@ Result<Controller::ActionReply> Controller::ReadLogs(const api::LogsRequest& req
   chunk.text.resize(static_cast<std::size_t>(in.gcount()));
   chunk.next_offset = offset + chunk.text.size();
   if (chunk.text.size() == kMaxChunk) chunk.complete = false;  // more to read
-  return ActionReply{std::move(chunk), {}};
+  return Reply{std::move(chunk), {}};
 }
 
 }  // namespace allot::server

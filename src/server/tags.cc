@@ -15,7 +15,7 @@ const api::TaggedResource& ResourceOf(const api::TagsRequest& request) {
 
 }  // namespace
 
-Result<Controller::ActionReply> Controller::TagsLocked(const api::TagsRequest& request) {
+Result<Controller::Reply> Controller::TagsLocked(const api::TagsRequest& request) {
   const api::TaggedResource& res = ResourceOf(request);
   using Type = api::TaggedResource::Type;
   // The resource's tags, and how a changed set is kept: a configuration record is stored whole,
@@ -46,7 +46,7 @@ Result<Controller::ActionReply> Controller::TagsLocked(const api::TagsRequest& r
     case Type::kServiceJob:
       if (JobRecord* job = FindJob(res.name)) {
         if (std::holds_alternative<api::ListTagsForResourceRequest>(request)) {
-          return ActionReply{api::ListTagsForResourceResponse{job->options().tags}};
+          return Reply{api::ListTagsForResourceResponse{job->options().tags}};
         }
         tags = &job->MutableOptions().tags;
         save = [this, job] { Touch(*job); };
@@ -57,7 +57,7 @@ Result<Controller::ActionReply> Controller::TagsLocked(const api::TagsRequest& r
     return InvalidArgument("resourceArn " + res.arn + " does not name an existing resource");
   }
   if (std::holds_alternative<api::ListTagsForResourceRequest>(request)) {
-    return ActionReply{api::ListTagsForResourceResponse{*tags}};
+    return Reply{api::ListTagsForResourceResponse{*tags}};
   }
   std::map<std::string, std::string> changed(tags->begin(), tags->end());
   if (const auto* tag = std::get_if<api::TagResourceRequest>(&request)) {
@@ -70,7 +70,7 @@ Result<Controller::ActionReply> Controller::TagsLocked(const api::TagsRequest& r
   }
   *tags = TagList(changed.begin(), changed.end());  // in key order, as they are stored
   save();
-  return ActionReply{};
+  return Reply{};
 }
 
 }  // namespace allot::server

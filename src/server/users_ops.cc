@@ -139,7 +139,7 @@ api::NewAccessKeyResponse Controller::NewKeyAnswer(const UserRecord& user,
   return {DescribeUser(user, options_.account), key.access_key_id, key.secret_access_key};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::CreateUserRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::CreateUserRequest& r) {
   if (users_.contains(r.user_name)) return InvalidArgument("Object already exists");
   UserRecord user;
   user.name = r.user_name;
@@ -152,28 +152,28 @@ Result<Controller::ActionReply> Controller::Handle(const api::CreateUserRequest&
   ALLOT_ASSIGN_OR_RETURN(const api::Credentials key, api::GenerateCredentials());
   user.keys.push_back({key.access_key_id, key.secret_access_key, Now()});
   ALLOT_RETURN_IF_ERROR(PutUser(user));
-  return ActionReply{NewKeyAnswer(user, key), {}};
+  return Reply{NewKeyAnswer(user, key), {}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::DeleteUserRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::DeleteUserRequest& r) {
   if (r.user_name == caller_->user) return InvalidArgument("a user cannot delete itself");
   ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(r.user_name));
   for (const AccessKeyRecord& key : it->second.keys) key_owner_.erase(key.id);
   users_.erase(it);
   pending_.Delete(store::Kind::kUser, r.user_name);
-  return ActionReply{api::EmptyResponse{}, {}};
+  return Reply{api::EmptyResponse{}, {}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::RotateAccessKeysRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::RotateAccessKeysRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(r.user_name));
   ALLOT_ASSIGN_OR_RETURN(const api::Credentials key, api::GenerateCredentials());
   UserRecord user = it->second;
   user.keys = {{key.access_key_id, key.secret_access_key, Now()}};
   ALLOT_RETURN_IF_ERROR(PutUser(user));
-  return ActionReply{NewKeyAnswer(user, key), {}};
+  return Reply{NewKeyAnswer(user, key), {}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::PutUserPolicyRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::PutUserPolicyRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(r.user_name));
   Result<auth::Policy> policy = auth::ParsePolicy(r.policy);
   if (!policy.ok()) return InvalidArgument("policy: " + policy.status().message());
@@ -182,29 +182,28 @@ Result<Controller::ActionReply> Controller::Handle(const api::PutUserPolicyReque
   user.policies = PoliciesOf(std::move(policy).value());
   if (audit_) audit_->changes.push_back({"policy", old_text, PolicyText(user).value_or("")});
   ALLOT_RETURN_IF_ERROR(PutUser(user));
-  return ActionReply{api::UserPolicyResponse{r.user_name, PolicyText(user)}, {}};
+  return Reply{api::UserPolicyResponse{r.user_name, PolicyText(user)}, {}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::ListUsersRequest& /*r*/) {
+Result<Controller::Reply> Controller::Handle(const api::ListUsersRequest& /*r*/) {
   api::ListUsersResponse out;
   for (const auto& [name, user] : users_) out.users.push_back(DescribeUser(user, options_.account));
-  return ActionReply{std::move(out), {}};
+  return Reply{std::move(out), {}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::GetUserRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::GetUserRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(r.user_name));
-  return ActionReply{api::UserResponse{DescribeUser(it->second, options_.account)}, {}};
+  return Reply{api::UserResponse{DescribeUser(it->second, options_.account)}, {}};
 }
 
-Result<Controller::ActionReply> Controller::Handle(const api::GetUserPolicyRequest& r) {
+Result<Controller::Reply> Controller::Handle(const api::GetUserPolicyRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(auto it, UserNamed(r.user_name));
-  return ActionReply{api::UserPolicyResponse{r.user_name, PolicyText(it->second)}, {}};
+  return Reply{api::UserPolicyResponse{r.user_name, PolicyText(it->second)}, {}};
 }
 
 // As AWS checks iam:CreateUser, on the user to be: "user/team-a-*" can be delegated. Listing
 // needs the permission on "*".
-Result<Controller::ActionReply> Controller::Users(const Caller& caller,
-                                                  const api::UserRequest& request) {
+Result<Controller::Reply> Controller::Users(const Caller& caller, const api::UserRequest& request) {
   const std::string& name = api::UserNameOf(request);
   const std::string resource = name.empty() ? "*" : UserArn(options_.account, name);
   const std::string audited = std::visit(
@@ -219,7 +218,7 @@ Result<Controller::ActionReply> Controller::Users(const Caller& caller,
         return "";
       },
       request);
-  return RunAs<ActionReply>(
+  return RunAs(
       caller, audited,
       [this, &resource] {
         if (audit_) audit_->resource = resource;
@@ -230,12 +229,12 @@ Result<Controller::ActionReply> Controller::Users(const Caller& caller,
       });
 }
 
-Result<Controller::ActionReply> Controller::Audit(const Caller& caller,
-                                                  const api::AuditRequest& request) {
-  Result<ActionReply> allowed = RunAs<ActionReply>(
+Result<Controller::Reply> Controller::Audit(const Caller& caller,
+                                            const api::AuditRequest& request) {
+  Result<Reply> allowed = RunAs(
       caller, "",
       [this] { return Allowed(*caller_, "allot:ReadAudit", "*", nullptr, std::nullopt); },
-      [] { return Result<ActionReply>(ActionReply{}); });
+      [] { return Result<Reply>(Reply{}); });
   if (!allowed.ok()) return allowed.status();
   const std::string& token = request.next_token;
   if (!token.empty() && (token.size() != AuditKey(0).size() ||
@@ -267,7 +266,7 @@ Result<Controller::ActionReply> Controller::Audit(const Caller& caller,
     if (used == page->size() && page->size() < kAuditPage) exhausted = true;
   }
   if (!exhausted && !before.empty()) out.next_token = before;
-  return ActionReply{std::move(out), {}};
+  return Reply{std::move(out), {}};
 }
 
 }  // namespace allot::server

@@ -20,14 +20,14 @@ std::string Plural(std::size_t n, const char* one, const char* many) {
 
 }  // namespace
 
-Result<Controller::ActionReply> Controller::WhatIf(const Caller& caller,
-                                                   const api::WhatIfRequest& request) {
-  return RunAs<ActionReply>(
+Result<Controller::Reply> Controller::WhatIf(const Caller& caller,
+                                             const api::WhatIfRequest& request) {
+  return RunAs(
       caller, "",
       [&] {
         return AuthorizeCall(std::visit([](const auto& r) { return api::Request(r); }, request));
       },
-      [&]() -> Result<ActionReply> { return WhatIfLocked(request); });
+      [&]() -> Result<Reply> { return WhatIfLocked(request); });
 }
 
 Result<model::Event> Controller::WhatIfEvent(const api::WhatIfRequest& request,
@@ -90,7 +90,7 @@ api::WhatIfVictim Controller::WhatIfVictimOf(const model::VictimRecord& v,
   return out;
 }
 
-Result<Controller::ActionReply> Controller::WhatIfLocked(const api::WhatIfRequest& request) {
+Result<Controller::Reply> Controller::WhatIfLocked(const api::WhatIfRequest& request) {
   model::JobId subject = 0;
   std::string share;
   ALLOT_ASSIGN_OR_RETURN(const model::Event event, WhatIfEvent(request, &subject, &share));
@@ -157,7 +157,7 @@ Result<Controller::ActionReply> Controller::WhatIfLocked(const api::WhatIfReques
   if (answer->wait && !preempts && !starts_any && !running) {
     out.explanation = WaitExplanationOf(*answer->wait, share);
   }
-  return ActionReply{std::move(out), {}};
+  return Reply{std::move(out), {}};
 }
 
 }  // namespace allot::server

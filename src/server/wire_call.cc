@@ -9,15 +9,13 @@ namespace allot::server {
 
 // Encoding allocates only; should it throw anyway, the caller gets a fault (logged as
 // api.fault), not an exception.
-Result<Controller::Reply> EncodeReply(const Result<Controller::ActionReply>& reply) {
+Result<WireReply> EncodeReply(const Result<Controller::Reply>& reply) {
   if (!reply.ok()) return reply.status();
-  return Guarded([&reply] {
-    return Controller::Reply{api::EncodeResponse(reply->body), reply->durable};
-  });
+  return Guarded([&reply] { return WireReply{api::EncodeResponse(reply->body), reply->durable}; });
 }
 
-Result<Controller::Reply> CallAction(Controller& controller, std::string_view route_name,
-                                     const Json& body, const Caller& caller) {
+Result<WireReply> CallAction(Controller& controller, std::string_view route_name, const Json& body,
+                             const Caller& caller) {
   Result<api::Request> request = api::DecodeRequest(route_name, body);
   if (!request.ok()) {
     controller.AuditRefusal(caller, api::AuditedAction(route_name), request.status().message(),
@@ -27,9 +25,8 @@ Result<Controller::Reply> CallAction(Controller& controller, std::string_view ro
   return EncodeReply(controller.Call(request.value(), caller));
 }
 
-Result<Controller::Reply> CallUsers(Controller& controller, std::string_view method,
-                                    const std::string& path, const Json& body,
-                                    const Caller& caller) {
+Result<WireReply> CallUsers(Controller& controller, std::string_view method,
+                            const std::string& path, const Json& body, const Caller& caller) {
   Result<api::UserRequest> request = api::DecodeUserRequest(method, path, body);
   if (!request.ok()) {
     // An operation the endpoint does not have is no call at all: nothing to audit.
@@ -42,8 +39,8 @@ Result<Controller::Reply> CallUsers(Controller& controller, std::string_view met
   return EncodeReply(controller.Users(caller, request.value()));
 }
 
-Result<Controller::Reply> CallTags(Controller& controller, const api::TagsRequest& request,
-                                   const Caller& caller) {
+Result<WireReply> CallTags(Controller& controller, const api::TagsRequest& request,
+                           const Caller& caller) {
   return EncodeReply(controller.Tags(request, caller));
 }
 

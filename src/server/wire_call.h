@@ -1,10 +1,10 @@
 #pragma once
 
-// The JSON edge of an AWS action: the request body decoded into its typed request
-// (api/decode.h), run by the controller, and its typed response written as AWS documents it
-// (api/encode.h). A request refused while it is decoded is audited as the controller audits the
-// refusals it makes itself. The HTTP server calls this for every /v1/<action> route; tests and
-// benchmarks call it to drive the controller as the wire does.
+// The JSON edge of the controller's calls: a request body decoded into its typed request
+// (api/decode.h, api/tenancy_requests.h), run by the controller, and its typed answer written as
+// AWS, or Allot's documentation, documents it (api/encode.h). A request refused while it is
+// decoded is audited as the controller audits the refusals it makes itself. The HTTP server calls
+// these for its routes; tests and benchmarks call them to drive the controller as the wire does.
 
 #include <string_view>
 
@@ -13,20 +13,26 @@
 
 namespace allot::server {
 
-Result<Controller::Reply> CallAction(Controller& controller, std::string_view route_name,
-                                     const Json& body, const Caller& caller = Caller::System());
+// An answer as its document, and when it may be given (Controller::Reply's `durable`).
+struct WireReply {
+  Json body = Json::object();
+  std::shared_future<Status> durable;
+};
+
+Result<WireReply> CallAction(Controller& controller, std::string_view route_name, const Json& body,
+                             const Caller& caller = Caller::System());
 
 // A typed answer as its document (api::EncodeResponse); a fault while encoding is a logged fault.
-Result<Controller::Reply> EncodeReply(const Result<Controller::ActionReply>& reply);
+Result<WireReply> EncodeReply(const Result<Controller::Reply>& reply);
 
 // /allot/v1/users[/NAME[/policy|/keys/rotate]]: `path` what follows /allot/v1/users, `body` the
 // request body read (api::ReadBody). A change refused while it is decoded is audited.
-Result<Controller::Reply> CallUsers(Controller& controller, std::string_view method,
-                                    const std::string& path, const Json& body,
-                                    const Caller& caller = Caller::System());
+Result<WireReply> CallUsers(Controller& controller, std::string_view method,
+                            const std::string& path, const Json& body,
+                            const Caller& caller = Caller::System());
 
 // TagResource, UntagResource, ListTagsForResource, decoded (api::DecodeTags).
-Result<Controller::Reply> CallTags(Controller& controller, const api::TagsRequest& request,
-                                   const Caller& caller);
+Result<WireReply> CallTags(Controller& controller, const api::TagsRequest& request,
+                           const Caller& caller);
 
 }  // namespace allot::server

@@ -88,9 +88,9 @@ class ControllerTest : public ::testing::Test {
 
   // One call, as the HTTP layer makes it: the answer counts once its batch is durable.
   Result<Json> Call(const std::string& action, const Json& request) {
-    Result<Controller::Reply> answer = CallAction(*controller_, action, request);
+    Result<WireReply> answer = CallAction(*controller_, action, request);
     if (!answer.ok()) return answer.status();
-    Controller::Reply reply = std::move(answer).value();
+    WireReply reply = std::move(answer).value();
     if (reply.durable.valid()) {
       const Status s = reply.durable.get();
       if (!s.ok()) return s;
@@ -417,8 +417,7 @@ namespace {
 // The error convention: every entry point answers a Status, never an exception, and each code is
 // one AWS error at the wire.
 TEST_F(ControllerTest, RefusalsAreInvalidArgumentStatusesThatMapToClientException) {
-  Result<Controller::Reply> missing =
-      CallAction(*controller_, "submitservicejob", {{"jobName", "x"}});
+  Result<WireReply> missing = CallAction(*controller_, "submitservicejob", {{"jobName", "x"}});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(missing.status().message().find("jobQueue"), std::string::npos)

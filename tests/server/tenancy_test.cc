@@ -86,7 +86,7 @@ class TenancyTest : public ::testing::Test {
 
   Result<Json> Call(const std::string& action, const Json& request,
                     const Caller& caller = Caller::System()) {
-    Result<Controller::Reply> answer = CallAction(*controller_, action, request, caller);
+    Result<WireReply> answer = CallAction(*controller_, action, request, caller);
     if (!answer.ok()) return answer.status();
     if (answer->durable.valid()) {
       if (Status s = answer->durable.get(); !s.ok()) return s;
@@ -238,11 +238,11 @@ TEST_F(TenancyTest, AnAuditRecordIsLostOnlyWithTheChangeItsBatchHeld) {
 TEST_F(TenancyTest, UsersAreManagedOnlyWithManageUsersAndSurviveARestart) {
   Start();
   const Caller alice = UserWith("alice", kCapped);
-  Result<Controller::Reply> denied =
+  Result<WireReply> denied =
       CallUsers(*controller_, "POST", "", Json{{"userName", "mallory"}}, alice);
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.status().code(), StatusCode::kPermissionDenied);
-  Result<Controller::Reply> made =
+  Result<WireReply> made =
       CallUsers(*controller_, "POST", "",
                 Json{{"userName", "bob"}, {"policy", Json::parse(kCapped)}}, Caller::System());
   ASSERT_TRUE(made.ok()) << made.status().ToString();
@@ -260,7 +260,7 @@ TEST_F(TenancyTest, UsersAreManagedOnlyWithManageUsersAndSurviveARestart) {
   ASSERT_TRUE(bob->policies && bob->policies->size() == 1);
   // A user made while the store fails a write is not there once it rolled back.
   store_->Fail(ResourceExhausted("disk full"));
-  Result<Controller::Reply> lost =
+  Result<WireReply> lost =
       CallUsers(*controller_, "POST", "", Json{{"userName", "carol"}}, Caller::System());
   ASSERT_TRUE(lost.ok());
   EXPECT_FALSE(lost->durable.get().ok());
@@ -338,7 +338,7 @@ TEST_F(TenancyTest, AllotEndpointsRefuseByStatusAndAuditRefusedUserChanges) {
   const std::string id = job.value()["jobId"];
   const Caller alice = UserWith("alice", kCapped);  // may submit, not read logs or users
 
-  Result<Controller::ActionReply> logs = controller_->Logs({.job_id = id}, alice);
+  Result<Controller::Reply> logs = controller_->Logs({.job_id = id}, alice);
   ASSERT_FALSE(logs.ok());
   EXPECT_EQ(logs.status().code(), StatusCode::kPermissionDenied);
   EXPECT_NE(logs.status().message().find("allot:GetJobLogs"), std::string::npos);
@@ -348,23 +348,21 @@ TEST_F(TenancyTest, AllotEndpointsRefuseByStatusAndAuditRefusedUserChanges) {
   EXPECT_NE(logs.status().message().find("offset"), std::string::npos);
 
   const std::size_t audited = Audit().size();
-  Result<Controller::Reply> denied =
-      CallUsers(*controller_, "POST", "", {{"userName", "mallory"}}, alice);
+  Result<WireReply> denied = CallUsers(*controller_, "POST", "", {{"userName", "mallory"}}, alice);
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.status().code(), StatusCode::kPermissionDenied);
   ASSERT_TRUE(CallUsers(*controller_, "POST", "", {{"userName", "bob"}}, Caller::System()).ok());
-  Result<Controller::Reply> again =
+  Result<WireReply> again =
       CallUsers(*controller_, "POST", "", {{"userName", "bob"}}, Caller::System());
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(again.status().message(), "Object already exists");
-  Result<Controller::Reply> bad_policy =
+  Result<WireReply> bad_policy =
       CallUsers(*controller_, "PUT", "/bob/policy", {{"Version", 3}}, Caller::System());
   ASSERT_FALSE(bad_policy.ok());
   EXPECT_EQ(bad_policy.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(bad_policy.status().message().rfind("policy: ", 0), 0U);
-  Result<Controller::Reply> nobody =
-      CallUsers(*controller_, "DELETE", "/nobody", {}, Caller::System());
+  Result<WireReply> nobody = CallUsers(*controller_, "DELETE", "/nobody", {}, Caller::System());
   ASSERT_FALSE(nobody.ok());
   EXPECT_EQ(nobody.status().message(), "user nobody does not exist");
   const std::vector<AuditRecord> audit = Audit();
@@ -373,7 +371,7 @@ TEST_F(TenancyTest, AllotEndpointsRefuseByStatusAndAuditRefusedUserChanges) {
   EXPECT_EQ(audit[audited + 1].outcome, "Allowed");
   EXPECT_EQ(audit[audited + 2].outcome, "ClientException: Object already exists");
   EXPECT_EQ(audit[audited + 4].action, "allot:DeleteUser");
-  Result<Controller::Reply> gone = CallUsers(*controller_, "DELETE", "/bob", {}, Caller::System());
+  Result<WireReply> gone = CallUsers(*controller_, "DELETE", "/bob", {}, Caller::System());
   ASSERT_TRUE(gone.ok()) << gone.status().ToString();
   EXPECT_EQ(gone->body, Json::object());  // an empty answer is {}, as AWS's empty outputs
 
@@ -386,7 +384,7 @@ TEST_F(TenancyTest, AllotEndpointsRefuseByStatusAndAuditRefusedUserChanges) {
   EXPECT_EQ(history.status().message().rfind("prices must be", 0), 0U);
   api::HistoryRequest future;
   future.since = api::TimeBound::At(std::numeric_limits<Timestamp>::max());
-  Result<Controller::ActionReply> report = controller_->HistoryCall(Caller::System(), future);
+  Result<Controller::Reply> report = controller_->HistoryCall(Caller::System(), future);
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(report.status().message(), "since must be in the past");
