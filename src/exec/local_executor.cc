@@ -31,15 +31,6 @@ const char kAlgorithmError[] = "Received status from SageMaker: AlgorithmError: 
 
 std::string HostName(int index) { return "algo-" + std::to_string(index); }
 
-std::string HostsJson(int count) {
-  std::string json = "[";
-  for (int k = 1; k <= count; ++k) {
-    if (k > 1) json += ",";
-    json += "\"" + HostName(k) + "\"";
-  }
-  return json + "]";
-}
-
 std::string HostFailureReason(const std::string& host, int exit_code) {
   const std::string reason = kAlgorithmError + host;
   if (exit_code < 0) return reason + " was killed by signal " + std::to_string(-exit_code);

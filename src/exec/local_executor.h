@@ -44,9 +44,6 @@ namespace allot::exec {
 // "algo-<index>", index from 1.
 std::string HostName(int index);
 
-// SM_HOSTS for `count` hosts: ["algo-1","algo-2"].
-std::string HostsJson(int count);
-
 // The AttemptExit reason for a host that ended with `exit_code` (negative: killed by that signal):
 // "Received status from SageMaker: AlgorithmError: algo-2 exited with code 3" or
 // "Received status from SageMaker: AlgorithmError: algo-2 was killed by signal 9".

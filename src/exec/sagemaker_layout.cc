@@ -17,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -44,320 +45,75 @@ constexpr std::size_t kFailureLimit = 1024;
 constexpr std::string_view kPartialPrefix = ".allot-partial-";
 
 // ---------------------------------------------------------------------------------------------
-// JSON, written the way Python's json.dumps does by default (", " and ": ").
+// JSON (nlohmann-json), written the way Python's json.dumps writes it by default (", " and ": "
+// between items), as the SageMaker training toolkit does; keys keep the order they are given.
 
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (u < 0x20) {
-          static constexpr char kHex[] = "0123456789abcdef";
-          out += "\\u00";
-          out += kHex[u >> 4];
-          out += kHex[u & 0xf];
-        } else {
-          out += c;
-        }
+using Json = nlohmann::ordered_json;
+using JsonFields = std::vector<std::pair<std::string, Json>>;
+
+// A hyperparameter is the caller's text: one nested deeper than the request body may be is taken
+// as a plain string, so that no recursion follows the caller's nesting.
+constexpr int kMaxHyperparameterDepth = 64;
+
+void AppendPythonJson(const Json& j, std::string& out) {
+  if (j.is_object()) {
+    out += '{';
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it != j.begin()) out += ", ";
+      out += Json(it.key()).dump(-1, ' ', false, Json::error_handler_t::replace);
+      out += ": ";
+      AppendPythonJson(it.value(), out);
     }
+    out += '}';
+  } else if (j.is_array()) {
+    out += '[';
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      if (i > 0) out += ", ";
+      AppendPythonJson(j[i], out);
+    }
+    out += ']';
+  } else {
+    out += j.dump(-1, ' ', false, Json::error_handler_t::replace);
   }
-  out += '"';
+}
+
+std::string PythonJson(const Json& j) {
+  std::string out;
+  AppendPythonJson(j, out);
   return out;
 }
 
-// `members` are already-encoded values.
-std::string JsonObject(const std::vector<std::pair<std::string, std::string>>& members) {
-  std::string out = "{";
-  bool first = true;
-  for (const auto& [key, value] : members) {
-    if (!first) out += ", ";
-    first = false;
-    out += JsonString(key);
-    out += ": ";
-    out += value;
-  }
-  out += '}';
+Json FieldsObject(const JsonFields& fields) {
+  Json out = Json::object();
+  for (const auto& [key, value] : fields) out[key] = value;
   return out;
 }
 
-std::string JsonStringList(const std::vector<std::string>& items) {
-  std::string out = "[";
-  bool first = true;
-  for (const auto& item : items) {
-    if (!first) out += ", ";
-    first = false;
-    out += JsonString(item);
-  }
-  out += ']';
-  return out;
+// `text` as one JSON value, when it is one and nests at most kMaxHyperparameterDepth levels.
+std::optional<Json> ParsedHyperparameter(const std::string& text) {
+  bool too_deep = false;
+  Json parsed = Json::parse(
+      text,
+      [&too_deep](int depth, Json::parse_event_t /*event*/, Json& /*value*/) {
+        too_deep = too_deep || depth > kMaxHyperparameterDepth;
+        return !too_deep;
+      },
+      /*allow_exceptions=*/false);
+  if (too_deep || parsed.is_discarded()) return std::nullopt;
+  return parsed;
 }
 
-// A strict JSON reader, only to tell whether a hyperparameter value is JSON (the SageMaker
-// training toolkit decodes such values for SM_HPS) and to decode JSON strings.
-class JsonReader {
- public:
-  explicit JsonReader(std::string_view text) : text_(text) {}
-
-  // True when the whole text is one JSON value (surrounding white space allowed).
-  bool WholeValue() {
-    SkipSpace();
-    if (!Value(0)) return false;
-    SkipSpace();
-    return pos_ == text_.size();
-  }
-
-  // When the whole text is one JSON string, its decoded contents.
-  bool WholeString(std::string* decoded) {
-    SkipSpace();
-    if (!String(decoded)) return false;
-    SkipSpace();
-    return pos_ == text_.size();
-  }
-
- private:
-  static constexpr int kMaxDepth = 64;
-
-  bool AtEnd() const { return pos_ >= text_.size(); }
-  char Peek() const { return text_[pos_]; }
-
-  void SkipSpace() {
-    while (!AtEnd() && (Peek() == ' ' || Peek() == '\t' || Peek() == '\n' || Peek() == '\r')) {
-      ++pos_;
-    }
-  }
-
-  bool Literal(std::string_view word) {
-    if (text_.substr(pos_, word.size()) != word) return false;
-    pos_ += word.size();
-    return true;
-  }
-
-  bool Digits() {
-    const std::size_t start = pos_;
-    while (!AtEnd() && Peek() >= '0' && Peek() <= '9') ++pos_;
-    return pos_ > start;
-  }
-
-  bool Number() {
-    if (!AtEnd() && Peek() == '-') ++pos_;
-    if (AtEnd()) return false;
-    if (Peek() == '0') {
-      ++pos_;
-    } else if (!Digits()) {
-      return false;
-    }
-    if (!AtEnd() && Peek() == '.') {
-      ++pos_;
-      if (!Digits()) return false;
-    }
-    if (!AtEnd() && (Peek() == 'e' || Peek() == 'E')) {
-      ++pos_;
-      if (!AtEnd() && (Peek() == '+' || Peek() == '-')) ++pos_;
-      if (!Digits()) return false;
-    }
-    return true;
-  }
-
-  bool Hex4(unsigned* value) {
-    if (pos_ + 4 > text_.size()) return false;
-    unsigned v = 0;
-    for (int i = 0; i < 4; ++i) {
-      const char c = text_[pos_++];
-      unsigned d = 0;
-      if (c >= '0' && c <= '9') {
-        d = static_cast<unsigned>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        d = static_cast<unsigned>(c - 'a') + 10U;
-      } else if (c >= 'A' && c <= 'F') {
-        d = static_cast<unsigned>(c - 'A') + 10U;
-      } else {
-        return false;
-      }
-      v = v * 16U + d;
-    }
-    *value = v;
-    return true;
-  }
-
-  static void AppendUtf8(unsigned cp, std::string* out) {
-    if (cp < 0x80) {
-      *out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      *out += static_cast<char>(0xC0U | (cp >> 6));
-      *out += static_cast<char>(0x80U | (cp & 0x3FU));
-    } else if (cp < 0x10000) {
-      *out += static_cast<char>(0xE0U | (cp >> 12));
-      *out += static_cast<char>(0x80U | ((cp >> 6) & 0x3FU));
-      *out += static_cast<char>(0x80U | (cp & 0x3FU));
-    } else {
-      *out += static_cast<char>(0xF0U | (cp >> 18));
-      *out += static_cast<char>(0x80U | ((cp >> 12) & 0x3FU));
-      *out += static_cast<char>(0x80U | ((cp >> 6) & 0x3FU));
-      *out += static_cast<char>(0x80U | (cp & 0x3FU));
-    }
-  }
-
-  bool String(std::string* decoded) {
-    if (AtEnd() || Peek() != '"') return false;
-    ++pos_;
-    while (!AtEnd()) {
-      const char c = text_[pos_++];
-      if (c == '"') return true;
-      if (static_cast<unsigned char>(c) < 0x20) return false;
-      if (c != '\\') {
-        if (decoded != nullptr) *decoded += c;
-        continue;
-      }
-      if (AtEnd()) return false;
-      const char e = text_[pos_++];
-      char plain = 0;
-      switch (e) {
-        case '"':
-          plain = '"';
-          break;
-        case '\\':
-          plain = '\\';
-          break;
-        case '/':
-          plain = '/';
-          break;
-        case 'b':
-          plain = '\b';
-          break;
-        case 'f':
-          plain = '\f';
-          break;
-        case 'n':
-          plain = '\n';
-          break;
-        case 'r':
-          plain = '\r';
-          break;
-        case 't':
-          plain = '\t';
-          break;
-        case 'u': {
-          unsigned cp = 0;
-          if (!Hex4(&cp)) return false;
-          if (cp >= 0xD800 && cp <= 0xDBFF && text_.substr(pos_, 2) == "\\u") {
-            const std::size_t save = pos_;
-            pos_ += 2;
-            unsigned low = 0;
-            if (Hex4(&low) && low >= 0xDC00 && low <= 0xDFFF) {
-              cp = 0x10000U + ((cp - 0xD800U) << 10) + (low - 0xDC00U);
-            } else {
-              pos_ = save;
-            }
-          }
-          if (decoded != nullptr) AppendUtf8(cp, decoded);
-          continue;
-        }
-        default:
-          return false;
-      }
-      if (decoded != nullptr) *decoded += plain;
-    }
-    return false;
-  }
-
-  bool Value(int depth) {
-    if (depth > kMaxDepth || AtEnd()) return false;
-    switch (Peek()) {
-      case '"':
-        return String(nullptr);
-      case 't':
-        return Literal("true");
-      case 'f':
-        return Literal("false");
-      case 'n':
-        return Literal("null");
-      case '[': {
-        ++pos_;
-        SkipSpace();
-        if (!AtEnd() && Peek() == ']') {
-          ++pos_;
-          return true;
-        }
-        while (true) {
-          SkipSpace();
-          if (!Value(depth + 1)) return false;
-          SkipSpace();
-          if (AtEnd()) return false;
-          if (Peek() == ']') {
-            ++pos_;
-            return true;
-          }
-          if (Peek() != ',') return false;
-          ++pos_;
-        }
-      }
-      case '{': {
-        ++pos_;
-        SkipSpace();
-        if (!AtEnd() && Peek() == '}') {
-          ++pos_;
-          return true;
-        }
-        while (true) {
-          SkipSpace();
-          if (!String(nullptr)) return false;
-          SkipSpace();
-          if (AtEnd() || Peek() != ':') return false;
-          ++pos_;
-          SkipSpace();
-          if (!Value(depth + 1)) return false;
-          SkipSpace();
-          if (AtEnd()) return false;
-          if (Peek() == '}') {
-            ++pos_;
-            return true;
-          }
-          if (Peek() != ',') return false;
-          ++pos_;
-        }
-      }
-      default:
-        return Number();
-    }
-  }
-
-  std::string_view text_;
-  std::size_t pos_ = 0;
-};
-
-// The value SM_HPS carries for a hyperparameter: the value itself when it is JSON, else a string.
-std::string HpsValue(const std::string& value) {
-  if (JsonReader(value).WholeValue()) return std::string(Trim(value));
-  return JsonString(value);
+// The value SM_HPS carries for a hyperparameter: the value decoded when it is JSON (as the
+// training toolkit decodes it), else the string.
+Json HpsValue(const std::string& value) {
+  std::optional<Json> parsed = ParsedHyperparameter(value);
+  return parsed ? *parsed : Json(value);
 }
 
 // SM_HP_<NAME>: a JSON string's contents, any other value as given.
 std::string HpEnvValue(const std::string& value) {
-  std::string decoded;
-  if (JsonReader(value).WholeString(&decoded)) return decoded;
-  return value;
+  std::optional<Json> parsed = ParsedHyperparameter(value);
+  return parsed && parsed->is_string() ? parsed->get<std::string>() : value;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -683,7 +439,6 @@ unsigned CountCpus(const std::string& list) {
 }
 
 using Channels = std::vector<std::pair<std::string, fs::path>>;  // name, absolute source
-using JsonFields = std::vector<std::pair<std::string, std::string>>;
 
 // Channels: names valid and distinct, sources existing directories.
 Result<Channels> ResolveChannels(const LaunchSpec& spec) {
@@ -804,29 +559,27 @@ SeenPaths SeenPathsOf(const HostLayout& layout) {
 // The documents of input/config/*.json, which SM_* variables repeat.
 struct ConfigDocs {
   JsonFields hps;  // name, hyperparameter as SM_HPS gives it
-  std::string resource_json;
-  std::string data_config_json;
+  Json resource;
+  Json data_config;
   std::vector<std::string> channel_names;
-  JsonFields channel_dirs;  // name, JSON string of the channel's directory
+  JsonFields channel_dirs;  // name, the channel's directory
 };
 
 ConfigDocs MakeConfigDocs(const LaunchSpec& spec, const HostLayout& layout, const SeenPaths& seen) {
   ConfigDocs docs;
   for (const auto& [name, value] : spec.hyperparameters)
     docs.hps.emplace_back(name, HpsValue(value));
-  docs.resource_json = JsonObject({{"current_host", JsonString(layout.host)},
-                                   {"hosts", JsonStringList(layout.hosts)},
-                                   {"network_interface_name", JsonString("lo")}});
+  docs.resource = FieldsObject(
+      {{"current_host", layout.host}, {"hosts", layout.hosts}, {"network_interface_name", "lo"}});
   JsonFields data_config;
   for (const auto& [name, source] : layout.channels) {
-    data_config.emplace_back(name,
-                             JsonObject({{"TrainingInputMode", JsonString("File")},
-                                         {"S3DistributionType", JsonString("FullyReplicated")},
-                                         {"RecordWrapperType", JsonString("None")}}));
+    data_config.emplace_back(name, FieldsObject({{"TrainingInputMode", "File"},
+                                                 {"S3DistributionType", "FullyReplicated"},
+                                                 {"RecordWrapperType", "None"}}));
     docs.channel_names.push_back(name);
-    docs.channel_dirs.emplace_back(name, JsonString(seen.ChannelDir(name)));
+    docs.channel_dirs.emplace_back(name, seen.ChannelDir(name));
   }
-  docs.data_config_json = JsonObject(data_config);
+  docs.data_config = FieldsObject(data_config);
   return docs;
 }
 
@@ -835,22 +588,21 @@ Status WriteConfigFiles(const LaunchSpec& spec, const HostLayout& layout, const 
                         const ConfigDocs& docs) {
   const fs::path config = layout.ml / "input" / "config";
   JsonFields hp_file;
-  for (const auto& [name, value] : spec.hyperparameters)
-    hp_file.emplace_back(name, JsonString(value));
-  JsonFields checkpoint_config = {{"LocalPath", JsonString(seen.checkpoints)}};
+  for (const auto& [name, value] : spec.hyperparameters) hp_file.emplace_back(name, value);
+  JsonFields checkpoint_config = {{"LocalPath", seen.checkpoints}};
   if (!spec.checkpoint_sync_dir.empty()) {
     std::error_code ec;
     const fs::path sync = fs::absolute(spec.checkpoint_sync_dir, ec).lexically_normal();
-    checkpoint_config.emplace_back("S3Uri", JsonString("file://" + sync.string()));
+    checkpoint_config.emplace_back("S3Uri", "file://" + sync.string());
   }
   ALLOT_RETURN_IF_ERROR(
-      env::WriteFileAtomically(config / "hyperparameters.json", JsonObject(hp_file)));
+      env::WriteFileAtomically(config / "hyperparameters.json", PythonJson(FieldsObject(hp_file))));
   ALLOT_RETURN_IF_ERROR(
-      env::WriteFileAtomically(config / "resourceconfig.json", docs.resource_json));
+      env::WriteFileAtomically(config / "resourceconfig.json", PythonJson(docs.resource)));
   ALLOT_RETURN_IF_ERROR(
-      env::WriteFileAtomically(config / "inputdataconfig.json", docs.data_config_json));
-  ALLOT_RETURN_IF_ERROR(
-      env::WriteFileAtomically(config / "checkpointconfig.json", JsonObject(checkpoint_config)));
+      env::WriteFileAtomically(config / "inputdataconfig.json", PythonJson(docs.data_config)));
+  ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically(config / "checkpointconfig.json",
+                                                 PythonJson(FieldsObject(checkpoint_config))));
   return Status::Ok();
 }
 
@@ -878,29 +630,28 @@ Result<fs::path> WriteEtcHosts(const HostLayout& layout) {
 
 // SM_TRAINING_ENV: SageMaker's summary of the training environment.
 std::string TrainingEnvJson(const LaunchSpec& spec, const HostLayout& layout, const SeenPaths& seen,
-                            const ConfigDocs& docs, const std::string& hps_json, int num_gpus,
-                            unsigned cpus) {
-  return JsonObject({
-      {"channel_input_dirs", JsonObject(docs.channel_dirs)},
-      {"current_host", JsonString(layout.host)},
-      {"current_instance_type", JsonString(spec.instance_type)},
-      {"hosts", JsonStringList(layout.hosts)},
-      {"hyperparameters", hps_json},
-      {"input_config_dir", JsonString(seen.config_dir)},
-      {"input_data_config", docs.data_config_json},
-      {"input_dir", JsonString(seen.input_dir)},
-      {"is_master", layout.host_index == 1 ? "true" : "false"},
-      {"job_name", JsonString(spec.name)},
-      {"master_hostname", JsonString(layout.hosts.front())},
-      {"model_dir", JsonString(seen.model_dir)},
-      {"network_interface_name", JsonString("lo")},
-      {"num_cpus", std::to_string(cpus)},
-      {"num_gpus", std::to_string(num_gpus)},
-      {"output_data_dir", JsonString(seen.output_data_dir)},
-      {"output_dir", JsonString(seen.output_dir)},
-      {"output_intermediate_dir", JsonString(seen.intermediate_dir)},
-      {"resource_config", docs.resource_json},
-  });
+                            const ConfigDocs& docs, const Json& hps, int num_gpus, unsigned cpus) {
+  return PythonJson(FieldsObject({
+      {"channel_input_dirs", FieldsObject(docs.channel_dirs)},
+      {"current_host", layout.host},
+      {"current_instance_type", spec.instance_type},
+      {"hosts", layout.hosts},
+      {"hyperparameters", hps},
+      {"input_config_dir", seen.config_dir},
+      {"input_data_config", docs.data_config},
+      {"input_dir", seen.input_dir},
+      {"is_master", layout.host_index == 1},
+      {"job_name", spec.name},
+      {"master_hostname", layout.hosts.front()},
+      {"model_dir", seen.model_dir},
+      {"network_interface_name", "lo"},
+      {"num_cpus", cpus},
+      {"num_gpus", num_gpus},
+      {"output_data_dir", seen.output_data_dir},
+      {"output_dir", seen.output_dir},
+      {"output_intermediate_dir", seen.intermediate_dir},
+      {"resource_config", docs.resource},
+  }));
 }
 
 // The payload's Environment with the host's GPUs and the SM_* variables added.
@@ -912,7 +663,7 @@ std::map<std::string, std::string> HostEnvironment(const LaunchSpec& spec, const
   const int num_gpus = CountGpus(env);
   unsigned cpus = slot.cpus.empty() ? std::thread::hardware_concurrency() : CountCpus(slot.cpus);
   if (cpus == 0) cpus = 1;
-  env["SM_HOSTS"] = JsonStringList(layout.hosts);
+  env["SM_HOSTS"] = PythonJson(layout.hosts);
   env["SM_CURRENT_HOST"] = layout.host;
   env["SM_NUM_HOSTS"] = std::to_string(spec.instance_count);
   env["SM_NETWORK_INTERFACE_NAME"] = "lo";
@@ -920,22 +671,22 @@ std::map<std::string, std::string> HostEnvironment(const LaunchSpec& spec, const
   env["SM_MODEL_DIR"] = seen.model_dir;
   env["SM_INPUT_DIR"] = seen.input_dir;
   env["SM_INPUT_CONFIG_DIR"] = seen.config_dir;
-  env["SM_INPUT_DATA_CONFIG"] = docs.data_config_json;
+  env["SM_INPUT_DATA_CONFIG"] = PythonJson(docs.data_config);
   env["SM_OUTPUT_DIR"] = seen.output_dir;
   env["SM_OUTPUT_DATA_DIR"] = seen.output_data_dir;
   env["SM_OUTPUT_INTERMEDIATE_DIR"] = seen.intermediate_dir;
-  env["SM_CHANNELS"] = JsonStringList(docs.channel_names);
+  env["SM_CHANNELS"] = PythonJson(docs.channel_names);
   for (const auto& name : docs.channel_names) {
     env["SM_CHANNEL_" + AsciiUpper(name)] = seen.ChannelDir(name);
   }
-  const std::string hps_json = JsonObject(docs.hps);
-  env["SM_HPS"] = hps_json;
+  const Json hps = FieldsObject(docs.hps);
+  env["SM_HPS"] = PythonJson(hps);
   for (const auto& [name, value] : spec.hyperparameters)
     env["SM_HP_" + AsciiUpper(name)] = HpEnvValue(value);
   env["SM_NUM_GPUS"] = std::to_string(num_gpus);
   env["SM_NUM_CPUS"] = std::to_string(cpus);
-  env["SM_RESOURCE_CONFIG"] = docs.resource_json;
-  env["SM_TRAINING_ENV"] = TrainingEnvJson(spec, layout, seen, docs, hps_json, num_gpus, cpus);
+  env["SM_RESOURCE_CONFIG"] = PythonJson(docs.resource);
+  env["SM_TRAINING_ENV"] = TrainingEnvJson(spec, layout, seen, docs, hps, num_gpus, cpus);
   if (!spec.name.empty()) env["TRAINING_JOB_NAME"] = spec.name;
   env["ALLOT_CHECKPOINT_DIR"] = seen.checkpoints;
   return env;

@@ -52,8 +52,6 @@ class LocalExecutorTest : public ::testing::Test {
 
 TEST(LocalExecutorConventions, HostNamesAndReasons) {
   EXPECT_EQ(HostName(3), "algo-3");
-  EXPECT_EQ(HostsJson(1), "[\"algo-1\"]");
-  EXPECT_EQ(HostsJson(2), "[\"algo-1\",\"algo-2\"]");
   EXPECT_EQ(HostFailureReason("algo-2", 3), kReasonPrefix + "algo-2 exited with code 3");
   EXPECT_EQ(HostFailureReason("algo-1", -9), kReasonPrefix + "algo-1 was killed by signal 9");
 }

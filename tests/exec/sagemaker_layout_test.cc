@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -180,6 +181,29 @@ TEST_F(SageMakerLayoutTest, NoChannelsNoHyperparametersNoSync) {
   EXPECT_EQ(plan->environment.at("SM_CHANNELS"), "[]");
   EXPECT_EQ(plan->environment.at("SM_HPS"), "{}");
   EXPECT_EQ(plan->environment.at("SM_HOSTS"), R"(["algo-1"])");
+}
+
+// SM_HPS decodes a value that is JSON, as the training toolkit does, but only to a bounded
+// depth: a value nested deeper is the caller's string (no recursion follows the caller's text).
+TEST_F(SageMakerLayoutTest, HyperparametersThatAreJsonAndOnesTooDeep) {
+  LaunchSpec spec = TwoHostSpec();
+  const std::string deep = std::string(5000, '[') + std::string(5000, ']');
+  spec.hyperparameters = {{"deep", deep},
+                          {"list", " [1, \"a\"] "},
+                          {"name", "caf\xC3\xA9 \"x\""},
+                          {"quoted", "\"text\""}};
+  const auto plan = PrepareHost(spec, 1, NoSandbox());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const nlohmann::json hps = nlohmann::json::parse(plan->environment.at("SM_HPS"));
+  EXPECT_EQ(hps.at("deep"), deep);
+  EXPECT_EQ(hps.at("list"), nlohmann::json::parse(R"([1, "a"])"));
+  EXPECT_EQ(hps.at("name"), "caf\xC3\xA9 \"x\"");
+  EXPECT_EQ(hps.at("quoted"), "text");
+  EXPECT_EQ(plan->environment.at("SM_HP_QUOTED"), "text");
+  EXPECT_EQ(plan->environment.at("SM_HP_DEEP"), deep);
+  const fs::path config = fs::path(plan->ml_dir) / "input" / "config";
+  EXPECT_EQ(nlohmann::json::parse(Read(config / "hyperparameters.json")).at("name"),
+            "caf\xC3\xA9 \"x\"");
 }
 
 TEST_F(SageMakerLayoutTest, EnvironmentWithoutSandbox) {
