@@ -34,7 +34,9 @@ Result<UserRequest> DecodeCreateUser(const Json& body) {
   CreateUserRequest r;
   r.user_name = name->get<std::string>();
   ALLOT_RETURN_IF_ERROR(CheckUserName(r.user_name));
-  if (auto p = body.find("policy"); p != body.end() && !p->is_null()) r.policy = p->dump();
+  if (auto p = body.find("policy"); p != body.end() && !p->is_null()) {
+    r.policy = p->dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
   return UserRequest(std::move(r));
 }
 
@@ -78,7 +80,8 @@ Result<UserRequest> DecodeUserRequest(std::string_view method, const std::string
   if (parts.size() == 1 && method == "DELETE") return UserRequest(DeleteUserRequest{name});
   if (tail == "/policy" && method == "GET") return UserRequest(GetUserPolicyRequest{name});
   if (tail == "/policy" && method == "PUT") {
-    return UserRequest(PutUserPolicyRequest{name, body.dump()});
+    return UserRequest(
+        PutUserPolicyRequest{name, body.dump(-1, ' ', false, Json::error_handler_t::replace)});
   }
   if (tail == "/keys/rotate" && method == "POST") {
     return UserRequest(RotateAccessKeysRequest{name});

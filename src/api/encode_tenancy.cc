@@ -16,11 +16,13 @@ Json Encode(const UserDetail& u) {
           {"hasPolicy", u.has_policy}};
 }
 
-// Recorded JSON text back as a value: null where nothing was recorded, or where the text does
-// not parse (a record is shown rather than refused).
+// Recorded JSON text back as a value: null where nothing was recorded. Text that does not parse
+// (a value clipped to the audit's 512 bytes) is shown as the string it is: a discarded parse
+// would write "<discarded>" and make the whole document invalid.
 Json ParseOrNull(const std::string& text) {
   if (text.empty()) return nullptr;
-  return Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return value.is_discarded() ? Json(text) : value;
 }
 
 Json Encode(const AuditRecordDetail& r) {

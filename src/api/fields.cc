@@ -2,9 +2,11 @@
 
 #include <limits>
 
+#include "api/query.h"
 #include "api/wire_error.h"
 #include "api/wire_json.h"
 #include "common/strings.h"
+#include "model/rules.h"
 
 namespace allot::api {
 
@@ -137,12 +139,13 @@ Json ReadTags(const Json& obj, const char* field) {
   const Json* tags = OptionalObject(obj, field);
   if (tags == nullptr) return Json::object();
   if (tags->size() > 50) Refuse(std::string(field) + " allows at most 50 tags");
+  // The body was checked as UTF-8 (ReadBody), so characters can be counted.
   for (const auto& [k, v] : tags->items()) {
-    if (k.empty() || k.size() > 128) {
+    if (k.empty() || CodePoints(k) > model::rules::kMaxTagKeyLength) {
       Refuse(std::string(field) + " keys must be 1 to 128 characters, got " + Quoted(Json(k)));
     }
     if (!v.is_string()) Refuse(std::string(field) + "." + k + " must be a string");
-    if (v.get<std::string>().size() > 256) {
+    if (CodePoints(v.get<std::string>()) > model::rules::kMaxTagValueLength) {
       Refuse(std::string(field) + "." + k + " value exceeds 256 characters");
     }
   }

@@ -25,6 +25,19 @@ Result<WireReply> CallAction(Controller& controller, std::string_view route_name
   return EncodeReply(controller.Call(request.value(), caller));
 }
 
+namespace {
+
+// A refused CreateUser's audit record names the user to be, as an allowed one does.
+api::RefusalTarget UserTarget(const Controller& controller, std::string_view method,
+                              const std::string& path, const Json& body) {
+  if (method != "POST" || !(path.empty() || path == "/")) return {};
+  const auto name = body.is_object() ? body.find("userName") : body.end();
+  const bool named = name != body.end() && name->is_string();
+  return {.sent = UserArn(controller.options().account, named ? name->get<std::string>() : "")};
+}
+
+}  // namespace
+
 Result<WireReply> CallUsers(Controller& controller, std::string_view method,
                             const std::string& path, const Json& body, const Caller& caller) {
   Result<api::UserRequest> request = api::DecodeUserRequest(method, path, body);
@@ -32,7 +45,8 @@ Result<WireReply> CallUsers(Controller& controller, std::string_view method,
     // An operation the endpoint does not have is no call at all: nothing to audit.
     if (request.status().code() != StatusCode::kNotFound) {
       controller.AuditRefusal(caller, api::AuditedActionOf(method, {api::Route::kUsers, path}),
-                              request.status().message());
+                              request.status().message(),
+                              UserTarget(controller, method, path, body));
     }
     return request.status();
   }

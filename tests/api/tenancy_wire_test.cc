@@ -8,9 +8,11 @@
 #include <string>
 
 #include "api/encode.h"
+#include "api/fields.h"
 #include "api/query.h"
 #include "api/routes.h"
 #include "api/tenancy_requests.h"
+#include "api/wire_error.h"
 
 namespace allot::api {
 namespace {
@@ -239,12 +241,29 @@ TEST(TenancyAnswers, AuditRecordsAndLogChunks) {
                       {"tags", {{"old", nullptr}, {"new", Json::object()}}}}}};
   EXPECT_EQ(EncodeResponse(AuditPageResponse{{r}, "00000000000000000007"}),
             (Json{{"records", {one}}, {"nextToken", "00000000000000000007"}}));
+  // A value clipped by the audit is no JSON: it is shown as its text, and the page stays JSON.
+  r.changes = {{"policy", "", R"({"Version":"2012-)"}};
+  EXPECT_EQ(EncodeResponse(AuditPageResponse{{r}, std::nullopt})["records"][0]["changes"],
+            (Json{{"policy", {{"old", nullptr}, {"new", R"({"Version":"2012-)"}}}}));
+  EXPECT_NO_THROW(EncodeResponse(AuditPageResponse{{r}, std::nullopt}).dump());
   r.changes.clear();
   Json unchanged = one;
   unchanged.erase("changes");  // no changes: no key
   EXPECT_EQ(EncodeResponse(AuditPageResponse{{r}, std::nullopt}), (Json{{"records", {unchanged}}}));
   EXPECT_EQ(EncodeResponse(LogChunkResponse{"hi\n", 3, true}),
             (Json{{"text", "hi\n"}, {"nextOffset", 3}, {"complete", true}}));
+}
+
+// AWS counts a tag's key (1-128) and value (0-256) in characters: "é" is one, not two bytes.
+TEST(Tags, LengthsCountCharactersNotBytes) {
+  EXPECT_EQ(CodePoints("caf\xC3\xA9 \xF0\x9F\x99\x82"), 6U);
+  std::string key;
+  for (int i = 0; i < 128; ++i) key += "\xC3\xA9";  // 128 characters, 256 bytes
+  std::string value;
+  for (int i = 0; i < 256; ++i) value += "\xC3\xA9";
+  EXPECT_EQ(ReadTags(Json{{"tags", {{key, value}}}}).size(), 1U);
+  EXPECT_THROW(ReadTags(Json{{"tags", {{key + "a", "v"}}}}), ClientError);
+  EXPECT_THROW(ReadTags(Json{{"tags", {{"k", value + "a"}}}}), ClientError);
 }
 
 }  // namespace

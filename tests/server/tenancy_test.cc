@@ -375,6 +375,16 @@ TEST_F(TenancyTest, AllotEndpointsRefuseByStatusAndAuditRefusedUserChanges) {
   ASSERT_TRUE(gone.ok()) << gone.status().ToString();
   EXPECT_EQ(gone->body, Json::object());  // an empty answer is {}, as AWS's empty outputs
 
+  // A CreateUser refused while it is decoded names the user to be, as an allowed one does.
+  Result<WireReply> bad_name =
+      CallUsers(*controller_, "POST", "", {{"userName", "a/b"}}, Caller::System());
+  ASSERT_FALSE(bad_name.ok());
+  EXPECT_EQ(bad_name.status().code(), StatusCode::kInvalidArgument);
+  const std::vector<AuditRecord> after = Audit();
+  EXPECT_EQ(after.back().action, "allot:CreateUser");
+  EXPECT_EQ(after.back().resource, "arn:aws:iam::000000000000:user/a/b");
+  EXPECT_EQ(after.back().outcome.rfind("ClientException: userName may hold only", 0), 0U);
+
   Result<api::HistoryRequest> history = api::DecodeHistory("/allot/v1/report", {{"since", "7x"}});
   ASSERT_FALSE(history.ok());
   EXPECT_EQ(history.status().code(), StatusCode::kInvalidArgument);
