@@ -53,7 +53,7 @@ Route MatchRoute(std::string_view method, const std::string& path) {
   }
   constexpr std::string_view kV1 = "/v1/";
   if (post && path.starts_with(kV1) && path.size() > kV1.size() &&
-      LowerCaseWord(std::string_view(path).substr(kV1.size()))) {
+      LowerCaseWord(std::string_view{path}.substr(kV1.size()))) {
     return {Route::kAction, path.substr(kV1.size())};
   }
   return {};

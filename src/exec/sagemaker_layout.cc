@@ -556,9 +556,11 @@ SeenPaths SeenPathsOf(const HostLayout& layout) {
   return seen;
 }
 
-// The documents of input/config/*.json, which SM_* variables repeat.
-struct ConfigDocs {
-  JsonFields hps;  // name, hyperparameter as SM_HPS gives it
+// The documents of input/config/*.json, which SM_* variables repeat. (Its implicit constructor
+// is noexcept but builds null JSON values, whose constructor nlohmann does not mark noexcept;
+// a null value allocates nothing, so nothing can throw.)
+struct ConfigDocs {  // NOLINT(bugprone-exception-escape)
+  JsonFields hps;    // name, hyperparameter as SM_HPS gives it
   Json resource;
   Json data_config;
   std::vector<std::string> channel_names;
