@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "env/process.h"
 #include "server/api_error.h"
 #include "server/controller.h"
 #include "server/log.h"
@@ -649,6 +650,7 @@ int Drive(Flags f) {
 
 int main(int argc, char** argv) {
   using namespace allot;
+  env::RunAgainWithHugePageMalloc(argv);  // as `allot server` does
   bench::Flags f = bench::ParseFlags(argc, argv);
   if (!server::log::Configure("warn", "text").ok()) bench::Die("log configuration refused");
   if (f.phase == "restart") {

@@ -15,6 +15,7 @@
 #include "cli/host_map.h"
 #include "cli/slurm_map.h"
 #include "cli/usage.h"
+#include "env/process.h"
 #include "exec/job_exec.h"
 #include "exec/sagemaker_layout.h"
 #include "exec/sandbox.h"
@@ -394,6 +395,8 @@ int Main(int argc, char** argv) {
 // Whatever escapes a command (an exception from a library, say) ends in a message and exit
 // status 1, never in std::terminate.
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view{argv[1]} == "server")
+    allot::env::RunAgainWithHugePageMalloc(argv);
   try {
     return Main(argc, argv);
   } catch (const std::exception& e) {

@@ -1,6 +1,9 @@
 #include "env/process.h"
 
+#include <unistd.h>
+
 #include <charconv>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -40,6 +43,41 @@ std::optional<std::uint64_t> StartTime(pid_t pid) { return StartTimeOf(pid, true
 bool SameProcessRunning(pid_t pid, std::uint64_t start_time) {
   const auto start = RunningStartTime(pid);
   return start && *start == start_time;
+}
+
+namespace {
+
+constexpr const char* kTunables = "GLIBC_TUNABLES";
+// Set only in the program run again: GLIBC_TUNABLES as it was ("-" when it was unset).
+constexpr const char* kTunablesBefore = "ALLOT_GLIBC_TUNABLES_BEFORE";
+
+}  // namespace
+
+void RunAgainWithHugePageMalloc(char** argv) {
+  if (const char* before = std::getenv(kTunablesBefore)) {
+    const std::string was = before;
+    if (was == "-") {
+      ::unsetenv(kTunables);
+    } else {
+      ::setenv(kTunables, was.c_str(), 1);
+    }
+    ::unsetenv(kTunablesBefore);
+    return;
+  }
+  const char* current = std::getenv(kTunables);
+  const std::string was = current != nullptr ? current : "";
+  if (was.find("glibc.malloc.hugetlb") != std::string::npos) return;
+  ::setenv(kTunablesBefore, current != nullptr ? was.c_str() : "-", 1);
+  const std::string tunables = (was.empty() ? "" : was + ":") + "glibc.malloc.hugetlb=1";
+  ::setenv(kTunables, tunables.c_str(), 1);
+  ::execv("/proc/self/exe", argv);
+  // The exec failed: run on as started.
+  if (current != nullptr) {
+    ::setenv(kTunables, was.c_str(), 1);
+  } else {
+    ::unsetenv(kTunables);
+  }
+  ::unsetenv(kTunablesBefore);
 }
 
 }  // namespace allot::env
