@@ -25,6 +25,11 @@ nlohmann::json Body(const ServiceJobChanged& r);
 nlohmann::json Body(const ListServiceJobsResponse& r);
 nlohmann::json Body(const JobQueueSnapshotResponse& r);
 
+// encode_jobs.cc, for encode_explain.cc too: work lost in instance-seconds, and the victim
+// order's key ("victimKey").
+double InstanceSeconds(Duration instance_ms);
+nlohmann::json EncodeVictimKey(const VictimKey& key);
+
 // encode_explain.cc
 nlohmann::json Body(const ExplainResponse& r);
 nlohmann::json Body(const WhatIfResponse& r);

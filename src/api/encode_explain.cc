@@ -12,8 +12,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-double InstanceSeconds(Duration instance_ms) { return static_cast<double>(instance_ms) / 1000.0; }
-
 // Sets `key` to `text` when there is any.
 void PutIfAny(Json& out, const char* key, const std::string& text) {
   if (!text.empty()) out[key] = text;
@@ -24,12 +22,6 @@ Json Ref(const JobReference& ref) {
   if (ref.job_id) out["jobId"] = *ref.job_id;
   if (ref.job_name) out["jobName"] = *ref.job_name;
   return out;
-}
-
-Json Key(const VictimOrderKey& k) {
-  return {{"priority", k.priority},
-          {"workLostInstanceSeconds", InstanceSeconds(k.work_lost)},
-          {"attemptStartedAt", k.attempt_started_at}};
 }
 
 Json Holder(const HolderDetail& h) {
@@ -78,7 +70,7 @@ Json Waiting(const WaitExplanation& w) {
 Json RunnerUp(const RunnerUpExplanation& r) {
   Json out = Ref(r.job);
   out["rule"] = model::ToString(r.rule);
-  out["victimKey"] = Key(r.key);
+  out["victimKey"] = bodies::EncodeVictimKey(r.key);
   out["putBack"] = r.put_back;
   out["chosenOverBecause"] = r.chosen_over_because;
   return out;
@@ -89,9 +81,9 @@ Json Preempted(const PreemptionExplanation& p) {
               {"at", p.at},
               {"preemptor", Ref(p.preemptor)},
               {"rule", model::ToString(p.rule)},
-              {"victimKey", Key(p.key)},
+              {"victimKey", bodies::EncodeVictimKey(p.key)},
               {"stopping", p.stopping},
-              {"workLostInstanceSeconds", InstanceSeconds(p.work_lost)},
+              {"workLostInstanceSeconds", bodies::InstanceSeconds(p.work_lost)},
               {"workLostFinal", p.work_lost_final},
               {"retriesLeft", p.retries_left ? Json(*p.retries_left) : Json()}};
   if (p.retries_before_termination) {
@@ -119,7 +111,7 @@ Json Victim(const WhatIfVictim& v) {
   Json out = Ref(v.job);
   out["rule"] = model::ToString(v.rule);
   if (v.priority) out["priority"] = *v.priority;
-  if (v.work_lost) out["workLostInstanceSeconds"] = InstanceSeconds(*v.work_lost);
+  if (v.work_lost) out["workLostInstanceSeconds"] = bodies::InstanceSeconds(*v.work_lost);
   if (v.preemptor) out["preemptor"] = Ref(*v.preemptor);
   return out;
 }

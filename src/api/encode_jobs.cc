@@ -10,8 +10,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-double Seconds(Duration instance_ms) { return static_cast<double>(instance_ms) / 1000.0; }
-
 Json ResourceId(const std::string& arn) { return {{"name", "TrainingJobArn"}, {"value", arn}}; }
 
 Json Attempt(const AttemptDetail& a) {
@@ -21,12 +19,6 @@ Json Attempt(const AttemptDetail& a) {
     out["statusReason"] = a.status_reason;
   }
   return out;
-}
-
-Json Key(const VictimKey& k) {
-  return {{"priority", k.priority},
-          {"workLostInstanceSeconds", Seconds(k.work_lost)},
-          {"attemptStartedAt", k.attempt_started_at}};
 }
 
 // Sets `key` to `value` when there is one.
@@ -39,7 +31,7 @@ Json RunnerUp(const RunnerUpDetail& u) {
   Json out = {{"share", u.share},
               {"rule", model::ToString(u.rule)},
               {"putBack", u.put_back},
-              {"victimKey", Key(u.key)}};
+              {"victimKey", bodies::EncodeVictimKey(u.key)}};
   PutIf(out, "jobId", u.job_id);
   PutIf(out, "jobName", u.job_name);
   return out;
@@ -48,12 +40,12 @@ Json RunnerUp(const RunnerUpDetail& u) {
 Json Preemption(const PreemptionDetail& p) {
   Json out = {{"attempt", p.attempt},
               {"rule", model::ToString(p.rule)},
-              {"victimKey", Key(p.key)},
+              {"victimKey", bodies::EncodeVictimKey(p.key)},
               {"at", p.at}};
   PutIf(out, "preemptor", p.preemptor);
   PutIf(out, "preemptorName", p.preemptor_name);
   PutIf(out, "preemptorShare", p.preemptor_share);
-  if (p.work_lost) out["workLostInstanceSeconds"] = Seconds(*p.work_lost);
+  if (p.work_lost) out["workLostInstanceSeconds"] = bodies::InstanceSeconds(*p.work_lost);
   if (p.runner_up) out["runnerUp"] = RunnerUp(*p.runner_up);
   return out;
 }
@@ -64,7 +56,7 @@ Json Made(const PreemptionMade& m) {
     Json out = {{"share", v.share},
                 {"attempt", v.attempt},
                 {"rule", model::ToString(v.rule)},
-                {"workLostInstanceSeconds", Seconds(v.work_lost)}};
+                {"workLostInstanceSeconds", bodies::InstanceSeconds(v.work_lost)}};
     PutIf(out, "jobId", v.job_id);
     PutIf(out, "jobName", v.job_name);
     victims.push_back(std::move(out));
@@ -195,6 +187,14 @@ Json Encode(const ServiceJobDetail& job) {
 }
 
 namespace bodies {
+
+double InstanceSeconds(Duration instance_ms) { return static_cast<double>(instance_ms) / 1000.0; }
+
+Json EncodeVictimKey(const VictimKey& k) {
+  return {{"priority", k.priority},
+          {"workLostInstanceSeconds", InstanceSeconds(k.work_lost)},
+          {"attemptStartedAt", k.attempt_started_at}};
+}
 
 Json Body(const ServiceJobChanged& r) {
   return {{"jobArn", r.arn}, {"jobName", r.name}, {"jobId", r.id}};

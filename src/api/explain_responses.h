@@ -27,11 +27,11 @@ struct JobReference {
   std::optional<std::string> job_name;
 };
 
-// The victim order's key when the victims were chosen ("victimKey"). The same fields as
-// responses.h's VictimKey, which this header cannot see (responses.h includes it).
-struct VictimOrderKey {
+// The victim order's key when the victims were chosen ("victimKey"): in explain and what-if
+// here, and in Describe's preemption records (responses.h, which includes this header).
+struct VictimKey {
   std::int32_t priority = 0;
-  Duration work_lost = 0;  // instance-milliseconds
+  Duration work_lost = 0;  // instance-milliseconds when the victims were chosen
   Timestamp attempt_started_at = 0;
 };
 
@@ -80,7 +80,7 @@ struct WaitExplanation {
 struct RunnerUpExplanation {
   JobReference job;
   model::PreemptionRule rule = model::PreemptionRule::kReclaim;
-  VictimOrderKey key;
+  VictimKey key;
   bool put_back = false;
   std::string chosen_over_because;
 };
@@ -90,7 +90,7 @@ struct PreemptionExplanation {
   Timestamp at = 0;
   JobReference preemptor;
   model::PreemptionRule rule = model::PreemptionRule::kReclaim;
-  VictimOrderKey key;
+  VictimKey key;
   bool stopping = false;
   Duration work_lost = 0;  // instance-milliseconds: final, or as of now while it runs
   bool work_lost_final = false;

@@ -166,12 +166,6 @@ struct ServiceJobSummary {
 
 // Allot's extensions of DescribeServiceJob, under "allot". A job named there is left unnamed
 // (its id and name unset, its share kept) for a caller who may not describe it.
-struct VictimKey {
-  std::int32_t priority = 0;
-  Duration work_lost = 0;  // instance-milliseconds when the victims were chosen
-  Timestamp attempt_started_at = 0;
-};
-
 struct RunnerUpDetail {
   std::optional<std::string> job_id;
   std::optional<std::string> job_name;
