@@ -1,5 +1,7 @@
 #include "api/routes.h"
 
+#include <type_traits>
+
 #include "api/decode.h"
 
 namespace allot::api {
@@ -18,6 +20,20 @@ bool JobRoute(const std::string& path, std::string_view suffix, std::string* id)
   *id = path.substr(kJobs.size(), path.size() - kJobs.size() - suffix.size());
   return id->find('/') == std::string::npos;
 }
+
+// The audited name of each users operation that changes something; a read's is "". The only
+// place these names are written: the routes of a request not yet decoded and the decoded
+// request both read them here.
+template <typename R>
+constexpr std::string_view kAuditedUserAction = "";
+template <>
+constexpr std::string_view kAuditedUserAction<CreateUserRequest> = "allot:CreateUser";
+template <>
+constexpr std::string_view kAuditedUserAction<DeleteUserRequest> = "allot:DeleteUser";
+template <>
+constexpr std::string_view kAuditedUserAction<PutUserPolicyRequest> = "allot:PutUserPolicy";
+template <>
+constexpr std::string_view kAuditedUserAction<RotateAccessKeysRequest> = "allot:RotateAccessKeys";
 
 bool LowerCaseWord(std::string_view s) {
   for (char c : s) {
@@ -99,15 +115,22 @@ std::string AuditedActionOf(std::string_view method, const Route& route) {
                                   : "";
     case Route::kUsers:
       if (method == "POST") {
-        return route.capture.empty() || route.capture == "/" ? "allot:CreateUser"
-                                                             : "allot:RotateAccessKeys";
+        return std::string(route.capture.empty() || route.capture == "/"
+                               ? kAuditedUserAction<CreateUserRequest>
+                               : kAuditedUserAction<RotateAccessKeysRequest>);
       }
-      if (method == "PUT") return "allot:PutUserPolicy";
-      if (method == "DELETE") return "allot:DeleteUser";
+      if (method == "PUT") return std::string(kAuditedUserAction<PutUserPolicyRequest>);
+      if (method == "DELETE") return std::string(kAuditedUserAction<DeleteUserRequest>);
       return "";
     default:
       return "";
   }
+}
+
+std::string AuditedUserAction(const UserRequest& request) {
+  return std::visit(
+      [](const auto& r) { return std::string(kAuditedUserAction<std::decay_t<decltype(r)>>); },
+      request);
 }
 
 }  // namespace allot::api

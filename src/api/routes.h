@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "api/tenancy_requests.h"
+
 namespace allot::api {
 
 struct Route {
@@ -35,9 +37,13 @@ Route MatchRoute(std::string_view method, const std::string& path);
 std::string CallName(const Route& route);
 
 // How the audit names the action of a request that changes something ("batch:TagResource",
-// "allot:CreateUser"); "" for a read, which is not audited.
+// "allot:CreateUser"); "" for a read, which is not audited. A users request is named by the
+// operation its method and path ask for, as AuditedUserAction names it once decoded.
 std::string AuditedActionOf(std::string_view method, const Route& route);
 // The same for an AWS action's route name ("submitservicejob" is "batch:SubmitServiceJob").
 std::string AuditedAction(std::string_view route_name);
+// The same for a decoded users request ("allot:CreateUser"; "" for ListUsers, GetUser and
+// GetUserPolicy). The users operations' audited names are written once, in routes.cc.
+std::string AuditedUserAction(const UserRequest& request);
 
 }  // namespace allot::api

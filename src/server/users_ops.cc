@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "api/credentials.h"
+#include "api/routes.h"
 #include "server/api_error.h"
 #include "server/controller.h"
 #include "server/log.h"
@@ -206,18 +207,7 @@ Result<Controller::Reply> Controller::Handle(const api::GetUserPolicyRequest& r)
 Result<Controller::Reply> Controller::Users(const Caller& caller, const api::UserRequest& request) {
   const std::string& name = api::UserNameOf(request);
   const std::string resource = name.empty() ? "*" : UserArn(options_.account, name);
-  const std::string audited = std::visit(
-      [](const auto& r) -> std::string {
-        using R = std::decay_t<decltype(r)>;
-        if constexpr (std::is_same_v<R, api::CreateUserRequest>) return "allot:CreateUser";
-        if constexpr (std::is_same_v<R, api::DeleteUserRequest>) return "allot:DeleteUser";
-        if constexpr (std::is_same_v<R, api::PutUserPolicyRequest>) return "allot:PutUserPolicy";
-        if constexpr (std::is_same_v<R, api::RotateAccessKeysRequest>) {
-          return "allot:RotateAccessKeys";
-        }
-        return "";
-      },
-      request);
+  const std::string audited = api::AuditedUserAction(request);
   return RunAs(
       caller, audited,
       [this, &resource] {

@@ -70,6 +70,33 @@ TEST(Routes, CallNamesAndAuditedActions) {
   EXPECT_EQ(AuditedActionOf("GET", {Route::kUsers, "/bob"}), "");
 }
 
+// A users request is audited under one name whether it was refused before it was decoded (by
+// its method and path) or ran (by its typed request).
+TEST(Routes, UsersRequestsAreAuditedUnderOneNameDecodedOrNot) {
+  const struct {
+    const char* method;
+    const char* path;
+    const char* audited;
+  } kCases[] = {{"GET", "", ""},
+                {"POST", "", "allot:CreateUser"},
+                {"POST", "/", "allot:CreateUser"},
+                {"GET", "/bob", ""},
+                {"DELETE", "/bob", "allot:DeleteUser"},
+                {"GET", "/bob/policy", ""},
+                {"PUT", "/bob/policy", "allot:PutUserPolicy"},
+                {"POST", "/bob/keys/rotate", "allot:RotateAccessKeys"}};
+  const Json body = {{"userName", "bob"}, {"Version", "2012-10-17"}, {"Statement", Json::array()}};
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(std::string(c.method) + " " + c.path);
+    Result<UserRequest> decoded = DecodeUserRequest(c.method, c.path, body);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    EXPECT_EQ(AuditedUserAction(decoded.value()), c.audited);
+    EXPECT_EQ(
+        AuditedActionOf(c.method, MatchRoute(c.method, std::string("/allot/v1/users") + c.path)),
+        c.audited);
+  }
+}
+
 TEST(Query, PercentDecodingAndParameters) {
   EXPECT_EQ(PercentDecode("a%2Fb+c%zz%4", true), "a/b c%zz%4");  // malformed escapes kept
   EXPECT_EQ(PercentDecode("a+b", false), "a+b");
