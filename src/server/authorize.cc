@@ -62,13 +62,38 @@ Status Controller::Allowed(const Caller& caller, const std::string& action,
   return PermissionDenied(auth::DeniedMessage(caller.arn, action, resource, decision));
 }
 
-// The old and new values of the fields a configuration update asks to change (the new as asked).
-void Controller::NoteChanges(const Json& old_doc, const api::AskedChanges& asked) {
+// The old and new values of the fields a configuration update asks to change: the new as asked,
+// or as `resolved` renders it where it holds the field.
+void Controller::NoteChanges(const Json& old_doc, const api::AskedChanges& asked,
+                             const Json& resolved) {
   if (!audit_) return;
-  for (const auto& [field, now] : asked) {
+  for (const auto& [field, sent] : asked) {
     const std::string was = old_doc.contains(field) ? old_doc[field].dump() : "";
+    const std::string now = resolved.contains(field) ? resolved[field].dump() : sent;
     if (was != now) audit_->changes.push_back({field, was, now});
   }
+}
+
+// UpdateJobQueue's fields that name another resource, as the queue's record would hold them:
+// the policy by its ARN, the environment by its name, whichever of the two the caller sent. A
+// policy that does not exist (the call is refused) is shown by the server's ARN for its name.
+Json Controller::ResolvedQueueChanges(const JobQueueRecord& queue,
+                                      const api::UpdateJobQueueRequest& r) {
+  JobQueueRecord asked = queue;
+  if (r.scheduling_policy) {
+    const SchedulingPolicyRecord* policy = FindPolicy(r.scheduling_policy->name);
+    asked.scheduling_policy_arn =
+        policy != nullptr ? policy->arn : ResourceArn("scheduling-policy/", *r.scheduling_policy);
+  }
+  if (r.environment_order) {
+    asked.environment_order = {{r.environment_order->order, r.environment_order->environment.name}};
+  }
+  const Json doc = DescribeQueue(asked);
+  Json resolved = Json::object();
+  for (const char* field : {"schedulingPolicyArn", "serviceEnvironmentOrder"}) {
+    if (doc.contains(field)) resolved[field] = doc[field];
+  }
+  return resolved;
 }
 
 bool Controller::MayDescribeJob(const Caller& caller, const JobRecord& job) const {
@@ -104,7 +129,9 @@ Status Controller::Authorize(const R& r) {
       NoteChanges(DescribeEnvironment(*env), r.asked);
     }
   } else if constexpr (std::is_same_v<R, api::UpdateJobQueueRequest>) {
-    if (const auto* queue = FindQueue(r.queue.name)) NoteChanges(DescribeQueue(*queue), r.asked);
+    if (const auto* queue = FindQueue(r.queue.name)) {
+      NoteChanges(DescribeQueue(*queue), r.asked, ResolvedQueueChanges(*queue, r));
+    }
   } else if constexpr (std::is_same_v<R, api::UpdateQuotaShareRequest>) {
     if (auto it = shares_.find(r.share.queue + "/" + r.share.share); it != shares_.end()) {
       NoteChanges(DescribeShare(it->second), r.asked);

@@ -271,8 +271,12 @@ class Controller {
   auth::Decision Decide(const Caller& caller, const std::string& action,
                         const std::string& resource, const JobRecord* job,
                         std::optional<std::int64_t> priority) const;
-  // The audit record's changes: each field `asked` names, its old value from `old_doc`.
-  void NoteChanges(const Json& old_doc, const api::AskedChanges& asked);
+  // The audit record's changes: each field `asked` names, its old value from `old_doc`, its new
+  // one from `resolved` where that holds the field (a resource named by name or ARN, rendered as
+  // the record holds it), else as asked.
+  void NoteChanges(const Json& old_doc, const api::AskedChanges& asked,
+                   const Json& resolved = Json::object());
+  Json ResolvedQueueChanges(const JobQueueRecord& queue, const api::UpdateJobQueueRequest& r);
   bool CanDescribe(const JobRecord& job) const;  // requires mu_, caller_
   // DescribeServiceJob's decision, for a job record or for a job known by id and share only
   // (it may be gone).

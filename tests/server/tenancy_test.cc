@@ -187,6 +187,46 @@ TEST_F(TenancyTest, RefusedCallsAreAuditedWithWhereTheyAimedAndWhatTheyAsked) {
   EXPECT_EQ(refused.changes[0].new_value, "5");
 }
 
+// An update's record compares what the queue would hold: a policy or an environment named by
+// name where the record holds its ARN (or the other way round) is no change; a real change shows
+// the old and new values as the record holds them.
+TEST_F(TenancyTest, AQueueUpdateNamingTheSameResourceOtherwiseRecordsNoChange) {
+  Start();
+  MakeQueue();
+  const std::string at = "arn:aws:batch:local:000000000000:";
+  for (const char* name : {"p1", "p2"}) {
+    ASSERT_TRUE(Call("createschedulingpolicy", {{"name", name}}).ok());
+  }
+  auto update = [&](const Json& fields) {
+    Json request = fields;
+    request["jobQueue"] = "q";
+    EXPECT_TRUE(Call("updatejobqueue", request).ok());
+    return Audit().back().changes;
+  };
+  auto order = [](const std::string& env, int position) {
+    return Json::array({{{"order", position}, {"serviceEnvironment", env}}});
+  };
+  std::vector<AuditChange> changes = update({{"schedulingPolicyArn", "p1"}});
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].old_value, "");
+  EXPECT_EQ(changes[0].new_value, Json(at + "scheduling-policy/p1").dump());
+  EXPECT_TRUE(update({{"schedulingPolicyArn", "p1"}}).empty());
+  EXPECT_TRUE(update({{"schedulingPolicyArn", at + "scheduling-policy/p1"}}).empty());
+  changes = update({{"schedulingPolicyArn", "p2"}});
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].field, "schedulingPolicyArn");
+  EXPECT_EQ(changes[0].old_value, Json(at + "scheduling-policy/p1").dump());
+  EXPECT_EQ(changes[0].new_value, Json(at + "scheduling-policy/p2").dump());
+
+  EXPECT_TRUE(
+      update({{"serviceEnvironmentOrder", order(at + "service-environment/env", 1)}}).empty());
+  changes = update({{"serviceEnvironmentOrder", order(at + "service-environment/env", 2)}});
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].field, "serviceEnvironmentOrder");
+  EXPECT_EQ(changes[0].old_value, order("env", 1).dump());
+  EXPECT_EQ(changes[0].new_value, order("env", 2).dump());
+}
+
 // The name a resource ARN gives is the whole of its resource part: a caller allowed on its own
 // queues cannot reach another resource by hiding its type marker inside one of theirs.
 TEST_F(TenancyTest, AnArnNamesOnlyWhatItsResourcePartNames) {
