@@ -32,14 +32,28 @@ std::optional<std::string> Page(const Map& items, const api::PageRequest& page,
   return std::nullopt;
 }
 
-// The records a Describe names, in the order named; a name that names none is left out.
-template <typename Item, typename Find>
-std::vector<Item> Named(const std::vector<api::NameOrArn>& names, Find find) {
+// The records of a name-ordered map a Describe names, in the order named; a name that names
+// none is left out.
+template <typename Item, typename Map>
+std::vector<Item> Named(const std::vector<api::NameOrArn>& names, const Map& items) {
   std::vector<Item> out;
   for (const api::NameOrArn& n : names) {
-    if (const auto* record = find(n.name)) out.push_back(ToWire(*record));
+    if (auto it = items.find(n.name); it != items.end()) out.push_back(ToWire(it->second));
   }
   return out;
+}
+
+// A Describe that takes a list of names: the records named (Named) when there are any, else a
+// page of them all (Page). Into `list`; the next page's token, if there is one.
+template <typename Item, typename Map>
+std::optional<std::string> NamedOrPage(const std::vector<api::NameOrArn>& names,
+                                       const api::PageRequest& page, const Map& items,
+                                       std::vector<Item>& list) {
+  if (!names.empty()) {
+    list = Named<Item>(names, items);
+    return std::nullopt;
+  }
+  return Page(items, page, list, [](const auto& record) { return ToWire(record); });
 }
 
 }  // namespace
@@ -155,13 +169,7 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateServiceEnvironment
 
 Result<Controller::Reply> Controller::Handle(const api::DescribeServiceEnvironmentsRequest& r) {
   api::DescribeServiceEnvironmentsResponse out;
-  if (!r.environments.empty()) {
-    out.environments = Named<api::ServiceEnvironmentDetail>(
-        r.environments, [this](const std::string& n) { return FindEnvironment(n); });
-  } else {
-    out.next_token = Page(environments_, r.page, out.environments,
-                          [](const ServiceEnvironmentRecord& e) { return ToWire(e); });
-  }
+  out.next_token = NamedOrPage(r.environments, r.page, environments_, out.environments);
   return Reply{std::move(out)};
 }
 
@@ -213,8 +221,8 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateSchedulingPolicyRe
 }
 
 Result<Controller::Reply> Controller::Handle(const api::DescribeSchedulingPoliciesRequest& r) {
-  return Reply{api::DescribeSchedulingPoliciesResponse{Named<api::SchedulingPolicyDetail>(
-      r.policies, [this](const std::string& n) { return FindPolicy(n); })}};
+  return Reply{api::DescribeSchedulingPoliciesResponse{
+      Named<api::SchedulingPolicyDetail>(r.policies, policies_)}};
 }
 
 Result<Controller::Reply> Controller::Handle(const api::ListSchedulingPoliciesRequest& r) {
@@ -320,13 +328,7 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateJobQueueRequest& r
 
 Result<Controller::Reply> Controller::Handle(const api::DescribeJobQueuesRequest& r) {
   api::DescribeJobQueuesResponse out;
-  if (!r.queues.empty()) {
-    out.queues =
-        Named<api::JobQueueDetail>(r.queues, [this](const std::string& n) { return FindQueue(n); });
-  } else {
-    out.next_token =
-        Page(queues_, r.page, out.queues, [](const JobQueueRecord& q) { return ToWire(q); });
-  }
+  out.next_token = NamedOrPage(r.queues, r.page, queues_, out.queues);
   return Reply{std::move(out)};
 }
 

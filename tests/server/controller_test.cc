@@ -408,6 +408,56 @@ TEST_F(ControllerTest, UpdateJobQueueKeepsItsServiceEnvironment) {
             Json::parse(R"([{"order": 7, "serviceEnvironment": "env"}])"));
 }
 
+// DescribeServiceEnvironments and DescribeJobQueues answer the records named, in the order named
+// and without the names that name none; without names, a page of them all at a time.
+TEST_F(ControllerTest, DescribeNamedInTheOrderNamedOrElseAPage) {
+  for (const std::string n : {"2", "3"}) {
+    ASSERT_TRUE(Call("createserviceenvironment",
+                     {{"serviceEnvironmentName", "env" + n},
+                      {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+                      {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 1}}}}})
+                    .ok());
+    ASSERT_TRUE(Call("createjobqueue", {{"jobQueueName", "q" + n},
+                                        {"priority", 1},
+                                        {"serviceEnvironmentOrder",
+                                         {{{"order", 1}, {"serviceEnvironment", "env" + n}}}}})
+                    .ok());
+  }
+  const struct {
+    const char* action;
+    const char* list;
+    const char* name;
+    std::vector<std::string> all;
+  } kDescribes[] = {{"describeserviceenvironments",
+                     "serviceEnvironments",
+                     "serviceEnvironmentName",
+                     {"env", "env2", "env3"}},
+                    {"describejobqueues", "jobQueues", "jobQueueName", {"q", "q2", "q3"}}};
+  for (const auto& d : kDescribes) {
+    SCOPED_TRACE(d.action);
+    auto names = [&](const Json& request, Json* token = nullptr) {
+      Result<Json> r = Call(d.action, request);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      std::vector<std::string> out;
+      if (!r.ok()) return out;
+      for (const Json& item : r.value()[d.list]) out.push_back(item[d.name]);
+      if (token != nullptr) *token = r.value().value("nextToken", Json());
+      return out;
+    };
+    const std::string arn = std::string("arn:aws:batch:local:000000000000:") +
+                            (d.all[0] == "env" ? "service-environment/env" : "job-queue/q");
+    Json token;
+    EXPECT_EQ(names({{d.list, {d.all[2], "nope", arn}}, {"maxResults", 1}}, &token),
+              (std::vector<std::string>{d.all[2], d.all[0]}));
+    EXPECT_TRUE(token.is_null());
+    EXPECT_EQ(names({{"maxResults", 2}}, &token), (std::vector<std::string>{d.all[0], d.all[1]}));
+    ASSERT_TRUE(token.is_string());
+    EXPECT_EQ(names({{"maxResults", 2}, {"nextToken", token}}, &token),
+              (std::vector<std::string>{d.all[2]}));
+    EXPECT_TRUE(token.is_null());
+  }
+}
+
 }  // namespace
 }  // namespace allot::server
 
