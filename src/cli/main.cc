@@ -395,8 +395,10 @@ int Main(int argc, char** argv) {
 // Whatever escapes a command (an exception from a library, say) ends in a message and exit
 // status 1, never in std::terminate.
 int main(int argc, char** argv) {
-  if (argc > 1 && std::string_view{argv[1]} == "server")
+  if (argc > 1 && std::string_view{argv[1]} == "server") {
     allot::env::RunAgainWithHugePageMalloc(argv);
+    allot::env::PadMallocHeap();
+  }
   try {
     return Main(argc, argv);
   } catch (const std::exception& e) {

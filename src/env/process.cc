@@ -1,11 +1,13 @@
 #include "env/process.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <charconv>
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "env/files.h"
@@ -78,6 +80,16 @@ void RunAgainWithHugePageMalloc(char** argv) {
     ::unsetenv(kTunables);
   }
   ::unsetenv(kTunablesBefore);
+}
+
+void PadMallocHeap() {
+  const char* tunables = std::getenv(kTunables);
+  if (tunables != nullptr &&
+      std::string_view(tunables).find("glibc.malloc.top_pad") != std::string_view::npos) {
+    return;
+  }
+  constexpr int kPad = 64 << 20;
+  ::mallopt(M_TOP_PAD, kPad);
 }
 
 }  // namespace allot::env
