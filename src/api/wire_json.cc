@@ -1,8 +1,11 @@
 #include "api/wire_json.h"
 
 #include <algorithm>
+#include <charconv>
 #include <exception>
 #include <utility>
+
+#include "common/check.h"
 
 namespace allot::api {
 namespace {
@@ -163,17 +166,58 @@ std::string DumpWire(const Json& value) {
 }
 
 void AppendJsonString(std::string& out, std::string_view text) {
-  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
-    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-  });
-  if (!plain) {
+  const bool printable =
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  if (!printable) {
     out += DumpWire(Json(std::string(text)));
     return;
   }
   out.reserve(out.size() + text.size() + 2);
   out += '"';
-  out += text;
+  std::size_t run = 0;  // the text from `run` on is still to be copied
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '"' && text[i] != '\\') continue;
+    out.append(text.substr(run, i - run));
+    out += '\\';
+    run = i;  // the quote or backslash itself starts the next run
+  }
+  out.append(text.substr(run));
   out += '"';
+}
+
+void JsonObjectWriter::Key(std::string_view key) {
+  ALLOT_CHECK(out_.empty() || key > last_key_);  // ascending, each key once
+  last_key_ = key;
+  out_ += out_.empty() ? '{' : ',';
+  AppendJsonString(out_, key);
+  out_ += ':';
+}
+
+void JsonObjectWriter::String(std::string_view key, std::string_view value) {
+  Key(key);
+  AppendJsonString(out_, value);
+}
+
+void JsonObjectWriter::Int(std::string_view key, std::int64_t value) {
+  Key(key);
+  char digits[24];
+  out_.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);  // always fits
+}
+
+void JsonObjectWriter::Bool(std::string_view key, bool value) {
+  Key(key);
+  out_ += value ? "true" : "false";
+}
+
+void JsonObjectWriter::Encoded(std::string_view key, std::string_view json) {
+  Key(key);
+  out_ += json;
+}
+
+std::string JsonObjectWriter::Finish() {
+  out_ += out_.empty() ? "{}" : "}";
+  last_key_.clear();
+  return std::exchange(out_, std::string());
 }
 
 }  // namespace allot::api

@@ -10,6 +10,7 @@
 // Nothing here throws.
 
 #include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -44,8 +45,35 @@ std::string QuoteForMessage(const nlohmann::json& value, std::size_t max_chars =
 std::string DumpWire(const nlohmann::json& value);
 
 // Appends `text` as a quoted JSON string, byte for byte what DumpWire(nlohmann::json(text))
-// writes, without building a value: printable ASCII is copied as it is, anything else goes
-// through nlohmann's escaping.
+// writes, without building a value: printable ASCII is copied as it is (a quote or backslash
+// with a backslash before it), anything else goes through nlohmann's escaping. Log lines and
+// audit records quote such text for every call (a decision's reason is in quotes), and
+// nlohmann's escaping took 9,000 instructions for one.
 void AppendJsonString(std::string& out, std::string_view text);
+
+// Writes one JSON object field by field, in the compact form DumpWire writes. The caller gives
+// the keys in ascending order, as nlohmann keeps an object's keys, so the bytes are what dumping
+// the same value writes (a record that did not change is stored as the same bytes). nlohmann
+// has no streaming writer, and building a value to dump it was most of the cost of the record
+// every submission stores (docs/benchmarks.md).
+class JsonObjectWriter {
+ public:
+  JsonObjectWriter() { out_.reserve(256); }
+
+  void String(std::string_view key, std::string_view value);
+  void Int(std::string_view key, std::int64_t value);
+  void Bool(std::string_view key, bool value);
+  // `json` is one value already encoded (by DumpWire, or another writer's Finish).
+  void Encoded(std::string_view key, std::string_view json);
+
+  // The object; the writer is empty afterwards.
+  std::string Finish();
+
+ private:
+  void Key(std::string_view key);
+
+  std::string out_;
+  std::string last_key_;  // the order check's memory
+};
 
 }  // namespace allot::api

@@ -30,43 +30,33 @@ std::string AuditKey(std::uint64_t seq) {
 }
 
 // Written field by field (one record per mutating call, so it is on every submission's path),
-// byte for byte what dumping the same JSON object writes: keys in nlohmann's (sorted) order.
+// byte for byte what dumping the same JSON object writes (api::JsonObjectWriter).
 std::string EncodeAudit(const AuditRecord& r) {
-  std::string out;
-  out.reserve(256);
-  auto field = [&out](std::string_view key, std::string_view value) {
-    out += out.empty() ? "{\"" : ",\"";
-    out += key;
-    out += "\":";
-    api::AppendJsonString(out, value);
-  };
-  field("a", r.action);
+  api::JsonObjectWriter out;
+  out.String("a", r.action);
   if (!r.changes.empty()) {
-    out += ",\"c\":[";
-    for (std::size_t i = 0; i < r.changes.size(); ++i) {
-      const AuditChange& c = r.changes[i];
-      out += i == 0 ? "[" : ",[";
-      api::AppendJsonString(out, c.field);
-      out += ',';
-      api::AppendJsonString(out, c.old_value);
-      out += ',';
-      api::AppendJsonString(out, c.new_value);
-      out += ']';
+    std::string changes = "[";
+    for (const AuditChange& c : r.changes) {
+      changes += changes.size() == 1 ? "[" : ",[";
+      api::AppendJsonString(changes, c.field);
+      changes += ',';
+      api::AppendJsonString(changes, c.old_value);
+      changes += ',';
+      api::AppendJsonString(changes, c.new_value);
+      changes += ']';
     }
-    out += ']';
+    changes += ']';
+    out.Encoded("c", changes);
   }
-  field("id", r.request_id);
-  field("o", r.outcome);
-  field("p", r.principal);
-  field("r", r.resource);
-  field("src", r.source);
-  out += ",\"t\":";
-  out += std::to_string(r.time);
-  field("u", r.user);
-  out += ",\"v\":";
-  out += std::to_string(kAuditRecordVersion);
-  out += '}';
-  return out;
+  out.String("id", r.request_id);
+  out.String("o", r.outcome);
+  out.String("p", r.principal);
+  out.String("r", r.resource);
+  out.String("src", r.source);
+  out.Int("t", r.time);
+  out.String("u", r.user);
+  out.Int("v", kAuditRecordVersion);
+  return out.Finish();
 }
 
 Result<AuditRecord> DecodeAudit(const std::string& key, const std::string& stored) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "api/wire_json.h"
+
 namespace allot::server {
 
 namespace {
@@ -331,47 +333,67 @@ DecodedJob DecodeLegacy(const Json& doc) {
 
 }  // namespace
 
+// Written field by field, keys in ascending order (JsonObjectWriter): it is on every
+// submission's path, and building an nlohmann value to dump it cost as much as parsing the
+// request. Only the rare parts (retry policy, tags, history) are built as values.
 std::string EncodeJob(const JobRecord& j) {
-  Json out = {{"v", kVersion},
-              {"seq", j.seq},
-              {"name", j.name},
-              {"queue", std::string(j.queue)},
-              {"status", model::ToString(j.status)},
-              {"created", j.created_at}};
-  if (!j.share.empty()) out["share"] = std::string(j.share);
-  if (!j.submitted_by.empty()) out["by"] = std::string(j.submitted_by);
   const JobOptions& o = j.options();
-  PutIf(out, "tjn", o.training_name, std::string());
-  PutIf(out, "term", j.is_terminated, false);
-  PutIf(out, "prio", j.priority, 0);
-  if (o.preemption_retries) out["pr"] = *o.preemption_retries;
-  if (j.attempt_timeout_seconds) out["timeout"] = *j.attempt_timeout_seconds;
-  if (o.timeout_config_seconds) out["tc"] = *o.timeout_config_seconds;
+  api::JsonObjectWriter out;
+  auto int_if = [&out](std::string_view key, std::int64_t value) {
+    if (value != 0) out.Int(key, value);
+  };
+  auto string_if = [&out](std::string_view key, std::string_view value) {
+    if (!value.empty()) out.String(key, value);
+  };
+  int_if("attempt", j.attempt);
+  string_if("by", j.submitted_by);
+  int_if("ckpt", j.last_checkpoint);
+  out.Int("created", j.created_at);
+  std::string demand = "[";
+  for (const model::UnitCount& u : j.demand) {
+    demand += demand.size() == 1 ? "[" : ",[";
+    api::AppendJsonString(demand, u.unit);
+    demand += ',';
+    demand += std::to_string(u.count);
+    demand += ']';
+  }
+  demand += ']';
+  out.Encoded("demand", demand);
+  int_if("failed", j.failed_attempts);
+  if (j.history && !j.history->empty())
+    out.Encoded("hist", api::DumpWire(EncodeHistory(*j.history)));
+  out.String("name", j.name);
+  if (o.preemption_retries) out.Int("pr", *o.preemption_retries);
+  int_if("preempted", j.preemptions);
+  int_if("prio", j.priority);
+  out.String("queue", j.queue);
+  string_if("reason", j.status_reason);
   if (o.retry) {
     Json eval = Json::array();
     for (const model::EvaluateOnExit& e : o.retry->evaluate_on_exit) {
       eval.push_back(
           {e.action == model::RetryAction::kExit ? "EXIT" : "RETRY", e.on_status_reason});
     }
-    out["retry"] = {{"attempts", o.retry->attempts}, {"eval", eval}};
+    out.Encoded("retry", api::DumpWire({{"attempts", o.retry->attempts}, {"eval", eval}}));
   }
-  Json& demand = out["demand"] = Json::array();
-  for (const model::UnitCount& u : j.demand) demand.push_back({u.unit, u.count});
+  int_if("runnable", j.runnable_since);
+  int_if("scheduled", j.scheduled_at);
+  out.Int("seq", static_cast<std::int64_t>(j.seq));
+  string_if("share", j.share);
+  int_if("started", j.started_at);
+  out.String("status", model::ToString(j.status));
+  int_if("stopped", j.stopped_at);
   if (!o.tags.empty()) {
-    Json& tags = out["tags"] = Json::array();
+    Json tags = Json::array();
     for (const auto& [k, v] : o.tags) tags.push_back({k, v});
+    out.Encoded("tags", api::DumpWire(tags));
   }
-  PutIf(out, "scheduled", j.scheduled_at, Timestamp{0});
-  PutIf(out, "started", j.started_at, Timestamp{0});
-  PutIf(out, "stopped", j.stopped_at, Timestamp{0});
-  PutIf(out, "runnable", j.runnable_since, Timestamp{0});
-  PutIf(out, "reason", j.status_reason, std::string());
-  PutIf(out, "attempt", j.attempt, 0);
-  PutIf(out, "failed", j.failed_attempts, 0);
-  PutIf(out, "preempted", j.preemptions, 0);
-  PutIf(out, "ckpt", j.last_checkpoint, Timestamp{0});
-  if (j.history && !j.history->empty()) out["hist"] = EncodeHistory(*j.history);
-  return out.dump();
+  if (o.timeout_config_seconds) out.Int("tc", *o.timeout_config_seconds);
+  if (j.is_terminated) out.Bool("term", true);
+  if (j.attempt_timeout_seconds) out.Int("timeout", *j.attempt_timeout_seconds);
+  string_if("tjn", o.training_name);
+  out.Int("v", kVersion);
+  return out.Finish();
 }
 
 Result<DecodedJob> DecodeJob(std::string_view key, std::string_view value) {

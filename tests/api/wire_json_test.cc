@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <random>
 #include <string>
 
 namespace allot::api {
@@ -146,6 +148,57 @@ TEST(DumpWire, CompactAndTolerantOfInvalidUtf8) {
   EXPECT_EQ(DumpWire(Json{{"a", Json::array({1, "b"})}}), R"({"a":[1,"b"]})");
   EXPECT_EQ(DumpWire(Json("x\xff")), "\"x\xef\xbf\xbd\"");
   EXPECT_EQ(DumpWire(Json("caf\xc3\xa9")), "\"caf\xc3\xa9\"");
+}
+
+// AppendJsonString writes what DumpWire writes for the same text, whichever path it takes:
+// printable ASCII with quotes and backslashes escaped by hand, anything else through nlohmann.
+TEST(AppendJsonString, WritesWhatDumpWireWrites) {
+  for (const std::string text :
+       {"", "plain", R"(a "quoted" reason)", R"(back\slash)", R"(\")", "\"", "\\", "tab\there",
+        "bell\a", "del\x7f", "caf\xc3\xa9", "bad\xff"}) {
+    std::string out = "prefix:";
+    AppendJsonString(out, text);
+    EXPECT_EQ(out, "prefix:" + DumpWire(Json(text))) << text;
+  }
+  constexpr unsigned seed = 20261204;
+  std::printf("AppendJsonString seed %u\n", seed);
+  std::mt19937 rng(seed);
+  constexpr char kAlphabet[] = "ab \"\\/{}\x01\x1f\x7f\xc3\xa9\xff";
+  const std::string alphabet(kAlphabet, sizeof kAlphabet - 1);
+  for (int i = 0; i < 2000; ++i) {
+    std::string text(rng() % 12, ' ');
+    for (char& c : text) c = alphabet[rng() % alphabet.size()];
+    std::string out;
+    AppendJsonString(out, text);
+    ASSERT_EQ(out, DumpWire(Json(text))) << "seed " << seed << " case " << i;
+  }
+}
+
+TEST(JsonObjectWriter, WritesWhatDumpingTheSameObjectWrites) {
+  JsonObjectWriter out;
+  out.Bool("a", true);
+  out.Encoded("b", R"([["x",1]])");
+  out.Int("c", -9007199254740993);
+  out.String("d", "say \"hi\"\n caf\xc3\xa9 \xff");
+  out.Int("e", 0);
+  const std::string written = out.Finish();
+  const Json same = {{"a", true},
+                     {"b", Json::array({Json::array({"x", 1})})},
+                     {"c", -9007199254740993},
+                     {"d", "say \"hi\"\n caf\xc3\xa9 \xef\xbf\xbd"},
+                     {"e", 0}};
+  EXPECT_EQ(written, same.dump());
+  EXPECT_EQ(out.Finish(), "{}");  // empty again, and an empty object
+}
+
+TEST(JsonObjectWriterDeathTest, KeysOutOfOrderAreAProgrammingError) {
+  EXPECT_DEATH(
+      {
+        JsonObjectWriter out;
+        out.Int("b", 1);
+        out.Int("a", 2);
+      },
+      "check failed");
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ JobRecord FullRecord() {
   j.scheduled_at = 2000;
   j.started_at = 2500;
   j.runnable_since = 1500;
-  j.status_reason = "Cross-share preemption";
+  j.status_reason = "Cross-share \"preemption\" \\ caf\xc3\xa9";  // escapes and UTF-8
   j.attempt = 2;
   j.failed_attempts = 1;
   j.preemptions = 1;
@@ -71,6 +71,8 @@ JobRecord FullRecord() {
 TEST(JobCodec, EveryFieldSurvivesARoundTrip) {
   const JobRecord j = FullRecord();
   const std::string stored = EncodeJob(j);
+  // Written field by field, it is what dumping the same value writes: compact, keys ascending.
+  EXPECT_EQ(nlohmann::json::parse(stored).dump(), stored);
   Result<DecodedJob> d = DecodeJob(j.id, stored);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->queue, "q");
@@ -118,6 +120,7 @@ TEST(JobCodec, AWaitingJobsRecordIsSmallAndHasNoHistory) {
   j.runnable_since = 1764720000001;
   const std::string stored = EncodeJob(j);
   EXPECT_LT(stored.size(), 250u) << stored;
+  EXPECT_EQ(nlohmann::json::parse(stored).dump(), stored);
   EXPECT_EQ(stored.find("hist"), std::string::npos) << stored;
   Result<DecodedJob> d = DecodeJob(j.id, stored);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
