@@ -282,17 +282,25 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
       audit_->action = audited_action;
       audit_->request_id = caller.request_id;
     }
-    // A refused request leaves nothing pending; what the engine already did is kept.
+    // A refused request leaves nothing pending but its audit record. One refused after the
+    // engine accepted some of its events (no call an ordinary caller can send: each handler
+    // refuses before its first event, or with it) would leave the engine changed without the
+    // records, so it is a fault: answered 500, and the controller rolls back to the store.
     auto refused = [&](const Status& refusal) {
       if (audit_) AddAudit(OutcomeOf(refusal));
       caller_ = nullptr;
       refusal_written = Finish().durable;
       return refusal;
     };
+    applied_events_ = 0;
     Result<Reply> reply = GuardedResult([&]() -> Result<Reply> {
       if (Status allowed = authorize(); !allowed.ok()) return allowed;
       return body();
     });
+    if (!reply.ok() && applied_events_ > 0) {
+      RollBackRefusedCall(reply.status(), audited_action);
+      reply = Internal(std::string(kInternalError));
+    }
     if (!reply.ok() && ApiErrorFor(reply.status()).http_status == 500 &&
         reply.status().message() != kInternalError) {
       // A fault's detail is for the log, never for the caller.

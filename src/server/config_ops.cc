@@ -159,7 +159,9 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateServiceEnvironment
   // PutEnvironmentToEngine reads it from environments_ for the queues attached.
   ServiceEnvironmentRecord before = std::exchange(*env, std::move(updated));
   if (Status s = PutEnvironmentToEngine(*env); !s.ok()) {
-    *env = std::move(before);  // the engine refused it and changed nothing
+    // The engine refused the first event and changed nothing; were a later one refused, RunAs
+    // rolls the engine back to the store.
+    *env = std::move(before);
     return s;
   }
   pending_.Put(store::Kind::kServiceEnvironment, env->name, Encode(*env));
@@ -319,7 +321,7 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateJobQueueRequest& r
   }
   JobQueueRecord before = std::exchange(queue, std::move(updated));
   if (Status s = PutQueueToEngine(queue); !s.ok()) {
-    queue = std::move(before);  // the engine refused it and changed nothing
+    queue = std::move(before);  // as in UpdateServiceEnvironment
     return s;
   }
   pending_.Put(store::Kind::kJobQueue, queue.name, Encode(queue));

@@ -142,7 +142,10 @@ Status Controller::ApplyEvent(const model::Event& event) {
 
 Status Controller::Apply(const model::Event& event) {
   Status s = ApplyEvent(event);
-  if (s.ok()) return s;
+  if (s.ok()) {
+    ++applied_events_;
+    return s;
+  }
   return InvalidArgument(s.message());  // the engine refused what the caller asked
 }
 

@@ -133,7 +133,8 @@ class Controller {
   // Stops the loop and detaches from running processes (they are left to the next start).
   void Shutdown();
 
-  // True while a failed write is being rolled back (every call answers 500 meanwhile).
+  // True while a failed write, or a call refused after the engine took some of it, is being
+  // rolled back (every call answers 500 meanwhile).
   bool rolling_back() const { return broken_; }
 
  private:
@@ -153,7 +154,7 @@ class Controller {
   // --- under mu_ ---
   Timestamp Now() const;
   // A caller's event: the engine's refusal is the caller's (kInvalidArgument). Its decisions
-  // are applied either way.
+  // are applied either way. Counts the events the engine accepts (applied_events_).
   Status Apply(const model::Event& event);
   // An event without a caller (an executor report, a tick, a restore): a refusal is logged.
   void ApplyBackground(const model::Event& event);
@@ -255,7 +256,8 @@ class Controller {
   // --- tenancy (authorize.cc, users_ops.cc) ---
   // Runs one call under mu_ as `caller`: `authorize`, then `body`, each refusing by its Status;
   // records the audit record of a mutating call (`audited_action` not empty) whatever the
-  // outcome, and finishes the batch.
+  // outcome, and finishes the batch. A call refused after the engine accepted one of its events
+  // is a fault: answered 500, and rolled back to what the store holds (RollBackRefusedCall).
   Result<Reply> RunAs(const Caller& caller, const std::string& audited_action,
                       const std::function<Status()>& authorize,
                       const std::function<Result<Reply>()>& body);
@@ -304,6 +306,8 @@ class Controller {
   const Caller* caller_ = nullptr;                          // guarded by mu_: the running call
   std::optional<AuditRecord> audit_;                        // guarded by mu_: its record
   std::uint64_t next_audit_seq_ = 1;                        // guarded by mu_
+  // Guarded by mu_: the events of the running call the engine accepted (Apply; RunAs reads it).
+  int applied_events_ = 0;
 
   // --- durability (durability.cc) ---
   // A batch the store failed (a full disk, an I/O error) is never half-applied: the store fails
@@ -327,6 +331,9 @@ class Controller {
   void ResetState();                               // requires mu_
   bool TryRebuild();                               // requires mu_; loop thread
   void RebuildIfBroken();                          // loop thread
+  // A call refused after the engine accepted some of its events: drops what it left pending and
+  // has the loop roll back to what the store holds, as after a failed write. Requires mu_.
+  void RollBackRefusedCall(const Status& refusal, const std::string& audited_action);
 
   // --- usage history and job events (history.cc, history_ops.cc) ---
  public:

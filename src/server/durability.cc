@@ -26,10 +26,26 @@ void Controller::RecordReport(std::function<void()> apply) {
 
 std::shared_future<Status> Controller::Refused() const {
   std::promise<Status> failed;
-  failed.set_value(Status(StatusCode::kUnavailable,
-                          "the store failed a write; the server is rolling back to what it holds "
-                          "and answers again once the store accepts writes (retry later)"));
+  failed.set_value(
+      Status(StatusCode::kUnavailable,
+             "the server is rolling back to what its store holds (a write failed, or "
+             "a fault) and answers again once the store accepts writes (retry later)"));
   return failed.get_future().share();
+}
+
+// The engine holds what the call's accepted events did, and no record does: nothing of the call
+// is written but its audit record (RunAs adds it after this), and the loop rebuilds the
+// controller from the store (TryRebuild) once that record is durable, as after a failed write.
+void Controller::RollBackRefusedCall(const Status& refusal, const std::string& audited_action) {
+  log::Error("api.refused_after_engine_change",
+             {{"action", audited_action},
+              {"engine_events", static_cast<std::int64_t>(applied_events_)},
+              {"error", refusal.message()},
+              {"then", "rolling back to the store"}});
+  pending_ = store::Batch();
+  pending_effects_.clear();
+  touched_.clear();
+  if (!broken_.exchange(true)) Post([this] { RebuildIfBroken(); });
 }
 
 void Controller::ResetState() {

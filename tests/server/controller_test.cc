@@ -17,6 +17,7 @@
 
 #include "api/decode.h"
 #include "server/api_error.h"
+#include "server/config_codec.h"
 #include "server/job_codec.h"
 #include "server/wire_call.h"
 #include "store/faulty_store.h"
@@ -456,6 +457,59 @@ TEST_F(ControllerTest, DescribeNamedInTheOrderNamedOrElseAPage) {
               (std::vector<std::string>{d.all[2]}));
     EXPECT_TRUE(token.is_null());
   }
+}
+
+// A call the engine accepted one event of and refused the next would leave the engine changed
+// without the record: no sequence of calls reaches that, but a stored configuration can (a plain
+// queue whose implicit FIFO share was also stored as a quota share, deleted while a job in it
+// still stops, so that the next put of the implicit share is refused). The call is then a fault:
+// it answers 500 and the controller rolls back to what the store holds, as after a failed write,
+// so that the engine and the records agree again.
+TEST_F(ControllerTest, ACallRefusedAfterTheEngineChangedRollsBackToTheStore) {
+  controller_.reset();
+  {
+    auto st = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    const std::string queue_arn = "arn:aws:batch:local:000000000000:job-queue/q";
+    const QuotaShareRecord implicit{.name = "_fifo",
+                                    .arn = queue_arn + "/quota-share/_fifo",
+                                    .queue = "q",
+                                    .job_queue_arn = queue_arn,
+                                    .capacity_limits = {{"ml.g5.xlarge", 2}}};
+    store::Batch b;
+    b.Put(store::Kind::kQuotaShare, implicit.Key(), Encode(implicit));
+    ASSERT_TRUE(st.value()->Commit(std::move(b)).ok());
+  }
+  Start();
+  const std::string stopping = Submit("stopping", "trap '' TERM; sleep 30");
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(stopping) == "RUNNING"; }));
+  const std::string share = "arn:aws:batch:local:000000000000:job-queue/q/quota-share/_fifo";
+  ASSERT_TRUE(Call("updatequotashare", {{"quotaShareArn", share}, {"state", "DISABLED"}}).ok());
+  ASSERT_TRUE(Call("deletequotashare", {{"quotaShareArn", share}}).ok());
+
+  // The engine takes the queue's new state, then refuses the implicit share: being deleted.
+  Result<Json> update = Call("updatejobqueue", {{"jobQueue", "q"}, {"state", "DISABLED"}});
+  ASSERT_FALSE(update.ok());
+  EXPECT_EQ(update.status().code(), StatusCode::kInternal) << update.status().ToString();
+  EXPECT_EQ(update.status().message(), kInternalError);
+  ASSERT_TRUE(WaitFor([this] { return !controller_->rolling_back(); }));
+  // Its audit record was written, as a fault's.
+  auto audit =
+      store_->Range(store::Kind::kAudit, {.from = "", .to = "", .limit = 1, .descending = true});
+  ASSERT_TRUE(audit.ok() && audit->size() == 1);
+  Result<AuditRecord> record = DecodeAudit(audit->front().key, audit->front().value);
+  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  EXPECT_EQ(record->action, "batch:UpdateJobQueue");
+  EXPECT_EQ(record->outcome, "ServerException");
+
+  // The record says ENABLED, and so does the engine: a new job in the queue runs.
+  Result<Json> queues = Call("describejobqueues", {{"jobQueues", {"q"}}});
+  ASSERT_TRUE(queues.ok()) << queues.status().ToString();
+  EXPECT_EQ(queues.value()["jobQueues"][0]["state"], "ENABLED");
+  const std::string after = Submit("after", "exit 0");
+  ASSERT_FALSE(after.empty());
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(after) == "SUCCEEDED"; })) << StatusOf(after);
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(stopping) == "FAILED"; })) << StatusOf(stopping);
 }
 
 }  // namespace
