@@ -44,8 +44,9 @@ struct PageRequest {
   std::string next_token;
 };
 
-// The fields an update asked to change, each rendered as the caller sent it (compact JSON), for
-// the audit record's new values.
+// The fields an update asked to change, each rendered as the caller sent it (compact JSON). The
+// audit record notes the fields whose value the update changes, old and new as the record holds
+// them (server/authorize.cc).
 using AskedChanges = std::vector<std::pair<std::string, std::string>>;
 
 // resourceSharingConfiguration; LEND_AND_BORROW without a borrowLimit gets -1 (unlimited).

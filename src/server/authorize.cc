@@ -62,38 +62,39 @@ Status Controller::Allowed(const Caller& caller, const std::string& action,
   return PermissionDenied(auth::DeniedMessage(caller.arn, action, resource, decision));
 }
 
-// The old and new values of the fields a configuration update asks to change: the new as asked,
-// or as `resolved` renders it where it holds the field.
+// The old and new values of the fields a configuration update asks to change, each as the
+// record holds it before (`old_doc`) and would hold it after (`new_doc`): a field sent as the
+// record holds it, with a default left out or as null, is no change.
 void Controller::NoteChanges(const Json& old_doc, const api::AskedChanges& asked,
-                             const Json& resolved) {
+                             const Json& new_doc) {
   if (!audit_) return;
-  for (const auto& [field, sent] : asked) {
+  for (const auto& change : asked) {
+    const std::string& field = change.first;
     const std::string was = old_doc.contains(field) ? old_doc[field].dump() : "";
-    const std::string now = resolved.contains(field) ? resolved[field].dump() : sent;
+    const std::string now = new_doc.contains(field) ? new_doc[field].dump() : "";
     if (was != now) audit_->changes.push_back({field, was, now});
   }
 }
 
-// UpdateJobQueue's fields that name another resource, as the queue's record would hold them:
-// the policy by its ARN, the environment by its name, whichever of the two the caller sent. A
-// policy that does not exist (the call is refused) is shown by the server's ARN for its name.
-Json Controller::ResolvedQueueChanges(const JobQueueRecord& queue,
-                                      const api::UpdateJobQueueRequest& r) {
-  JobQueueRecord asked = queue;
-  if (r.scheduling_policy) {
-    const SchedulingPolicyRecord* policy = FindPolicy(r.scheduling_policy->name);
-    asked.scheduling_policy_arn =
-        policy != nullptr ? policy->arn : ResourceArn("scheduling-policy/", *r.scheduling_policy);
+void Controller::NoteUpdate(const api::UpdateServiceEnvironmentRequest& r) {
+  if (const auto* env = FindEnvironment(r.environment.name)) {
+    NoteChanges(DescribeEnvironment(*env), r.asked,
+                DescribeEnvironment(UpdatedEnvironment(*env, r)));
   }
-  if (r.environment_order) {
-    asked.environment_order = {{r.environment_order->order, r.environment_order->environment.name}};
+}
+
+void Controller::NoteUpdate(const api::UpdateJobQueueRequest& r) {
+  if (const auto* queue = FindQueue(r.queue.name)) {
+    NoteChanges(DescribeQueue(*queue), r.asked, DescribeQueue(UpdatedQueue(*queue, r)));
   }
-  const Json doc = DescribeQueue(asked);
-  Json resolved = Json::object();
-  for (const char* field : {"schedulingPolicyArn", "serviceEnvironmentOrder"}) {
-    if (doc.contains(field)) resolved[field] = doc[field];
+}
+
+void Controller::NoteUpdate(const api::UpdateQuotaShareRequest& r) {
+  auto it = shares_.find(r.share.queue + "/" + r.share.share);
+  if (it == shares_.end()) return;
+  if (Result<QuotaShareRecord> updated = UpdatedShare(r); updated.ok()) {
+    NoteChanges(DescribeShare(it->second), r.asked, DescribeShare(updated.value()));
   }
-  return resolved;
 }
 
 bool Controller::MayDescribeJob(const Caller& caller, const JobRecord& job) const {
@@ -124,18 +125,9 @@ Status Controller::Authorize(const R& r) {
     return Allowed(*caller_, name, resource, job, priority);
   };
   // An update's record shows what it asked to change, allowed or not.
-  if constexpr (std::is_same_v<R, api::UpdateServiceEnvironmentRequest>) {
-    if (const auto* env = FindEnvironment(r.environment.name)) {
-      NoteChanges(DescribeEnvironment(*env), r.asked);
-    }
-  } else if constexpr (std::is_same_v<R, api::UpdateJobQueueRequest>) {
-    if (const auto* queue = FindQueue(r.queue.name)) {
-      NoteChanges(DescribeQueue(*queue), r.asked, ResolvedQueueChanges(*queue, r));
-    }
-  } else if constexpr (std::is_same_v<R, api::UpdateQuotaShareRequest>) {
-    if (auto it = shares_.find(r.share.queue + "/" + r.share.share); it != shares_.end()) {
-      NoteChanges(DescribeShare(it->second), r.asked);
-    }
+  if constexpr (kIsOneOf<R, api::UpdateServiceEnvironmentRequest, api::UpdateJobQueueRequest,
+                         api::UpdateQuotaShareRequest>) {
+    NoteUpdate(r);
   }
   if constexpr (std::is_same_v<R, api::SubmitServiceJobRequest>) {
     // A job not yet made: its share and priority are what the request asks for.

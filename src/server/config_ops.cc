@@ -88,12 +88,26 @@ Result<QuotaShareRecord*> Controller::ShareNamed(const api::ShareArn& share) {
   return &it->second;
 }
 
-// A policy is named by its ARN in a queue's record: the name is what follows the last '/'.
-bool Controller::IsQuotaManaged(const JobQueueRecord& queue) const {
-  if (queue.scheduling_policy_arn.empty()) return false;
+// A policy is named by its ARN in a queue's record: the name is what follows the last '/'. Every
+// question of which policy a queue uses is answered by this one rule.
+const SchedulingPolicyRecord* Controller::PolicyOf(const JobQueueRecord& queue) const {
+  if (queue.scheduling_policy_arn.empty()) return nullptr;
   const std::string& arn = queue.scheduling_policy_arn;
   auto it = policies_.find(arn.substr(arn.rfind('/') + 1));
-  return it != policies_.end() && it->second.takes_quota_shares();
+  return it == policies_.end() ? nullptr : &it->second;
+}
+
+// The first queue, in name order, that uses `policy`; null when none does.
+const JobQueueRecord* Controller::QueueUsing(const SchedulingPolicyRecord& policy) const {
+  for (const auto& [name, queue] : queues_) {
+    if (PolicyOf(queue) == &policy) return &queue;
+  }
+  return nullptr;
+}
+
+bool Controller::IsQuotaManaged(const JobQueueRecord& queue) const {
+  const SchedulingPolicyRecord* policy = PolicyOf(queue);
+  return policy != nullptr && policy->takes_quota_shares();
 }
 
 Status Controller::PutEnvironmentToEngine(const ServiceEnvironmentRecord& env) {
@@ -146,15 +160,10 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateServiceEnvironment
   ServiceEnvironmentRecord* env = FindEnvironment(r.environment.name);
   if (env == nullptr)
     return InvalidArgument("serviceEnvironment " + r.environment.sent + " does not exist");
-  ServiceEnvironmentRecord updated = *env;
-  if (r.state) updated.state = *r.state;
-  if (r.capacity_limits) {
-    const bool was_num = UsesNumInstances(*env);
-    updated.capacity_limits = *r.capacity_limits;
-    if (UsesNumInstances(updated) != was_num) {
-      return InvalidArgument("capacityLimits cannot switch service environment " + updated.name +
-                             " between NUM_INSTANCES and instance types");
-    }
+  ServiceEnvironmentRecord updated = UpdatedEnvironment(*env, r);
+  if (UsesNumInstances(updated) != UsesNumInstances(*env)) {
+    return InvalidArgument("capacityLimits cannot switch service environment " + updated.name +
+                           " between NUM_INSTANCES and instance types");
   }
   // PutEnvironmentToEngine reads it from environments_ for the queues attached.
   ServiceEnvironmentRecord before = std::exchange(*env, std::move(updated));
@@ -167,6 +176,16 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateServiceEnvironment
   pending_.Put(store::Kind::kServiceEnvironment, env->name, Encode(*env));
   pending_effects_.push_back([this] { executor_->ConfigurationChanged(); });
   return Reply{api::ServiceEnvironmentChanged{env->name, env->arn}};
+}
+
+// The environment as UpdateServiceEnvironment `r` would leave it, unchecked (also what the
+// audit record compares, authorize.cc).
+ServiceEnvironmentRecord Controller::UpdatedEnvironment(
+    const ServiceEnvironmentRecord& env, const api::UpdateServiceEnvironmentRequest& r) {
+  ServiceEnvironmentRecord updated = env;
+  if (r.state) updated.state = *r.state;
+  if (r.capacity_limits) updated.capacity_limits = *r.capacity_limits;
+  return updated;
 }
 
 Result<Controller::Reply> Controller::Handle(const api::DescribeServiceEnvironmentsRequest& r) {
@@ -217,6 +236,15 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateSchedulingPolicyRe
     return InvalidArgument("quotaSharePolicy cannot be removed from scheduling policy " +
                            policy->name);
   }
+  // A queue's engine configuration (its implicit FIFO share or its quota shares) follows whether
+  // its policy takes quota shares: as UpdateJobQueue, no change of that while a queue uses it.
+  if (r.idle_resource_assignment && !policy->takes_quota_shares()) {
+    if (const JobQueueRecord* queue = QueueUsing(*policy)) {
+      return InvalidArgument("quotaSharePolicy cannot be added to scheduling policy " +
+                             policy->name + ": job queue " + queue->name +
+                             " uses it without quota shares");
+    }
+  }
   if (r.idle_resource_assignment) policy->idle_resource_assignment = r.idle_resource_assignment;
   pending_.Put(store::Kind::kSchedulingPolicy, policy->name, Encode(*policy));
   return Reply{};
@@ -239,10 +267,8 @@ Result<Controller::Reply> Controller::Handle(const api::DeleteSchedulingPolicyRe
   if (policy == nullptr)
     return InvalidArgument("scheduling policy " + r.policy.sent + " does not exist");
   const std::string name = policy->name;
-  for (const auto& [qn, q] : queues_) {
-    if (q.scheduling_policy_arn == policy->arn) {
-      return InvalidArgument("scheduling policy " + name + " is used by job queue " + qn);
-    }
+  if (const JobQueueRecord* queue = QueueUsing(*policy)) {
+    return InvalidArgument("scheduling policy " + name + " is used by job queue " + queue->name);
   }
   policies_.erase(name);
   pending_.Delete(store::Kind::kSchedulingPolicy, name);
@@ -294,9 +320,6 @@ Result<Controller::Reply> Controller::Handle(const api::CreateJobQueueRequest& r
 Result<Controller::Reply> Controller::Handle(const api::UpdateJobQueueRequest& r) {
   ALLOT_ASSIGN_OR_RETURN(JobQueueRecord * found, QueueNamed(r.queue));
   JobQueueRecord& queue = *found;
-  JobQueueRecord updated = queue;
-  if (r.state) updated.state = *r.state;
-  if (r.priority) updated.priority = *r.priority;
   if (r.scheduling_policy) {
     const SchedulingPolicyRecord* policy = FindPolicy(r.scheduling_policy->name);
     if (policy == nullptr) {
@@ -307,25 +330,41 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateJobQueueRequest& r
       return InvalidArgument("schedulingPolicyArn cannot change whether job queue " + queue.name +
                              " uses quota shares");
     }
-    updated.scheduling_policy_arn = policy->arn;
   }
-  if (r.time_limit_actions) updated.time_limit_actions = *r.time_limit_actions;
-  if (r.environment_order) {
-    if (r.environment_order->environment.name != queue.environment()) {
-      return InvalidArgument("serviceEnvironmentOrder cannot move job queue " + queue.name +
-                             " to service environment " + r.environment_order->environment.sent +
-                             ": it uses " + queue.environment() +
-                             " (create another job queue instead)");
-    }
-    updated.environment_order = {{r.environment_order->order, queue.environment()}};
+  if (r.environment_order && r.environment_order->environment.name != queue.environment()) {
+    return InvalidArgument("serviceEnvironmentOrder cannot move job queue " + queue.name +
+                           " to service environment " + r.environment_order->environment.sent +
+                           ": it uses " + queue.environment() +
+                           " (create another job queue instead)");
   }
-  JobQueueRecord before = std::exchange(queue, std::move(updated));
+  JobQueueRecord before = std::exchange(queue, UpdatedQueue(queue, r));
   if (Status s = PutQueueToEngine(queue); !s.ok()) {
     queue = std::move(before);  // as in UpdateServiceEnvironment
     return s;
   }
   pending_.Put(store::Kind::kJobQueue, queue.name, Encode(queue));
   return Reply{api::JobQueueChanged{queue.name, queue.arn}};
+}
+
+// The queue as UpdateJobQueue `r` would leave it, unchecked (also what the audit record
+// compares, authorize.cc, for a refused call too): the policy by its ARN (the server's ARN of the
+// name sent when no policy has it), the environment by its name, whichever of the two was sent.
+JobQueueRecord Controller::UpdatedQueue(const JobQueueRecord& queue,
+                                        const api::UpdateJobQueueRequest& r) {
+  JobQueueRecord updated = queue;
+  if (r.state) updated.state = *r.state;
+  if (r.priority) updated.priority = *r.priority;
+  if (r.scheduling_policy) {
+    const SchedulingPolicyRecord* policy = FindPolicy(r.scheduling_policy->name);
+    updated.scheduling_policy_arn =
+        policy != nullptr ? policy->arn : ResourceArn("scheduling-policy/", *r.scheduling_policy);
+  }
+  if (r.time_limit_actions) updated.time_limit_actions = *r.time_limit_actions;
+  if (r.environment_order) {
+    updated.environment_order = {
+        {r.environment_order->order, r.environment_order->environment.name}};
+  }
+  return updated;
 }
 
 Result<Controller::Reply> Controller::Handle(const api::DescribeJobQueuesRequest& r) {

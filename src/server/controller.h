@@ -201,6 +201,8 @@ class Controller {
   ServiceEnvironmentRecord* FindEnvironment(const std::string& name);
   SchedulingPolicyRecord* FindPolicy(const std::string& name);
   Result<QuotaShareRecord*> ShareNamed(const api::ShareArn& share);
+  const SchedulingPolicyRecord* PolicyOf(const JobQueueRecord& queue) const;  // null: none
+  const JobQueueRecord* QueueUsing(const SchedulingPolicyRecord& policy) const;
   bool IsQuotaManaged(const JobQueueRecord& queue) const;
 
   // job_ops.cc
@@ -231,8 +233,11 @@ class Controller {
   Result<model::Event> WhatIfEvent(const api::WhatIfRequest& request, model::JobId* subject,
                                    std::string* share);
   api::WhatIfVictim WhatIfVictimOf(const model::VictimRecord& v, const JobRecord* preemptor);
-  // config_ops.cc: UpdateQuotaShare's result
+  // config_ops.cc: what each configuration update would leave, unchecked
   Result<QuotaShareRecord> UpdatedShare(const api::UpdateQuotaShareRequest& r);
+  static ServiceEnvironmentRecord UpdatedEnvironment(const ServiceEnvironmentRecord& env,
+                                                     const api::UpdateServiceEnvironmentRequest& r);
+  JobQueueRecord UpdatedQueue(const JobQueueRecord& queue, const api::UpdateJobQueueRequest& r);
 
   // decisions.cc
   void OnDispatch(JobRecord& job, const model::Dispatch& d);
@@ -273,12 +278,12 @@ class Controller {
   auth::Decision Decide(const Caller& caller, const std::string& action,
                         const std::string& resource, const JobRecord* job,
                         std::optional<std::int64_t> priority) const;
-  // The audit record's changes: each field `asked` names, its old value from `old_doc`, its new
-  // one from `resolved` where that holds the field (a resource named by name or ARN, rendered as
-  // the record holds it), else as asked.
-  void NoteChanges(const Json& old_doc, const api::AskedChanges& asked,
-                   const Json& resolved = Json::object());
-  Json ResolvedQueueChanges(const JobQueueRecord& queue, const api::UpdateJobQueueRequest& r);
+  // The audit record's changes: each field `asked` names whose value differs between the
+  // record before (`old_doc`) and as the update would leave it (`new_doc`).
+  void NoteChanges(const Json& old_doc, const api::AskedChanges& asked, const Json& new_doc);
+  void NoteUpdate(const api::UpdateServiceEnvironmentRequest& r);  // NoteChanges of each update
+  void NoteUpdate(const api::UpdateJobQueueRequest& r);
+  void NoteUpdate(const api::UpdateQuotaShareRequest& r);
   bool CanDescribe(const JobRecord& job) const;  // requires mu_, caller_
   // DescribeServiceJob's decision, for a job record or for a job known by id and share only
   // (it may be gone).

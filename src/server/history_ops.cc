@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <set>
+#include <string>
 
 #include "api/history_requests.h"
 #include "server/controller.h"
@@ -128,10 +131,21 @@ Status AddSamples(store::Store& store, const Window& w, ReportInput* input) {
 Result<Controller::Reply> Controller::HistoryCall(const Caller& caller,
                                                   const api::HistoryRequest& request) {
   // The shares the caller may describe: a quota share by DescribeQuotaShare on its ARN, the
-  // internal share of a plain queue by GetJobQueueSnapshot on the queue.
-  const Visible visible = [this, &caller](const std::string& queue, const std::string& share) {
+  // internal share of a plain queue by GetJobQueueSnapshot on the queue. A plain queue's jobs
+  // name no share and its samples name the internal one; "_fifo" is also a valid quota share
+  // name, so it means the internal share only in a queue that is plain now (a deleted queue's is
+  // judged as a quota share's, the stricter).
+  std::set<std::string> plain;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [name, queue] : queues_) {
+      if (!IsQuotaManaged(queue)) plain.insert(name);
+    }
+  }
+  const Visible visible = [this, &caller, &plain](const std::string& queue,
+                                                  const std::string& share) {
     const std::string queue_arn = arns_.Queue(queue);
-    if (share.empty() || share == kImplicitShare) {
+    if (share.empty() || (share == kImplicitShare && plain.count(queue) != 0)) {
       return Decide(caller, "batch:GetJobQueueSnapshot", queue_arn, nullptr, std::nullopt) ==
              auth::Decision::kAllow;
     }

@@ -25,7 +25,10 @@
 
 namespace allot::server {
 
-// The one internal share of a job queue without a quota-share policy (a plain FIFO queue).
+// The one internal share of a job queue without a quota-share policy (a plain FIFO queue). Only
+// a plain queue's jobs name no share, and their engine spec names this one. "_fifo" is also a
+// valid quota share name (AWS allows [A-Za-z0-9_-]): code that reads the name as the internal
+// share must first know that the queue is plain.
 inline constexpr char kImplicitShare[] = "_fifo";
 
 struct AttemptRecord {

@@ -40,6 +40,15 @@ std::string Payload(const std::string& script) {
       .dump();
 }
 
+// CreateQuotaShare of share "team" in queue q: one ml.g5.xlarge, RESERVE.
+Json TeamShareInQ() {
+  return {{"quotaShareName", "team"},
+          {"jobQueue", "q"},
+          {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 1}}}},
+          {"resourceSharingConfiguration", {{"strategy", "RESERVE"}}},
+          {"preemptionConfiguration", {{"inSharePreemption", "DISABLED"}}}};
+}
+
 class ControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -512,6 +521,71 @@ TEST_F(ControllerTest, ACallRefusedAfterTheEngineChangedRollsBackToTheStore) {
   EXPECT_TRUE(WaitFor([&] { return StatusOf(stopping) == "FAILED"; })) << StatusOf(stopping);
 }
 
+// Whether a queue takes quota shares is read from its policy; the engine gave a plain queue its
+// implicit FIFO share when it was put. A policy a queue uses therefore keeps whether it takes
+// quota shares: UpdateSchedulingPolicy may not add a quotaSharePolicy (the queue would count as
+// quota-managed beside its implicit share, which a restart drops), nor remove one. A policy no
+// queue uses may gain one.
+TEST_F(ControllerTest, APolicyInUseKeepsWhetherItTakesQuotaShares) {
+  const Json fifo = {{"idleResourceAssignmentStrategy", "FIFO"}};
+  ASSERT_TRUE(Call("createschedulingpolicy", {{"name", "plain"}}).ok());
+  ASSERT_TRUE(Call("updatejobqueue", {{"jobQueue", "q"}, {"schedulingPolicyArn", "plain"}}).ok());
+  Result<Json> gain =
+      Call("updateschedulingpolicy", {{"arn", "plain"}, {"quotaSharePolicy", fifo}});
+  ASSERT_FALSE(gain.ok());
+  EXPECT_EQ(gain.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(gain.status().message().find("quotaSharePolicy"), std::string::npos)
+      << gain.status().message();
+  EXPECT_NE(gain.status().message().find("job queue q"), std::string::npos)
+      << gain.status().message();
+  Result<Json> policies = Call("describeschedulingpolicies", {{"arns", {"plain"}}});
+  ASSERT_TRUE(policies.ok()) << policies.status().ToString();
+  EXPECT_FALSE(policies.value()["schedulingPolicies"][0].contains("quotaSharePolicy"));
+  // The queue is still plain: it takes jobs without a share and no quota share.
+  EXPECT_FALSE(Call("createquotashare", TeamShareInQ()).ok());
+  const std::string job = Submit("plain", "exit 0");
+  ASSERT_FALSE(job.empty());
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(job) == "SUCCEEDED"; })) << StatusOf(job);
+
+  // Unused, it may gain one; then, as any policy that has one, never lose it.
+  ASSERT_TRUE(Call("createschedulingpolicy", {{"name", "spare"}}).ok());
+  ASSERT_TRUE(Call("updateschedulingpolicy", {{"arn", "spare"}, {"quotaSharePolicy", fifo}}).ok());
+  Result<Json> lose = Call("updateschedulingpolicy", {{"arn", "spare"}});
+  ASSERT_FALSE(lose.ok());
+  EXPECT_EQ(lose.status().message(),
+            "quotaSharePolicy cannot be removed from scheduling policy spare");
+}
+
+// A queue's policy is found by one rule everywhere: by the name its ARN ends with. A queue whose
+// stored policy ARN was written under another region still uses the policy of that name (it is
+// quota-managed by it), so the policy cannot be deleted from under it.
+TEST_F(ControllerTest, APolicyIsInUseByTheQueueThatIsQuotaManagedByIt) {
+  ASSERT_TRUE(
+      Call("createschedulingpolicy",
+           {{"name", "qm"}, {"quotaSharePolicy", {{"idleResourceAssignmentStrategy", "FIFO"}}}})
+          .ok());
+  controller_.reset();
+  {
+    auto st = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    Result<std::optional<std::string>> stored = st.value()->Get(store::Kind::kJobQueue, "q");
+    ASSERT_TRUE(stored.ok() && stored.value().has_value());
+    Result<JobQueueRecord> decoded = DecodeQueue("q", **stored);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    JobQueueRecord queue = decoded.value();
+    queue.scheduling_policy_arn = "arn:aws:batch:elsewhere:000000000000:scheduling-policy/qm";
+    store::Batch b;
+    b.Put(store::Kind::kJobQueue, "q", Encode(queue));
+    ASSERT_TRUE(st.value()->Commit(std::move(b)).ok());
+    st.value()->Close();
+  }
+  Start();
+  // The queue is quota-managed by qm: it takes a quota share.
+  ASSERT_TRUE(Call("createquotashare", TeamShareInQ()).ok());
+  Result<Json> removed = Call("deleteschedulingpolicy", {{"arn", "qm"}});
+  ASSERT_FALSE(removed.ok());
+  EXPECT_EQ(removed.status().message(), "scheduling policy qm is used by job queue q");
+}
 }  // namespace
 }  // namespace allot::server
 

@@ -6,8 +6,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
+#include <variant>
+#include <vector>
 
 #include "auth/policy.h"
 #include "server/controller.h"
@@ -82,6 +86,36 @@ class TenancyTest : public ::testing::Test {
                       {"priority", 1},
                       {"serviceEnvironmentOrder", {{{"order", 1}, {"serviceEnvironment", "env"}}}}})
                     .ok());
+  }
+
+  // A quota-managed queue qm (on service environment env2) with the given shares, each
+  // LEND_AND_BORROW without a borrowLimit.
+  void MakeQuotaQueue(const std::vector<std::string>& shares) {
+    ASSERT_TRUE(
+        Call("createschedulingpolicy",
+             {{"name", "qp"}, {"quotaSharePolicy", {{"idleResourceAssignmentStrategy", "FIFO"}}}})
+            .ok());
+    ASSERT_TRUE(Call("createserviceenvironment",
+                     {{"serviceEnvironmentName", "env2"},
+                      {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+                      {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 0}}}}})
+                    .ok());
+    ASSERT_TRUE(Call("createjobqueue", {{"jobQueueName", "qm"},
+                                        {"priority", 1},
+                                        {"schedulingPolicyArn", "qp"},
+                                        {"serviceEnvironmentOrder",
+                                         {{{"order", 1}, {"serviceEnvironment", "env2"}}}}})
+                    .ok());
+    for (const std::string& share : shares) {
+      Result<Json> made =
+          Call("createquotashare",
+               {{"quotaShareName", share},
+                {"jobQueue", "qm"},
+                {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 1}}}},
+                {"resourceSharingConfiguration", {{"strategy", "LEND_AND_BORROW"}}},
+                {"preemptionConfiguration", {{"inSharePreemption", "DISABLED"}}}});
+      ASSERT_TRUE(made.ok()) << made.status().ToString();
+    }
   }
 
   Result<Json> Call(const std::string& action, const Json& request,
@@ -225,6 +259,84 @@ TEST_F(TenancyTest, AQueueUpdateNamingTheSameResourceOtherwiseRecordsNoChange) {
   EXPECT_EQ(changes[0].field, "serviceEnvironmentOrder");
   EXPECT_EQ(changes[0].old_value, order("env", 1).dump());
   EXPECT_EQ(changes[0].new_value, order("env", 2).dump());
+}
+
+// An update's record compares each field as the record would hold it after the update: a field
+// sent with a default left out (LEND_AND_BORROW without its borrowLimit, which the record holds
+// as -1) or sent as null is no change; a real change shows old and new as the record holds them.
+TEST_F(TenancyTest, AnUpdateLeavingAFieldAsItIsRecordsNoChange) {
+  Start();
+  MakeQueue();
+  MakeQuotaQueue({"team"});
+  const std::string share = "arn:aws:batch:local:000000000000:job-queue/qm/quota-share/team";
+  auto update = [&](const std::string& action, const Json& request) {
+    Result<Json> done = Call(action, request);
+    EXPECT_TRUE(done.ok()) << done.status().ToString();
+    return Audit().back().changes;
+  };
+  auto sharing = [](const Json& config) { return Json{{"resourceSharingConfiguration", config}}; };
+  Json same = sharing({{"strategy", "LEND_AND_BORROW"}});
+  same["quotaShareArn"] = share;
+  EXPECT_TRUE(update("updatequotashare", same).empty());
+  Json raised = sharing({{"strategy", "LEND_AND_BORROW"}, {"borrowLimit", 50}});
+  raised["quotaShareArn"] = share;
+  std::vector<AuditChange> changes = update("updatequotashare", raised);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].field, "resourceSharingConfiguration");
+  EXPECT_EQ(changes[0].old_value, R"({"borrowLimit":-1,"strategy":"LEND_AND_BORROW"})");
+  EXPECT_EQ(changes[0].new_value, R"({"borrowLimit":50,"strategy":"LEND_AND_BORROW"})");
+  EXPECT_TRUE(update("updatequotashare", {{"quotaShareArn", share}, {"state", nullptr}}).empty());
+
+  EXPECT_TRUE(update("updatejobqueue", {{"jobQueue", "q"}, {"priority", nullptr}}).empty());
+  EXPECT_TRUE(
+      update("updateserviceenvironment", {{"serviceEnvironment", "env"}, {"state", nullptr}})
+          .empty());
+  changes =
+      update("updateserviceenvironment", {{"serviceEnvironment", "env"}, {"state", "DISABLED"}});
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].old_value, R"("ENABLED")");
+  EXPECT_EQ(changes[0].new_value, R"("DISABLED")");
+}
+
+// "_fifo" is a valid quota share name (AWS allows [A-Za-z0-9_-]): in a quota-managed queue it is
+// an ordinary share, seen in the history by DescribeQuotaShare on its own ARN. Only a plain
+// queue's internal share (which its samples name "_fifo") is seen by GetJobQueueSnapshot on the
+// queue.
+TEST_F(TenancyTest, AShareNamedLikeTheImplicitShareIsSeenByItsOwnArn) {
+  Start();
+  MakeQueue();
+  MakeQuotaQueue({"_fifo"});
+  ASSERT_TRUE(Call("submitservicejob", SubmitRequest(1)).ok());
+  Json in_share = SubmitRequest(1);
+  in_share["jobQueue"] = "qm";
+  in_share["quotaShareName"] = "_fifo";
+  ASSERT_TRUE(Call("submitservicejob", in_share).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the window ends before now
+  auto unfinished = [&](const Caller& caller) -> std::int64_t {
+    api::HistoryRequest request;
+    request.endpoint = api::HistoryRequest::Endpoint::kJobs;
+    Result<Controller::Reply> reply = controller_->HistoryCall(caller, request);
+    EXPECT_TRUE(reply.ok()) << reply.status().ToString();
+    if (!reply.ok()) return -1;
+    return std::get<api::JobHistoryResponse>(reply->body).unfinished;
+  };
+  EXPECT_EQ(unfinished(Caller::System()), 2);
+  // Allowed the queues' snapshots: the plain queue's job, not the _fifo share's.
+  const Caller viewer = UserWith("viewer", R"({"Version": "2012-10-17", "Statement": [{
+    "Effect": "Allow", "Action": ["batch:GetJobQueueSnapshot", "batch:DescribeServiceJob"],
+    "Resource": "*"}]})");
+  EXPECT_EQ(unfinished(viewer), 1);
+  // Allowed the _fifo share itself: its job only.
+  const Caller member = UserWith("member", R"({"Version": "2012-10-17", "Statement": [{
+    "Effect": "Allow", "Action": "batch:DescribeQuotaShare",
+    "Resource": "arn:aws:batch:local:000000000000:job-queue/qm/quota-share/_fifo"}, {
+    "Effect": "Allow", "Action": "batch:DescribeServiceJob", "Resource": "*"}]})");
+  EXPECT_EQ(unfinished(member), 1);
+  const Caller both = UserWith("both", R"({"Version": "2012-10-17", "Statement": [{
+    "Effect": "Allow", "Action": "batch:DescribeServiceJob", "Resource": "*"}, {
+    "Effect": "Allow", "Action": "batch:GetJobQueueSnapshot",
+    "Resource": "arn:aws:batch:local:000000000000:job-queue/qm"}]})");
+  EXPECT_EQ(unfinished(both), 0);
 }
 
 // The name a resource ARN gives is the whole of its resource part: a caller allowed on its own
