@@ -70,16 +70,8 @@ void CheckRefusal(const allot::Status& status, std::string_view who) {
   if (!IsValidUtf8(status.message())) Finding(std::string(who) + "'s refusal is not valid UTF-8");
 }
 
-void CheckAsked(const allot::api::AskedChanges& asked) {
-  for (const auto& [field, value] : asked) {
-    if (!IsValidUtf8(value)) Finding("an asked change is not valid UTF-8");
-    if (!allot::api::ParseWireJson(value, "asked").ok()) Finding("an asked change is not JSON");
-  }
-}
-
 template <typename R>
 void CheckAccepted(const R& r) {
-  if constexpr (requires { r.asked; }) CheckAsked(r.asked);
   if constexpr (std::is_same_v<R, allot::api::SubmitServiceJobRequest>) {
     if (!IsValidUtf8(r.request_hash)) Finding("the request hash is not valid UTF-8");
     if (r.client_token.has_value() == r.request_hash.empty()) {

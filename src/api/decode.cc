@@ -282,16 +282,6 @@ TagList ReadTagList(const Json& r) {
   return out;  // a JSON object iterates in key order
 }
 
-AskedChanges Asked(const Json& r, std::initializer_list<const char*> fields) {
-  AskedChanges out;
-  for (const char* field : fields) {
-    auto it = r.find(field);
-    if (it == r.end()) continue;
-    out.emplace_back(field, it->dump(-1, ' ', false, Json::error_handler_t::replace));
-  }
-  return out;
-}
-
 }  // namespace decoders
 
 }  // namespace allot::api

@@ -179,7 +179,6 @@ UpdateServiceEnvironmentRequest UpdateServiceEnvironment(const Json& r) {
   out.environment = ReadNameOrArn(r, "serviceEnvironment", "service-environment");
   out.state = ReadState(r);
   out.capacity_limits = ReadEnvironmentLimits(r, false);
-  out.asked = Asked(r, {"capacityLimits", "state"});
   return out;
 }
 
@@ -263,8 +262,6 @@ UpdateJobQueueRequest UpdateJobQueue(const Json& r) {
   }
   out.time_limit_actions = ReadTimeLimitActions(r);
   out.environment_order = ReadEnvironmentOrder(r);
-  out.asked = Asked(r, {"priority", "state", "schedulingPolicyArn", "serviceEnvironmentOrder",
-                        "jobStateTimeLimitActions"});
   return out;
 }
 
@@ -297,8 +294,6 @@ UpdateQuotaShareRequest UpdateQuotaShare(const Json& r) {
   out.sharing = ReadSharing(r, false);
   out.in_share_preemption = ReadPreemption(r, false);
   out.state = ReadState(r);
-  out.asked = Asked(
-      r, {"capacityLimits", "resourceSharingConfiguration", "preemptionConfiguration", "state"});
   return out;
 }
 

@@ -29,8 +29,6 @@ ShareArn ReadShareArn(const Json& r);
 std::optional<model::State> ReadState(const Json& r);
 PageRequest ReadPage(const Json& r);
 TagList ReadTagList(const Json& r);
-// The fields of `fields` present in `r`, rendered as sent (AskedChanges).
-AskedChanges Asked(const Json& r, std::initializer_list<const char*> fields);
 
 CreateServiceEnvironmentRequest CreateServiceEnvironment(const Json& r);
 UpdateServiceEnvironmentRequest UpdateServiceEnvironment(const Json& r);

@@ -44,11 +44,6 @@ struct PageRequest {
   std::string next_token;
 };
 
-// The fields an update asked to change, each rendered as the caller sent it (compact JSON). The
-// audit record notes the fields whose value the update changes, old and new as the record holds
-// them (server/authorize.cc).
-using AskedChanges = std::vector<std::pair<std::string, std::string>>;
-
 // resourceSharingConfiguration; LEND_AND_BORROW without a borrowLimit gets -1 (unlimited).
 struct Sharing {
   model::SharingStrategy strategy = model::SharingStrategy::kReserve;
@@ -70,7 +65,6 @@ struct UpdateServiceEnvironmentRequest {
   NameOrArn environment;
   std::optional<model::State> state;
   std::optional<std::vector<model::CapacityLimit>> capacity_limits;
-  AskedChanges asked;
 };
 
 struct DescribeServiceEnvironmentsRequest {
@@ -145,7 +139,6 @@ struct UpdateJobQueueRequest {
   std::optional<std::vector<model::JobStateTimeLimitAction>> time_limit_actions;
   // The queue keeps its service environment: only the order may change.
   std::optional<EnvironmentOrder> environment_order;
-  AskedChanges asked;
 };
 
 struct DescribeJobQueuesRequest {
@@ -179,7 +172,6 @@ struct UpdateQuotaShareRequest {
   std::optional<Sharing> sharing;
   std::optional<bool> in_share_preemption;
   std::optional<model::State> state;
-  AskedChanges asked;
 };
 
 struct DescribeQuotaShareRequest {

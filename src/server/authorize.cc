@@ -62,14 +62,13 @@ Status Controller::Allowed(const Caller& caller, const std::string& action,
   return PermissionDenied(auth::DeniedMessage(caller.arn, action, resource, decision));
 }
 
-// The old and new values of the fields a configuration update asks to change, each as the
-// record holds it before (`old_doc`) and would hold it after (`new_doc`): a field sent as the
+// The old and new values of the fields a configuration update may change, each as the record
+// holds it before (`old_doc`) and would hold it after (`new_doc`): a field not sent, sent as the
 // record holds it, with a default left out or as null, is no change.
-void Controller::NoteChanges(const Json& old_doc, const api::AskedChanges& asked,
+void Controller::NoteChanges(const Json& old_doc, std::initializer_list<const char*> fields,
                              const Json& new_doc) {
   if (!audit_) return;
-  for (const auto& change : asked) {
-    const std::string& field = change.first;
+  for (const char* field : fields) {
     const std::string was = old_doc.contains(field) ? old_doc[field].dump() : "";
     const std::string now = new_doc.contains(field) ? new_doc[field].dump() : "";
     if (was != now) audit_->changes.push_back({field, was, now});
@@ -78,14 +77,17 @@ void Controller::NoteChanges(const Json& old_doc, const api::AskedChanges& asked
 
 void Controller::NoteUpdate(const api::UpdateServiceEnvironmentRequest& r) {
   if (const auto* env = FindEnvironment(r.environment.name)) {
-    NoteChanges(DescribeEnvironment(*env), r.asked,
+    NoteChanges(DescribeEnvironment(*env), {"capacityLimits", "state"},
                 DescribeEnvironment(UpdatedEnvironment(*env, r)));
   }
 }
 
 void Controller::NoteUpdate(const api::UpdateJobQueueRequest& r) {
   if (const auto* queue = FindQueue(r.queue.name)) {
-    NoteChanges(DescribeQueue(*queue), r.asked, DescribeQueue(UpdatedQueue(*queue, r)));
+    NoteChanges(DescribeQueue(*queue),
+                {"priority", "state", "schedulingPolicyArn", "serviceEnvironmentOrder",
+                 "jobStateTimeLimitActions"},
+                DescribeQueue(UpdatedQueue(*queue, r)));
   }
 }
 
@@ -93,7 +95,10 @@ void Controller::NoteUpdate(const api::UpdateQuotaShareRequest& r) {
   auto it = shares_.find(r.share.queue + "/" + r.share.share);
   if (it == shares_.end()) return;
   if (Result<QuotaShareRecord> updated = UpdatedShare(r); updated.ok()) {
-    NoteChanges(DescribeShare(it->second), r.asked, DescribeShare(updated.value()));
+    NoteChanges(
+        DescribeShare(it->second),
+        {"capacityLimits", "resourceSharingConfiguration", "preemptionConfiguration", "state"},
+        DescribeShare(updated.value()));
   }
 }
 

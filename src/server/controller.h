@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <memory>
@@ -278,9 +279,10 @@ class Controller {
   auth::Decision Decide(const Caller& caller, const std::string& action,
                         const std::string& resource, const JobRecord* job,
                         std::optional<std::int64_t> priority) const;
-  // The audit record's changes: each field `asked` names whose value differs between the
-  // record before (`old_doc`) and as the update would leave it (`new_doc`).
-  void NoteChanges(const Json& old_doc, const api::AskedChanges& asked, const Json& new_doc);
+  // The audit record's changes: each of `fields` whose value differs between the record before
+  // (`old_doc`) and as the update would leave it (`new_doc`).
+  void NoteChanges(const Json& old_doc, std::initializer_list<const char*> fields,
+                   const Json& new_doc);
   void NoteUpdate(const api::UpdateServiceEnvironmentRequest& r);  // NoteChanges of each update
   void NoteUpdate(const api::UpdateJobQueueRequest& r);
   void NoteUpdate(const api::UpdateQuotaShareRequest& r);

@@ -1068,9 +1068,9 @@ TEST(DecodeListJobs, NextToken) {
   EXPECT_TRUE(Refused("listservicejobs", {{"jobQueue", "q1"}, {"nextToken", 123.45}}, "nextToken"));
 }
 
-// --- updates: the asked changes ---
+// --- updates: what each asks to change ---
 
-TEST(DecodeUpdates, UpdateQuotaShareAskedIsWhatWasSent) {
+TEST(DecodeUpdates, UpdateQuotaShareHoldsWhatWasSent) {
   Json body = J(R"({"capacityLimits": [{"maxCapacity": 4, "capacityUnit": "ml.m5.large"}],
                     "resourceSharingConfiguration": {"strategy": "LEND_AND_BORROW",
                                                      "borrowLimit": 50},
@@ -1078,12 +1078,6 @@ TEST(DecodeUpdates, UpdateQuotaShareAskedIsWhatWasSent) {
                     "state": "DISABLED"})");
   body["quotaShareArn"] = kShareArn;
   auto r = Decode<UpdateQuotaShareRequest>("updatequotashare", body);
-  EXPECT_EQ(r.asked,
-            (AskedChanges{{"capacityLimits", R"([{"capacityUnit":"ml.m5.large","maxCapacity":4}])"},
-                          {"resourceSharingConfiguration",
-                           R"({"borrowLimit":50,"strategy":"LEND_AND_BORROW"})"},
-                          {"preemptionConfiguration", R"({"inSharePreemption":"ENABLED"})"},
-                          {"state", R"("DISABLED")"}}));
   EXPECT_EQ(r.share.queue, "q1");
   EXPECT_EQ(r.capacity_limits, (std::vector<model::CapacityLimit>{{"ml.m5.large", 4}}));
   ASSERT_TRUE(r.sharing.has_value());
@@ -1094,33 +1088,31 @@ TEST(DecodeUpdates, UpdateQuotaShareAskedIsWhatWasSent) {
 
   r = Decode<UpdateQuotaShareRequest>("updatequotashare",
                                       {{"quotaShareArn", kShareArn}, {"state", "ENABLED"}});
-  EXPECT_EQ(r.asked, (AskedChanges{{"state", R"("ENABLED")"}}));
+  EXPECT_EQ(r.state, model::State::kEnabled);
   EXPECT_FALSE(r.capacity_limits.has_value());
   EXPECT_FALSE(r.sharing.has_value());
   EXPECT_FALSE(r.in_share_preemption.has_value());
 
   r = Decode<UpdateQuotaShareRequest>("updatequotashare", {{"quotaShareArn", kShareArn}});
-  EXPECT_TRUE(r.asked.empty());
   EXPECT_FALSE(r.state.has_value());
 }
 
-TEST(DecodeUpdates, UpdateJobQueueAskedIsWhatWasSent) {
+TEST(DecodeUpdates, UpdateJobQueueHoldsWhatWasSent) {
   auto r = Decode<UpdateJobQueueRequest>(
       "updatejobqueue", {{"jobQueue", "q1"}, {"state", "DISABLED"}, {"priority", 7}});
-  EXPECT_EQ(r.asked, (AskedChanges{{"priority", "7"}, {"state", R"("DISABLED")"}}));
   EXPECT_EQ(r.priority, 7);
   EXPECT_EQ(r.state, model::State::kDisabled);
   r = Decode<UpdateJobQueueRequest>("updatejobqueue", {{"jobQueue", "q1"}, {"priority", 0}});
-  EXPECT_EQ(r.asked, (AskedChanges{{"priority", "0"}}));
+  EXPECT_EQ(r.priority, 0);
+  EXPECT_FALSE(r.state.has_value());
   r = Decode<UpdateJobQueueRequest>("updatejobqueue", {{"jobQueue", "q1"}});
-  EXPECT_TRUE(r.asked.empty());
   EXPECT_FALSE(r.priority.has_value());
   EXPECT_FALSE(r.state.has_value());
   EXPECT_FALSE(r.scheduling_policy.has_value());
   EXPECT_FALSE(r.time_limit_actions.has_value());
 }
 
-TEST(DecodeUpdates, UpdateJobQueueAskedHoldsEveryChangeItDecodes) {
+TEST(DecodeUpdates, UpdateJobQueueHoldsEveryChangeItDecodes) {
   Json actions = J(R"([{"reason": "stuck", "state": "RUNNABLE", "maxTimeSeconds": 900,
                         "action": "TERMINATE"}])");
   const auto r = Decode<UpdateJobQueueRequest>(
@@ -1128,24 +1120,22 @@ TEST(DecodeUpdates, UpdateJobQueueAskedHoldsEveryChangeItDecodes) {
       {{"jobQueue", "q1"}, {"schedulingPolicyArn", "p2"}, {"jobStateTimeLimitActions", actions}});
   ASSERT_TRUE(r.scheduling_policy.has_value());
   ASSERT_TRUE(r.time_limit_actions.has_value());
-  std::set<std::string> asked;
-  for (const auto& [field, value] : r.asked) asked.insert(field);
-  EXPECT_EQ(asked, (std::set<std::string>{"schedulingPolicyArn", "jobStateTimeLimitActions"}));
+  EXPECT_EQ(r.scheduling_policy->name, "p2");
+  EXPECT_EQ(r.time_limit_actions->size(), 1u);
+  EXPECT_FALSE(r.priority.has_value());
+  EXPECT_FALSE(r.state.has_value());
+  EXPECT_FALSE(r.environment_order.has_value());
 }
 
-TEST(DecodeUpdates, UpdateServiceEnvironmentAskedIsWhatWasSent) {
+TEST(DecodeUpdates, UpdateServiceEnvironmentHoldsWhatWasSent) {
   Json body = J(R"({"serviceEnvironment": "env1", "state": "ENABLED",
                     "capacityLimits": [{"capacityUnit": "NUM_INSTANCES", "maxCapacity": 0}]})");
   auto r = Decode<UpdateServiceEnvironmentRequest>("updateserviceenvironment", body);
-  EXPECT_EQ(
-      r.asked,
-      (AskedChanges{{"capacityLimits", R"([{"capacityUnit":"NUM_INSTANCES","maxCapacity":0}])"},
-                    {"state", R"("ENABLED")"}}));
   EXPECT_EQ(r.capacity_limits, (std::vector<model::CapacityLimit>{{"NUM_INSTANCES", 0}}));
   EXPECT_EQ(r.state, model::State::kEnabled);
   r = Decode<UpdateServiceEnvironmentRequest>("updateserviceenvironment",
                                               {{"serviceEnvironment", "env1"}});
-  EXPECT_TRUE(r.asked.empty());
+  EXPECT_FALSE(r.state.has_value());
   EXPECT_FALSE(r.capacity_limits.has_value());
   body["capacityLimits"] = J(R"([{"capacityUnit": "NUM_INSTANCES", "maxCapacity": 1},
                                   {"capacityUnit": "ml.m5.large", "maxCapacity": 1}])");
@@ -1171,8 +1161,7 @@ TEST(DecodeWhatIf, EachKindDecodesAsItsCall) {
   r = DecodeWhatIf({{"updateQuotaShare", UpdateShareBody()}});
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_TRUE(std::holds_alternative<UpdateQuotaShareRequest>(*r));
-  EXPECT_EQ(std::get<UpdateQuotaShareRequest>(*r).asked,
-            (AskedChanges{{"state", R"("DISABLED")"}}));
+  EXPECT_EQ(std::get<UpdateQuotaShareRequest>(*r).state, model::State::kDisabled);
 }
 
 TEST(DecodeWhatIf, ExactlyOneKind) {
