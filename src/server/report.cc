@@ -5,6 +5,8 @@
 #include <set>
 #include <tuple>
 
+#include "server/job_record.h"
+
 namespace allot::server {
 
 namespace {
@@ -48,12 +50,21 @@ class Builder {
   }
   bool InWindow(Timestamp at) const { return at >= in_.since && at < in_.until; }
 
-  ShareReport* Share(const std::string& queue, const std::string& share) {
+  // A plain queue's jobs name no share (as DescribeServiceJob shows them) and its samples name
+  // its internal share: both are that one share here, named as the samples name it. Whether the
+  // caller sees it is judged on the name the event or sample holds, as the other endpoints do.
+  Accumulator* Entry(const std::string& queue, const std::string& share) {
     if (!Visible(queue, share)) return nullptr;
-    Accumulator& a = shares_[{queue, share}];
+    const std::string name = share.empty() ? std::string(kImplicitShare) : share;
+    Accumulator& a = shares_[{queue, name}];
     a.report.queue = queue;
-    a.report.share = share;
-    return &a.report;
+    a.report.share = name;
+    return &a;
+  }
+
+  ShareReport* Share(const std::string& queue, const std::string& share) {
+    Accumulator* a = Entry(queue, share);
+    return a != nullptr ? &a->report : nullptr;
   }
 
   void AddUsed(const std::string& queue, const std::string& share,
@@ -89,8 +100,8 @@ class Builder {
         break;
       case JobEventType::kDispatched:
         if (e.attempt == 1 && e.created_at > 0) {
-          shares_[{e.queue, e.share}].waits.push_back(static_cast<double>(e.at - e.created_at) /
-                                                      1000.0);
+          Entry(e.queue, e.share)
+              ->waits.push_back(static_cast<double>(e.at - e.created_at) / 1000.0);
         }
         break;
       case JobEventType::kStarted:

@@ -61,11 +61,16 @@ class TenancyTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  void Start(Duration audit_retention = Options().audit_retention) {
+  void Start(Duration audit_retention = Options().audit_retention,
+             Duration history_interval = Options().history_interval) {
     Options options;
     options.data_dir = dir_.string();
     options.sandbox = false;
     options.audit_retention = audit_retention;
+    options.history_interval = history_interval;
+    // The stand-in for `allot __supervise` (not this test program, which would run its tests).
+    options.supervisor_exe =
+        (fs::read_symlink("/proc/self/exe").parent_path() / "exec_supervise_main").string();
     auto inner = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
     ASSERT_TRUE(inner.ok()) << inner.status().ToString();
     auto faulty = std::make_unique<store::FaultyStore>(std::move(inner).value());
@@ -75,12 +80,14 @@ class TenancyTest : public ::testing::Test {
     controller_ = std::move(c).value();
   }
 
-  void MakeQueue() {
-    ASSERT_TRUE(Call("createserviceenvironment",
-                     {{"serviceEnvironmentName", "env"},
-                      {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
-                      {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 0}}}}})
-                    .ok());
+  // Queue q (no quota shares) on service environment env of `capacity` ml.g5.xlarge.
+  void MakeQueue(int capacity = 0) {
+    ASSERT_TRUE(
+        Call("createserviceenvironment",
+             {{"serviceEnvironmentName", "env"},
+              {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+              {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", capacity}}}}})
+            .ok());
     ASSERT_TRUE(Call("createjobqueue",
                      {{"jobQueueName", "q"},
                       {"priority", 1},
@@ -337,6 +344,39 @@ TEST_F(TenancyTest, AShareNamedLikeTheImplicitShareIsSeenByItsOwnArn) {
     "Effect": "Allow", "Action": "batch:GetJobQueueSnapshot",
     "Resource": "arn:aws:batch:local:000000000000:job-queue/qm"}]})");
   EXPECT_EQ(unfinished(both), 0);
+}
+
+// A plain queue's jobs name no share (DescribeServiceJob shows no quotaShareName) and its usage
+// samples name its internal share "_fifo": the report shows the queue as that one share, its
+// submissions counted beside its samples' figures, not as a second, nameless share.
+TEST_F(TenancyTest, APlainQueueIsOneShareInTheReport) {
+  Start(Options().audit_retention, 20);  // a usage sample every 20 ms
+  MakeQueue(1);                          // room for the job: it runs
+  Result<Json> job = Call("submitservicejob", SubmitRequest(1));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  Result<Json> described =
+      Call("describeservicejob", {{"jobId", (*job)["jobId"].get<std::string>()}});
+  ASSERT_TRUE(described.ok()) << described.status().ToString();
+  EXPECT_FALSE(described->contains("quotaShareName"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // a few usage samples
+  api::HistoryRequest usage;
+  usage.endpoint = api::HistoryRequest::Endpoint::kUsage;
+  usage.queue = "q";
+  usage.since = api::TimeBound::Ago(Seconds(60));  // the fine samples
+  Result<Controller::Reply> series = controller_->HistoryCall(Caller::System(), usage);
+  ASSERT_TRUE(series.ok()) << series.status().ToString();
+  const auto& sampled = std::get<api::UsageHistoryResponse>(series->body).series;
+  ASSERT_FALSE(sampled.empty());
+  for (const api::UsageSeries& s : sampled) EXPECT_EQ(s.share, "_fifo");
+  api::HistoryRequest last_minute;
+  last_minute.since = api::TimeBound::Ago(Seconds(60));
+  Result<Controller::Reply> reply = controller_->HistoryCall(Caller::System(), last_minute);
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  const api::UsageReportResponse& report = std::get<api::UsageReportResponse>(reply->body);
+  ASSERT_EQ(report.shares.size(), 1u);
+  EXPECT_EQ(report.shares[0].queue, "q");
+  EXPECT_EQ(report.shares[0].share, "_fifo");
+  EXPECT_EQ(report.shares[0].submitted, 1);
 }
 
 // The name a resource ARN gives is the whole of its resource part: a caller allowed on its own
