@@ -2,6 +2,11 @@
 # clang-tidy over every src/**/*.cc with the repository's .clang-tidy (WarningsAsErrors: '*').
 # Usage: scripts/check-tidy.sh BUILD_DIR   (BUILD_DIR holds compile_commands.json)
 # Fails on any finding. TIDY_JOBS sets the parallelism (default 2).
+# TIDY_MAX_NODES bounds the clang static analyzer's exploded graph per function (its
+# `max-nodes`): 20000 by default, where clang's own default is 225000. Measured on 2 cores, the
+# analyzer at clang's depth was two thirds of tidy's time (src/exec/local_executor.cc 21.6 s, 4.9 s
+# without it; 10.0 s bounded) and made tidy the longest step of `make test`. Every function is still
+# analyzed, each path to a bounded depth; TIDY_MAX_NODES=225000 analyzes as deep as clang does.
 set -euo pipefail
 
 build_dir=${1:?usage: check-tidy.sh BUILD_DIR}
@@ -21,11 +26,18 @@ if [[ -z "$tidy" ]]; then
 fi
 
 mapfile -t files < <(find src -name '*.cc' | sort)
-echo "check-tidy: $tidy on ${#files[@]} files with -p $build_dir"
+max_nodes=${TIDY_MAX_NODES:-20000}
+if ! [[ "$max_nodes" =~ ^[1-9][0-9]*$ ]]; then
+  echo "check-tidy: TIDY_MAX_NODES must be a positive whole number, not '$max_nodes'" >&2
+  exit 2
+fi
+analyzer=(--extra-arg=-Xclang --extra-arg=-analyzer-config
+          --extra-arg=-Xclang --extra-arg="max-nodes=$max_nodes")
+echo "check-tidy: $tidy on ${#files[@]} files with -p $build_dir, analyzer max-nodes $max_nodes"
 start=$(date +%s)
 status=0
 printf '%s\0' "${files[@]}" |
-  xargs -0 -n 1 -P "${TIDY_JOBS:-2}" "$tidy" -p "$build_dir" --quiet || status=$?
+  xargs -0 -n 1 -P "${TIDY_JOBS:-2}" "$tidy" -p "$build_dir" --quiet "${analyzer[@]}" || status=$?
 echo "check-tidy: $(( $(date +%s) - start ))s"
 if (( status != 0 )); then
   echo "check-tidy: FAILED (findings above)" >&2
