@@ -326,6 +326,13 @@ Result<Controller::Reply> Controller::Handle(const api::UpdateJobQueueRequest& r
       return InvalidArgument("schedulingPolicyArn " + r.scheduling_policy->sent +
                              " does not exist");
     }
+    // AWS: a queue created without a scheduling policy is a FIFO queue for good, and "can't
+    // have a scheduling policy added"; one created with a policy may have it replaced.
+    if (queue.scheduling_policy_arn.empty()) {
+      return InvalidArgument("schedulingPolicyArn cannot be added to job queue " + queue.name +
+                             ": it was created without a scheduling policy (create another job "
+                             "queue with one)");
+    }
     if (IsQuotaManaged(queue) != policy->takes_quota_shares()) {
       return InvalidArgument("schedulingPolicyArn cannot change whether job queue " + queue.name +
                              " uses quota shares");

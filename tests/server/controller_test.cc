@@ -108,9 +108,28 @@ class ControllerTest : public ::testing::Test {
     return reply.body;
   }
 
-  std::string Submit(const std::string& name, const std::string& script) {
+  // Job queue `name` under scheduling `policy`, on a service environment of its own (`name`-env,
+  // two ml.g5.xlarge): an environment serves one queue.
+  void MakePolicyQueue(const std::string& name, const std::string& policy) {
+    const std::string env = name + "-env";
+    ASSERT_TRUE(Call("createserviceenvironment",
+                     {{"serviceEnvironmentName", env},
+                      {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+                      {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 2}}}}})
+                    .ok());
+    Result<Json> made =
+        Call("createjobqueue",
+             {{"jobQueueName", name},
+              {"priority", 2},
+              {"schedulingPolicyArn", policy},
+              {"serviceEnvironmentOrder", {{{"order", 1}, {"serviceEnvironment", env}}}}});
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+  }
+
+  std::string Submit(const std::string& name, const std::string& script,
+                     const std::string& queue = "q") {
     Result<Json> r = Call("submitservicejob", {{"jobName", name},
-                                               {"jobQueue", "q"},
+                                               {"jobQueue", queue},
                                                {"serviceJobType", "SAGEMAKER_TRAINING"},
                                                {"serviceRequestPayload", Payload(script)}});
     return r.ok() ? r.value()["jobId"].get<std::string>() : "";
@@ -529,21 +548,23 @@ TEST_F(ControllerTest, ACallRefusedAfterTheEngineChangedRollsBackToTheStore) {
 TEST_F(ControllerTest, APolicyInUseKeepsWhetherItTakesQuotaShares) {
   const Json fifo = {{"idleResourceAssignmentStrategy", "FIFO"}};
   ASSERT_TRUE(Call("createschedulingpolicy", {{"name", "plain"}}).ok());
-  ASSERT_TRUE(Call("updatejobqueue", {{"jobQueue", "q"}, {"schedulingPolicyArn", "plain"}}).ok());
+  MakePolicyQueue("pq", "plain");
   Result<Json> gain =
       Call("updateschedulingpolicy", {{"arn", "plain"}, {"quotaSharePolicy", fifo}});
   ASSERT_FALSE(gain.ok());
   EXPECT_EQ(gain.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(gain.status().message().find("quotaSharePolicy"), std::string::npos)
       << gain.status().message();
-  EXPECT_NE(gain.status().message().find("job queue q"), std::string::npos)
+  EXPECT_NE(gain.status().message().find("job queue pq"), std::string::npos)
       << gain.status().message();
   Result<Json> policies = Call("describeschedulingpolicies", {{"arns", {"plain"}}});
   ASSERT_TRUE(policies.ok()) << policies.status().ToString();
   EXPECT_FALSE(policies.value()["schedulingPolicies"][0].contains("quotaSharePolicy"));
   // The queue is still plain: it takes jobs without a share and no quota share.
-  EXPECT_FALSE(Call("createquotashare", TeamShareInQ()).ok());
-  const std::string job = Submit("plain", "exit 0");
+  Json share_in_pq = TeamShareInQ();
+  share_in_pq["jobQueue"] = "pq";
+  EXPECT_FALSE(Call("createquotashare", share_in_pq).ok());
+  const std::string job = Submit("plain", "exit 0", "pq");
   ASSERT_FALSE(job.empty());
   EXPECT_TRUE(WaitFor([&] { return StatusOf(job) == "SUCCEEDED"; })) << StatusOf(job);
 
@@ -554,6 +575,29 @@ TEST_F(ControllerTest, APolicyInUseKeepsWhetherItTakesQuotaShares) {
   ASSERT_FALSE(lose.ok());
   EXPECT_EQ(lose.status().message(),
             "quotaSharePolicy cannot be removed from scheduling policy spare");
+}
+
+// AWS: a job queue created without a scheduling policy is a FIFO queue and "can't have a
+// scheduling policy added"; one created with a policy may have it replaced.
+TEST_F(ControllerTest, AQueueCreatedWithoutAPolicyNeverGainsOne) {
+  ASSERT_TRUE(Call("createschedulingpolicy", {{"name", "p1"}}).ok());
+  ASSERT_TRUE(Call("createschedulingpolicy", {{"name", "p2"}}).ok());
+  Result<Json> add = Call("updatejobqueue", {{"jobQueue", "q"}, {"schedulingPolicyArn", "p1"}});
+  ASSERT_FALSE(add.ok());
+  EXPECT_EQ(add.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(add.status().message(),
+            "schedulingPolicyArn cannot be added to job queue q: it was created without a "
+            "scheduling policy (create another job queue with one)");
+  Result<Json> q = Call("describejobqueues", {{"jobQueues", {"q"}}});
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_FALSE(q.value()["jobQueues"][0].contains("schedulingPolicyArn"));
+  // Replacing a queue's policy stays allowed.
+  MakePolicyQueue("pq", "p1");
+  ASSERT_TRUE(Call("updatejobqueue", {{"jobQueue", "pq"}, {"schedulingPolicyArn", "p2"}}).ok());
+  Result<Json> pq = Call("describejobqueues", {{"jobQueues", {"pq"}}});
+  ASSERT_TRUE(pq.ok()) << pq.status().ToString();
+  EXPECT_EQ(pq.value()["jobQueues"][0]["schedulingPolicyArn"],
+            "arn:aws:batch:local:000000000000:scheduling-policy/p2");
 }
 
 // A queue's policy is found by one rule everywhere: by the name its ARN ends with. A queue whose
