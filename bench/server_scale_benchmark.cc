@@ -656,7 +656,7 @@ int Drive(Flags f) {
 int main(int argc, char** argv) {
   using namespace allot;
   env::RunAgainWithHugePageMalloc(argv);  // as `allot server` does
-  env::PadMallocHeap();
+  if (Status padded = env::PadMallocHeap(); !padded.ok()) bench::Die(padded.ToString());
   bench::Flags f = bench::ParseFlags(argc, argv);
   if (!server::log::Configure("warn", "text").ok()) bench::Die("log configuration refused");
   if (f.phase == "restart") {

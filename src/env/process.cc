@@ -82,14 +82,17 @@ void RunAgainWithHugePageMalloc(char** argv) {
   ::unsetenv(kTunablesBefore);
 }
 
-void PadMallocHeap() {
+Status PadMallocHeap() {
   const char* tunables = std::getenv(kTunables);
   if (tunables != nullptr &&
       std::string_view(tunables).find("glibc.malloc.top_pad") != std::string_view::npos) {
-    return;
+    return Status::Ok();
   }
   constexpr int kPad = 64 << 20;
-  ::mallopt(M_TOP_PAD, kPad);
+  if (::mallopt(M_TOP_PAD, kPad) != 1) {
+    return Internal("mallopt(M_TOP_PAD, 64 MiB) failed: malloc keeps its default pad");
+  }
+  return Status::Ok();
 }
 
 }  // namespace allot::env

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "common/status.h"
+
 namespace allot::env {
 
 // The start time of `pid`; nullopt if there is no such process or it already exited (a zombie).
@@ -35,6 +37,7 @@ void RunAgainWithHugePageMalloc(char** argv);
 // and huge pages are rarely used; 20,000 submissions took 7,800 page faults and 11% more server
 // CPU time on the 2-core VM of docs/benchmarks.md, 15 faults with the pad. The pad is address
 // space: memory is used only when touched. Leaves a glibc.malloc.top_pad the caller set alone.
-void PadMallocHeap();
+// An error when malloc refused the setting (the process then runs with glibc's pad).
+Status PadMallocHeap();
 
 }  // namespace allot::env
