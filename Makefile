@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Everything else is a helper.
-.PHONY: all deps build test test-dev test-dev-only test-asan test-slow bench fuzz run run-slurm clean
+.PHONY: all deps build test test-dev test-asan test-slow bench fuzz run run-slurm clean
 
 all: build
 
@@ -10,22 +10,15 @@ build: deps
 	cmake --preset dev >/dev/null
 	cmake --build --preset dev
 
-# Every test, once. The C++ and Python suites run in the AddressSanitizer + UBSan build, which is
-# the debug build plus the sanitizers (its server, under every integration suite, fails them on
-# a memory error too); running them in the plain debug build as well doubled their time and
-# took CI past its hour. The debug build (warnings as errors, as the sanitizer build) serves the
-# checks that need no sanitizer, clang-format, clang-tidy and the layering (LABELS lint), and
-# the Slurm suites, whose jobs slurmd starts (LABELS slurm): ctest's dev-only preset.
-test: deps test-asan test-dev-only
+# Every test, once, in the AddressSanitizer + UBSan build: the debug build (warnings as errors)
+# plus the sanitizers, so the server under every integration suite, the jobs slurmd starts on
+# the Slurm test cluster and the C++ tests all fail on a memory error too. Running the same suites
+# in the plain debug build as well doubled their time and took CI past its hour; `make test-dev`
+# runs them there, as a developer may.
+test: deps test-asan
 
-# The whole suite in the debug build, as a developer runs it.
 test-dev: build
 	ctest --preset dev
-
-test-dev-only: deps
-	cmake --preset dev >/dev/null
-	cmake --build --preset dev --target allot
-	ctest --preset dev-only
 
 test-asan: deps
 	cmake --preset asan >/dev/null

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # clang-tidy over every src/**/*.cc with the repository's .clang-tidy (WarningsAsErrors: '*').
-# Usage: scripts/check-tidy.sh BUILD_DIR   (BUILD_DIR holds compile_commands.json)
+# Usage: scripts/check-tidy.sh BUILD_DIR [FOLDER...]   (BUILD_DIR holds compile_commands.json;
+# FOLDERs of src/ limit it to those, as the ctest tests tidy_* do)
 # Fails on any finding. TIDY_JOBS sets the parallelism (default 2).
 # TIDY_MAX_NODES bounds the clang static analyzer's exploded graph per function (its
 # `max-nodes`): 20000 by default, where clang's own default is 225000. Measured on 2 cores, the
@@ -9,7 +10,8 @@
 # analyzed, each path to a bounded depth; TIDY_MAX_NODES=225000 analyzes as deep as clang does.
 set -euo pipefail
 
-build_dir=${1:?usage: check-tidy.sh BUILD_DIR}
+build_dir=${1:?usage: check-tidy.sh BUILD_DIR [FOLDER...]}
+shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=$(cd "$build_dir" && pwd)
 cd "$root"
@@ -25,7 +27,15 @@ if [[ -z "$tidy" ]]; then
   exit 2
 fi
 
-mapfile -t files < <(find src -name '*.cc' | sort)
+folders=(src)
+if (( $# > 0 )); then
+  folders=()
+  for f in "$@"; do
+    [[ -d "src/$f" ]] || { echo "check-tidy: no folder src/$f" >&2; exit 2; }
+    folders+=("src/$f")
+  done
+fi
+mapfile -t files < <(find "${folders[@]}" -name '*.cc' | sort)
 max_nodes=${TIDY_MAX_NODES:-20000}
 if ! [[ "$max_nodes" =~ ^[1-9][0-9]*$ ]]; then
   echo "check-tidy: TIDY_MAX_NODES must be a positive whole number, not '$max_nodes'" >&2

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <ostream>
 #include <string>
 
 namespace allot::api {
@@ -171,6 +172,9 @@ struct SuiteCase {
   const char* signed_headers;
   const char* signature;
 };
+
+// By its name: gtest would print the case's bytes, addresses included, into each ctest name.
+void PrintTo(const SuiteCase& c, std::ostream* os) { *os << c.name; }
 
 class SigV4Suite : public ::testing::TestWithParam<SuiteCase> {};
 
