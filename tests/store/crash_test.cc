@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <random>
@@ -165,6 +166,13 @@ std::vector<std::int64_t> RunAndKill(const std::string& path, const Round& round
 
 // Checks that the database holds exactly batches 0..last of each writer, last >= acked.
 void Verify(const std::string& path, const std::vector<std::int64_t>& acked) {
+  // A kill that lands before the child's store has created a fresh database file (1.7 ms into a
+  // round under the sanitizers, seed 16002992890927995843) leaves no file: right when nothing
+  // was acknowledged, a lost batch otherwise.
+  if (!std::filesystem::exists(path)) {
+    for (std::int64_t a : acked) EXPECT_EQ(a, -1) << "acknowledged, and no database file";
+    return;
+  }
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
