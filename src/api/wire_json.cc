@@ -220,4 +220,27 @@ std::string JsonObjectWriter::Finish() {
   return std::exchange(out_, std::string());
 }
 
+void JsonArrayWriter::Next() { out_ += out_.empty() ? '[' : ','; }
+
+void JsonArrayWriter::String(std::string_view value) {
+  Next();
+  AppendJsonString(out_, value);
+}
+
+void JsonArrayWriter::Int(std::int64_t value) {
+  Next();
+  char digits[24];
+  out_.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);  // always fits
+}
+
+void JsonArrayWriter::Encoded(std::string_view json) {
+  Next();
+  out_ += json;
+}
+
+std::string JsonArrayWriter::Finish() {
+  out_ += out_.empty() ? "[]" : "]";
+  return std::exchange(out_, std::string());
+}
+
 }  // namespace allot::api

@@ -76,4 +76,22 @@ class JsonObjectWriter {
   std::string last_key_;  // the order check's memory
 };
 
+// Writes one JSON array element by element, in the same compact form: the records' arrays of
+// tuples (a job's demand, an audit record's changes) are rows of such arrays in an array.
+class JsonArrayWriter {
+ public:
+  void String(std::string_view value);
+  void Int(std::int64_t value);
+  // `json` is one value already encoded (another writer's Finish).
+  void Encoded(std::string_view json);
+
+  // The array; the writer is empty afterwards.
+  std::string Finish();
+
+ private:
+  void Next();
+
+  std::string out_;
+};
+
 }  // namespace allot::api

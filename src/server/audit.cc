@@ -35,18 +35,15 @@ std::string EncodeAudit(const AuditRecord& r) {
   api::JsonObjectWriter out;
   out.String("a", r.action);
   if (!r.changes.empty()) {
-    std::string changes = "[";
+    api::JsonArrayWriter changes;
     for (const AuditChange& c : r.changes) {
-      changes += changes.size() == 1 ? "[" : ",[";
-      api::AppendJsonString(changes, c.field);
-      changes += ',';
-      api::AppendJsonString(changes, c.old_value);
-      changes += ',';
-      api::AppendJsonString(changes, c.new_value);
-      changes += ']';
+      api::JsonArrayWriter change;
+      change.String(c.field);
+      change.String(c.old_value);
+      change.String(c.new_value);
+      changes.Encoded(change.Finish());
     }
-    changes += ']';
-    out.Encoded("c", changes);
+    out.Encoded("c", changes.Finish());
   }
   out.String("id", r.request_id);
   out.String("o", r.outcome);

@@ -349,16 +349,14 @@ std::string EncodeJob(const JobRecord& j) {
   string_if("by", j.submitted_by);
   int_if("ckpt", j.last_checkpoint);
   out.Int("created", j.created_at);
-  std::string demand = "[";
+  api::JsonArrayWriter demand;
   for (const model::UnitCount& u : j.demand) {
-    demand += demand.size() == 1 ? "[" : ",[";
-    api::AppendJsonString(demand, u.unit);
-    demand += ',';
-    demand += std::to_string(u.count);
-    demand += ']';
+    api::JsonArrayWriter unit;
+    unit.String(u.unit);
+    unit.Int(u.count);
+    demand.Encoded(unit.Finish());
   }
-  demand += ']';
-  out.Encoded("demand", demand);
+  out.Encoded("demand", demand.Finish());
   int_if("failed", j.failed_attempts);
   if (j.history && !j.history->empty())
     out.Encoded("hist", api::DumpWire(EncodeHistory(*j.history)));

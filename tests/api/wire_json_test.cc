@@ -191,6 +191,21 @@ TEST(JsonObjectWriter, WritesWhatDumpingTheSameObjectWrites) {
   EXPECT_EQ(out.Finish(), "{}");  // empty again, and an empty object
 }
 
+TEST(JsonArrayWriter, WritesWhatDumpingTheSameArrayWrites) {
+  JsonArrayWriter row;
+  row.String("gpu \"a100\"\t\xff");
+  row.Int(-9007199254740993);
+  row.Int(0);
+  JsonArrayWriter rows;
+  rows.Encoded(row.Finish());
+  rows.Encoded(row.Finish());  // the row writer is empty again: an empty array
+  rows.String("");
+  const Json same = Json::array(
+      {Json::array({"gpu \"a100\"\t\xef\xbf\xbd", -9007199254740993, 0}), Json::array(), ""});
+  EXPECT_EQ(rows.Finish(), same.dump());
+  EXPECT_EQ(rows.Finish(), "[]");
+}
+
 TEST(JsonObjectWriterDeathTest, KeysOutOfOrderAreAProgrammingError) {
   EXPECT_DEATH(
       {
