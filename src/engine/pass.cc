@@ -147,10 +147,49 @@ bool VictimsGone(const EngineState& st, model::JobId nominee) {
                       [&st](const StoppedAttempt& a) { return st.StillStopping(a); });
 }
 
+// Quick necessary condition for reclaim: every blocked unit has borrowed capacity elsewhere.
+bool ReclaimPossible(const QueueState& q, std::uint32_t i, const Shape& shape) {
+  for (const auto& [u, n] : shape.parts) {
+    if (UnitFits(q, kProjected, i, u, n, FitMode::kWithinQuota)) continue;
+    if (q.agg[kProjected].sum_b[u] - Borrowed(*q.shares[i], kProjected, u) <= 0) return false;
+  }
+  return true;
+}
+
+// Whether a waiting job of share `i` is within its share's quota but short of the pool or of
+// lenders: step 2's condition for reclaiming from other shares.
+bool WouldReclaim(const QueueState& q, std::uint32_t i, const Shape& shape) {
+  return WithinQuota(q, i, shape) && !Fits(q, kProjected, i, shape, FitMode::kWithinQuota) &&
+         ReclaimPossible(q, i, shape);
+}
+
+// Whether the nominee, started now, would run on borrowed capacity (its reservation is in the
+// projected view) while a victim it reclaimed from another share, requeued, is within its own
+// quota again and would reclaim: the victim's cheapest choice is the nominee, whose work lost is
+// nothing yet. That happens when jobs of the nominee's share borrowed while the victims stopped
+// and the victims' shares fell below their limits meanwhile: the reclaim bought nothing.
+bool VictimWouldReclaimIt(const EngineState& st, const QueueState& q, const Job& nominee,
+                          const NomineeWait& wait) {
+  const ShareState& share = *q.shares[nominee.share];
+  const Shape& shape = st.ShapeOf(nominee);
+  if (std::none_of(shape.parts.begin(), shape.parts.end(), [&share](const auto& part) {
+        return share.used[kProjected][part.first] > share.limit[part.first];
+      })) {
+    return false;
+  }
+  return std::any_of(wait.victims.begin(), wait.victims.end(), [&](const StoppedAttempt& a) {
+    const Job* victim = st.FindJob(a.job);
+    return victim != nullptr && victim->share != nominee.share &&
+           victim->status == model::JobStatus::kRunnable && !victim->nominated &&
+           WouldReclaim(q, victim->share, st.ShapeOf(*victim));
+  });
+}
+
 // Step 0. A nominee starts once its own victims are gone and it fits the actual view beside the
 // other nominees' free reservations. Free capacity alone is not enough: part of it (of the pool
 // or of its share's quota) may be what an older nominee reserved, and taking it would make that
-// one wait for this one's victims.
+// one wait for this one's victims. A nominee that a victim would reclaim from at once returns to
+// waiting instead, and the victim takes its capacity back without stopping anyone.
 bool DispatchNominees(EngineState& st, QueueState& q) {
   for (const auto& [seq, id] : q.nominees) {
     Job& job = *st.FindJob(id);
@@ -160,6 +199,10 @@ bool DispatchNominees(EngineState& st, QueueState& q) {
       continue;
     }
     const auto wait = st.nominee_waits.find(id);
+    if (wait != st.nominee_waits.end() && VictimWouldReclaimIt(st, q, job, wait->second)) {
+      Denominate(st, job);
+      return true;
+    }
     if (RoomBesideNominees(q, shape,
                            wait == st.nominee_waits.end() ? nullptr : &wait->second.free)) {
       q.nominees.erase(seq);
@@ -217,23 +260,11 @@ bool TryPreempt(EngineState& st, QueueState& q, Job& job, bool in_share) {
   return true;
 }
 
-// Quick necessary condition for reclaim: every blocked unit has borrowed capacity elsewhere.
-bool ReclaimPossible(const QueueState& q, std::uint32_t i, const Shape& shape) {
-  for (const auto& [u, n] : shape.parts) {
-    if (UnitFits(q, kProjected, i, u, n, FitMode::kWithinQuota)) continue;
-    if (q.agg[kProjected].sum_b[u] - Borrowed(*q.shares[i], kProjected, u) <= 0) return false;
-  }
-  return true;
-}
-
 // Step 2.
 bool ReclaimStep(EngineState& st, QueueState& q, const std::vector<std::uint32_t>& order) {
   for (std::uint32_t i : order) {
-    for (Job* job : HeadsInOrder(st, q, i, [&](const Shape& shape) {
-           return WithinQuota(q, i, shape) &&
-                  !Fits(q, kProjected, i, shape, FitMode::kWithinQuota) &&
-                  ReclaimPossible(q, i, shape);
-         })) {
+    for (Job* job :
+         HeadsInOrder(st, q, i, [&](const Shape& shape) { return WouldReclaim(q, i, shape); })) {
       if (TryPreempt(st, q, *job, /*in_share=*/false)) return true;
     }
   }

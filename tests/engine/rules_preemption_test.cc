@@ -275,6 +275,41 @@ TEST(Nomination, ANormalDispatchDoesNotTakeWhatAVictimFreedForItsNominee) {
   EXPECT_EQ(Only<Dispatch>(second_ended)[0].mode, DispatchMode::kPreemptor);
 }
 
+TEST(Nomination, AVictimThatWouldReclaimItsNomineeAtOnceTakesItsCapacityBack) {
+  // Pool 6; A owns 2, B owns 4, both lend and borrow. B runs 1 and 2 within its limit and 3 on
+  // A's idle instances; A's 4 reclaims 3. While 3 stops, 1 ends and A's 5 borrows the instances
+  // 1 freed. When 3 has ended it is within B's limit again, and 4 would only borrow: started, it
+  // would be the cheapest victim of 3's reclaim at once (work lost: none), so 3 would have lost
+  // its work for nothing. 4 goes back to waiting and 3 takes its capacity back; 4 starts when
+  // A's borrowing ends (found by the slow property test, seeds 8245 and 17393).
+  Engine e;
+  Play(e,
+       {
+           Given(Env(6), 0),
+           Given(Q(), 0),
+           Given(LendBorrow("A", 2), 0),
+           Given(LendBorrow("B", 4), 0),
+           {J(1, "B", 0, 2, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+           {J(2, "B", 0, 2, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")},
+           {J(3, "B", 0, 2, 3000), 3000, Dispatched(3, "BORROWED")},
+           {J(4, "A", 0, 2, 4000), 4000,
+            Cat(Waits(4), {"preempt by 4: 3@B/RECLAIM{prio=0,lost=2000,started=3000}",
+                           StopLine(3, 1, kReclaim), InProgress(3, "SCHEDULED", kReclaim)})},
+           {Ended(1), 5000, {"status 1 SCHEDULED->SUCCEEDED"}},
+           {J(5, "A", 0, 2, 6000), 6000, Dispatched(5, "BORROWED")},
+           {Ended(3, 1, AttemptOutcome::kFailed, "stopped"),
+            7000,
+            {"preempted 3 attempt=1 RECLAIM lost=8000 count=1", Requeued(3, "SCHEDULED", kReclaim),
+             "status 3 RUNNABLE->SCHEDULED", "dispatch 3 attempt=2 WITHIN_QUOTA"}},
+       });
+  EXPECT_EQ(e.GetJob(4)->status, JobStatus::kRunnable);
+  EXPECT_EQ(e.GetJob(4)->attempt, 0);
+  Play(e, {{Ended(5),
+            8000,
+            {"status 5 SCHEDULED->SUCCEEDED", "status 4 RUNNABLE->SCHEDULED",
+             "dispatch 4 attempt=1 WITHIN_QUOTA"}}});
+}
+
 TEST(VictimOrder, LowerPriorityThenLeastWorkLostThenMostRecentThenId) {
   // A (in-share) is full; a priority-9 job needing one instance at 10000 takes one victim.
   struct Running {
