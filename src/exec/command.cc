@@ -71,7 +71,8 @@ namespace {
 // Starts the command with stdin from /dev/null and stdout/stderr on the pipes, in its own process
 // group (a timeout kills whatever it started too), with default signals.
 Result<pid_t> Spawn(const CommandRequest& request, Pipe& out, Pipe& err) {
-  std::map<std::string, std::string> environment = CurrentEnvironment();
+  std::map<std::string, std::string> environment;
+  if (request.inherit_environment) environment = CurrentEnvironment();
   for (const auto& [k, v] : request.environment) environment[k] = v;
   std::vector<std::string> env_storage;
   env_storage.reserve(environment.size());

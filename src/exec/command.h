@@ -14,8 +14,10 @@ namespace allot::exec {
 
 struct CommandRequest {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH (of `environment`, else ours)
-  // Added to (or replacing entries of) this process's environment.
+  // Added to (or replacing entries of) this process's environment; with inherit_environment
+  // false, the command's whole environment.
   std::map<std::string, std::string> environment;
+  bool inherit_environment = true;
   Duration timeout = Seconds(30);  // then SIGKILL to its process group, and Unavailable
   std::size_t max_output = std::size_t{64} << 20;  // per stream; beyond it the rest is dropped
 };

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <utility>
 
 #include "common/strings.h"
 #include "exec/command.h"
+#include "exec/spawn.h"
 
 namespace allot::exec {
 
@@ -113,8 +116,8 @@ class SlurmCli final : public SlurmClient {
     if (!r.output.empty()) argv.insert(argv.end(), {"--output=" + r.output, "--error=" + r.output});
     // Slurm must not requeue or preempt on its own: Allot decides, and a requeued job would run
     // an attempt twice.
-    argv.insert(argv.end(), {"--no-requeue", "--export=NONE", r.script_path});
-    Result<CommandOutput> out = Run(argv);
+    argv.insert(argv.end(), {"--no-requeue", "--export=ALL", r.script_path});
+    Result<CommandOutput> out = Run(argv, JobEnvironment());
     if (!out.ok()) return out.status();
     const std::string line(Trim(out->out.substr(0, out->out.find('\n'))));
     const std::string id = line.substr(0, line.find(';'));
@@ -174,11 +177,36 @@ class SlurmCli final : public SlurmClient {
     return options_.bin_dir.empty() ? name : options_.bin_dir + "/" + name;
   }
 
+  // sbatch's environment, which --export=ALL gives the batch job as it is: our PATH (the batch
+  // step finds srun as we found sbatch) and Slurm's own variables (SLURM_*, SBATCH_*), nothing
+  // else of the server's. Not --export=NONE: with NONE (or a list of names) sbatch has slurmd
+  // build every job's environment from a login shell of the job's user on the node (`su -
+  // USER -c 'slurmstepd getenv'`, Slurm's --get-user-env), one more shell per job whose time
+  // and output depend on that user's profile. A profile that took seconds (pyenv's) made
+  // slurmd fail most jobs NODE_FAIL at 3 submissions/s (docs/benchmarks.md, "Allot on Slurm").
+  static std::map<std::string, std::string> JobEnvironment() {
+    std::map<std::string, std::string> environment;
+    for (auto& [name, value] : CurrentEnvironment()) {
+      if (name == "PATH" || name.starts_with("SLURM_") || name.starts_with("SBATCH_")) {
+        environment.emplace(name, std::move(value));
+      }
+    }
+    environment.emplace("PATH", "/usr/local/bin:/usr/bin:/bin");  // when we have none
+    return environment;
+  }
+
   // A nonzero exit is an error too: its message is the command and what it said on stderr.
-  Result<CommandOutput> Run(const std::vector<std::string>& argv) const {
+  // With `only` set, the command's environment is that alone (and SLURM_CONF), not ours.
+  Result<CommandOutput> Run(
+      const std::vector<std::string>& argv,
+      std::optional<std::map<std::string, std::string>> only = std::nullopt) const {
     CommandRequest request;
     request.argv = argv;
     request.timeout = options_.timeout;
+    if (only.has_value()) {
+      request.environment = std::move(*only);
+      request.inherit_environment = false;
+    }
     if (!options_.slurm_conf.empty()) request.environment["SLURM_CONF"] = options_.slurm_conf;
     Result<CommandOutput> out = RunCommand(request);
     if (!out.ok()) return out.status();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 
 namespace allot::exec {
 namespace {
@@ -29,6 +30,15 @@ TEST(RunCommandTest, EnvironmentIsAddedToOurs) {
                                           .environment = {{"SLURM_CONF", "/x"}}});
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->out, "/x");
+}
+
+TEST(RunCommandTest, WithoutInheritingTheEnvironmentIsTheCommandsWhole) {
+  ::setenv("ALLOT_TEST_OURS", "ours", 1);
+  Result<CommandOutput> out = RunCommand(
+      {.argv = {"/usr/bin/env"}, .environment = {{"ONLY", "this"}}, .inherit_environment = false});
+  ::unsetenv("ALLOT_TEST_OURS");
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->out, "ONLY=this\n");
 }
 
 TEST(RunCommandTest, MissingProgramIsNotFound) {
