@@ -13,7 +13,7 @@
 namespace allot::exec {
 
 struct CommandRequest {
-  std::vector<std::string> argv;  // argv[0] is looked up in PATH (of `environment`, else ours)
+  std::vector<std::string> argv;  // argv[0] is looked up in our PATH (posix_spawnp)
   // Added to (or replacing entries of) this process's environment; with inherit_environment
   // false, the command's whole environment.
   std::map<std::string, std::string> environment;

@@ -178,16 +178,18 @@ class SlurmCli final : public SlurmClient {
   }
 
   // sbatch's environment, which --export=ALL gives the batch job as it is: our PATH (the batch
-  // step finds srun as we found sbatch) and Slurm's own variables (SLURM_*, SBATCH_*), nothing
-  // else of the server's. Not --export=NONE: with NONE (or a list of names) sbatch has slurmd
-  // build every job's environment from a login shell of the job's user on the node (`su -
-  // USER -c 'slurmstepd getenv'`, Slurm's --get-user-env), one more shell per job whose time
-  // and output depend on that user's profile. A profile that took seconds (pyenv's) made
+  // step finds srun as we found sbatch) and LD_LIBRARY_PATH (a Slurm installed under its own
+  // prefix may need it, for sbatch and srun alike), and Slurm's own variables (SLURM_*,
+  // SBATCH_*), nothing else of the server's. Not --export=NONE: with NONE (or a list of names)
+  // sbatch has slurmd build every job's environment from a login shell of the job's user on the
+  // node (`su - USER -c 'slurmstepd getenv'`, Slurm's --get-user-env), one more shell per job whose
+  // time and output depend on that user's profile. A profile that took seconds (pyenv's) made
   // slurmd fail most jobs NODE_FAIL at 3 submissions/s (docs/benchmarks.md, "Allot on Slurm").
   static std::map<std::string, std::string> JobEnvironment() {
     std::map<std::string, std::string> environment;
     for (auto& [name, value] : CurrentEnvironment()) {
-      if (name == "PATH" || name.starts_with("SLURM_") || name.starts_with("SBATCH_")) {
+      if (name == "PATH" || name == "LD_LIBRARY_PATH" || name.starts_with("SLURM_") ||
+          name.starts_with("SBATCH_")) {
         environment.emplace(name, std::move(value));
       }
     }

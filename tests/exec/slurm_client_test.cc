@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,24 +23,35 @@ using testing::ReadFile;
 using testing::ScratchDir;
 using testing::WriteFile;
 
-// Sets an environment variable of this process for one test.
+// Sets an environment variable of this process for one test, and puts back what it was.
 class ScopedVariable {
  public:
-  ScopedVariable(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
-  ~ScopedVariable() { ::unsetenv(name_); }
+  ScopedVariable(const char* name, const char* value) : name_(name) {
+    if (const char* before = std::getenv(name)) before_ = before;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedVariable() {
+    if (before_) {
+      ::setenv(name_, before_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
   ScopedVariable(const ScopedVariable&) = delete;
   ScopedVariable& operator=(const ScopedVariable&) = delete;
 
  private:
   const char* name_;
+  std::optional<std::string> before_;
 };
 
-// `sbatch` in `dir` that writes its environment and arguments beside itself and prints a job id.
+// `sbatch` in `dir` that writes the environment it was started with (not what the shell adds)
+// and its arguments beside itself, and prints a job id.
 void WriteRecordingSbatch(const std::string& dir) {
   const std::string path = dir + "/sbatch";
   WriteFile(path,
             "#!/bin/sh\n"
-            "/usr/bin/env > \"$(/usr/bin/dirname \"$0\")/env\"\n"
+            "/usr/bin/tr '\\0' '\\n' < /proc/$$/environ > \"$(/usr/bin/dirname \"$0\")/env\"\n"
             "printf '%s\\n' \"$@\" > \"$(/usr/bin/dirname \"$0\")/args\"\n"
             "echo '42;cluster'\n");
   ASSERT_EQ(::chmod(path.c_str(), 0755), 0);
@@ -84,11 +96,11 @@ TEST(SlurmCliTest, SubmitGivesTheJobSlurmsVariablesAndPathOnly) {
   EXPECT_EQ(env.at("SLURM_CONF"), "/etc/allot-test/slurm.conf");
   EXPECT_EQ(env.at("SLURM_ALLOT_TEST"), "kept");
   EXPECT_EQ(env.at("SBATCH_ALLOT_TEST"), "kept too");
-  EXPECT_EQ(env.at("PATH"), std::getenv("PATH") != nullptr ? std::getenv("PATH") : "");
+  EXPECT_EQ(env.at("PATH"),
+            std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/local/bin:/usr/bin:/bin");
   for (const auto& [name, value] : env) {
-    // The shell running the stand-in adds PWD (and dash nothing else).
-    const bool allowed = name == "PATH" || name == "PWD" || name.starts_with("SLURM_") ||
-                         name.starts_with("SBATCH_");
+    const bool allowed = name == "PATH" || name == "LD_LIBRARY_PATH" ||
+                         name.starts_with("SLURM_") || name.starts_with("SBATCH_");
     EXPECT_TRUE(allowed) << name << "=" << value << " reached sbatch";
   }
 }
