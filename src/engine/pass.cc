@@ -163,26 +163,48 @@ bool WouldReclaim(const QueueState& q, std::uint32_t i, const Shape& shape) {
          ReclaimPossible(q, i, shape);
 }
 
-// Whether the nominee, started now, would run on borrowed capacity (its reservation is in the
-// projected view) while a victim it reclaimed from another share, requeued, is within its own
-// quota again and would reclaim: the victim's cheapest choice is the nominee, whose work lost is
-// nothing yet. That happens when jobs of the nominee's share borrowed while the victims stopped
-// and the victims' shares fell below their limits meanwhile: the reclaim bought nothing.
-bool VictimWouldReclaimIt(const EngineState& st, const QueueState& q, const Job& nominee,
+// Whether `nominee`, started now, would at once be the reclaim victim of a victim of its own:
+// a victim it reclaimed from another share, requeued, is within its own share's quota again but
+// short of the pool, while the nominee's share borrowed meanwhile so far that the nominee would
+// run on borrowed capacity (its share stays at or above its limit without it: a reclaim
+// candidate), with no lower-priority job running in a share above its limit (reclaim takes the
+// lowest priority first, then the least work lost: the nominee, which has lost none yet). The
+// victim's preemption bought nothing then. Only when the victim fits within its quota once the
+// nominee's reservation is gone, so that it takes that capacity back without stopping anyone.
+bool VictimWouldReclaimIt(const EngineState& st, QueueState& q, const Job& nominee,
                           const NomineeWait& wait) {
   const ShareState& share = *q.shares[nominee.share];
   const Shape& shape = st.ShapeOf(nominee);
-  if (std::none_of(shape.parts.begin(), shape.parts.end(), [&share](const auto& part) {
-        return share.used[kProjected][part.first] > share.limit[part.first];
-      })) {
-    return false;
+  for (const auto& [u, n] : shape.parts) {
+    if (share.used[kProjected][u] - n < share.limit[u]) return false;
   }
-  return std::any_of(wait.victims.begin(), wait.victims.end(), [&](const StoppedAttempt& a) {
+  for (const auto& other : q.shares) {
+    if (!other || other->held_by_priority.empty() ||
+        other->held_by_priority.begin()->first >= nominee.priority) {
+      continue;
+    }
+    for (std::size_t u = 0; u < other->limit.size(); ++u) {
+      if (other->used[kProjected][u] > other->limit[u]) return false;
+    }
+  }
+  std::vector<const Job*> short_of_pool;  // victims that would reclaim beside the nominee
+  for (const StoppedAttempt& a : wait.victims) {
     const Job* victim = st.FindJob(a.job);
-    return victim != nullptr && victim->share != nominee.share &&
-           victim->status == model::JobStatus::kRunnable && !victim->nominated &&
-           WouldReclaim(q, victim->share, st.ShapeOf(*victim));
-  });
+    if (victim != nullptr && victim->share != nominee.share &&
+        victim->status == model::JobStatus::kRunnable && !victim->nominated &&
+        victim->misconfig == model::Misconfiguration::kNone &&
+        WouldReclaim(q, victim->share, st.ShapeOf(*victim))) {
+      short_of_pool.push_back(victim);
+    }
+  }
+  if (short_of_pool.empty()) return false;
+  AddUsage(q, kProjected, nominee.share, shape, -1);
+  const bool fits_without =
+      std::any_of(short_of_pool.begin(), short_of_pool.end(), [&st, &q](const Job* victim) {
+        return Fits(q, kProjected, victim->share, st.ShapeOf(*victim), FitMode::kWithinQuota);
+      });
+  AddUsage(q, kProjected, nominee.share, shape, +1);
+  return fits_without;
 }
 
 // Step 0. A nominee starts once its own victims are gone and it fits the actual view beside the

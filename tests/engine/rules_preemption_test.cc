@@ -310,6 +310,28 @@ TEST(Nomination, AVictimThatWouldReclaimItsNomineeAtOnceTakesItsCapacityBack) {
              "dispatch 4 attempt=1 WITHIN_QUOTA"}}});
 }
 
+TEST(Nomination, ANomineeStartsWhenItsVictimWouldReclaimALowerPriorityJob) {
+  // As above, but the nominee 4 has priority 5 and A's borrower 5 priority 0: started, 4 is not
+  // the cheapest victim of 3's reclaim, 5 is. 4 starts, and 3 reclaims 5.
+  Engine e;
+  Play(e, {Given(Env(6), 0),
+           Given(Q(), 0),
+           Given(LendBorrow("A", 2), 0),
+           Given(LendBorrow("B", 4), 0),
+           Given(J(1, "B", 0, 2, 1000), 1000),
+           Given(J(2, "B", 0, 2, 2000), 2000),
+           Given(J(3, "B", 0, 2, 3000), 3000),
+           Given(J(4, "A", 5, 2, 4000), 4000),
+           Given(Ended(1), 5000),
+           {J(5, "A", 0, 2, 6000), 6000, Dispatched(5, "BORROWED")},
+           {Ended(3, 1, AttemptOutcome::kFailed, "stopped"),
+            7000,
+            {"preempted 3 attempt=1 RECLAIM lost=8000 count=1", Requeued(3, "SCHEDULED", kReclaim),
+             "status 4 RUNNABLE->SCHEDULED", "dispatch 4 attempt=1 PREEMPTOR",
+             "preempt by 3: 5@A/RECLAIM{prio=0,lost=2000,started=6000}", StopLine(5, 1, kReclaim),
+             InProgress(5, "SCHEDULED", kReclaim)}}});
+}
+
 TEST(VictimOrder, LowerPriorityThenLeastWorkLostThenMostRecentThenId) {
   // A (in-share) is full; a priority-9 job needing one instance at 10000 takes one victim.
   struct Running {
