@@ -281,55 +281,51 @@ TEST(Nomination, AVictimThatWouldReclaimItsNomineeAtOnceTakesItsCapacityBack) {
   // 1 freed. When 3 has ended it is within B's limit again, and 4 would only borrow: started, it
   // would be the cheapest victim of 3's reclaim at once (work lost: none), so 3 would have lost
   // its work for nothing. 4 goes back to waiting and 3 takes its capacity back; 4 starts when
-  // A's borrowing ends (found by the slow property test, seeds 8245 and 17393).
-  Engine e;
-  Play(e,
-       {
-           Given(Env(6), 0),
-           Given(Q(), 0),
-           Given(LendBorrow("A", 2), 0),
-           Given(LendBorrow("B", 4), 0),
-           {J(1, "B", 0, 2, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
-           {J(2, "B", 0, 2, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")},
-           {J(3, "B", 0, 2, 3000), 3000, Dispatched(3, "BORROWED")},
-           {J(4, "A", 0, 2, 4000), 4000,
-            Cat(Waits(4), {"preempt by 4: 3@B/RECLAIM{prio=0,lost=2000,started=3000}",
-                           StopLine(3, 1, kReclaim), InProgress(3, "SCHEDULED", kReclaim)})},
-           {Ended(1), 5000, {"status 1 SCHEDULED->SUCCEEDED"}},
-           {J(5, "A", 0, 2, 6000), 6000, Dispatched(5, "BORROWED")},
-           {Ended(3, 1, AttemptOutcome::kFailed, "stopped"),
-            7000,
-            {"preempted 3 attempt=1 RECLAIM lost=8000 count=1", Requeued(3, "SCHEDULED", kReclaim),
-             "status 3 RUNNABLE->SCHEDULED", "dispatch 3 attempt=2 WITHIN_QUOTA"}},
-       });
-  EXPECT_EQ(e.GetJob(4)->status, JobStatus::kRunnable);
-  EXPECT_EQ(e.GetJob(4)->attempt, 0);
-  Play(e, {{Ended(5),
-            8000,
-            {"status 5 SCHEDULED->SUCCEEDED", "status 4 RUNNABLE->SCHEDULED",
-             "dispatch 4 attempt=1 WITHIN_QUOTA"}}});
-}
-
-TEST(Nomination, ANomineeStartsWhenItsVictimWouldReclaimALowerPriorityJob) {
-  // As above, but the nominee 4 has priority 5 and A's borrower 5 priority 0: started, 4 is not
-  // the cheapest victim of 3's reclaim, 5 is. 4 starts, and 3 reclaims 5.
-  Engine e;
-  Play(e, {Given(Env(6), 0),
-           Given(Q(), 0),
-           Given(LendBorrow("A", 2), 0),
-           Given(LendBorrow("B", 4), 0),
-           Given(J(1, "B", 0, 2, 1000), 1000),
-           Given(J(2, "B", 0, 2, 2000), 2000),
-           Given(J(3, "B", 0, 2, 3000), 3000),
-           Given(J(4, "A", 5, 2, 4000), 4000),
-           Given(Ended(1), 5000),
-           {J(5, "A", 0, 2, 6000), 6000, Dispatched(5, "BORROWED")},
-           {Ended(3, 1, AttemptOutcome::kFailed, "stopped"),
-            7000,
-            {"preempted 3 attempt=1 RECLAIM lost=8000 count=1", Requeued(3, "SCHEDULED", kReclaim),
-             "status 4 RUNNABLE->SCHEDULED", "dispatch 4 attempt=1 PREEMPTOR",
-             "preempt by 3: 5@A/RECLAIM{prio=0,lost=2000,started=6000}", StopLine(5, 1, kReclaim),
-             InProgress(5, "SCHEDULED", kReclaim)}}});
+  // A's borrowing ends (found by the slow property test, seeds 8245 and 17393). With 4 at a
+  // higher priority than 5, 3 would reclaim 5 instead: 4 starts.
+  struct Case {
+    std::string name;
+    std::int32_t nominee_priority;
+    std::vector<std::string> after_victim_ended;
+    std::vector<std::string> after_borrower_ended;  // none: not played
+  };
+  const std::string requeued[] = {"preempted 3 attempt=1 RECLAIM lost=8000 count=1",
+                                  Requeued(3, "SCHEDULED", kReclaim)};
+  const Case cases[] = {
+      {"equal priorities: 4 waits, 3 runs again",
+       0,
+       {requeued[0], requeued[1], "status 3 RUNNABLE->SCHEDULED",
+        "dispatch 3 attempt=2 WITHIN_QUOTA"},
+       {"status 5 SCHEDULED->SUCCEEDED", "status 4 RUNNABLE->SCHEDULED",
+        "dispatch 4 attempt=1 WITHIN_QUOTA"}},
+      {"4 above A's borrower: 4 starts, 3 reclaims the borrower",
+       5,
+       {requeued[0], requeued[1], "status 4 RUNNABLE->SCHEDULED", "dispatch 4 attempt=1 PREEMPTOR",
+        "preempt by 3: 5@A/RECLAIM{prio=0,lost=2000,started=6000}", StopLine(5, 1, kReclaim),
+        InProgress(5, "SCHEDULED", kReclaim)},
+       {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Engine e;
+    Play(e, {Given(Env(6), 0),
+             Given(Q(), 0),
+             Given(LendBorrow("A", 2), 0),
+             Given(LendBorrow("B", 4), 0),
+             Given(J(1, "B", 0, 2, 1000), 1000),
+             Given(J(2, "B", 0, 2, 2000), 2000),
+             {J(3, "B", 0, 2, 3000), 3000, Dispatched(3, "BORROWED")},
+             {J(4, "A", c.nominee_priority, 2, 4000), 4000,
+              Cat(Waits(4), {"preempt by 4: 3@B/RECLAIM{prio=0,lost=2000,started=3000}",
+                             StopLine(3, 1, kReclaim), InProgress(3, "SCHEDULED", kReclaim)})},
+             {Ended(1), 5000, {"status 1 SCHEDULED->SUCCEEDED"}},
+             {J(5, "A", 0, 2, 6000), 6000, Dispatched(5, "BORROWED")},
+             {Ended(3, 1, AttemptOutcome::kFailed, "stopped"), 7000, c.after_victim_ended}});
+    if (c.after_borrower_ended.empty()) continue;
+    EXPECT_EQ(e.GetJob(4)->status, JobStatus::kRunnable);
+    EXPECT_EQ(e.GetJob(4)->attempt, 0);
+    Play(e, {{Ended(5), 8000, c.after_borrower_ended}});
+  }
 }
 
 TEST(VictimOrder, LowerPriorityThenLeastWorkLostThenMostRecentThenId) {
