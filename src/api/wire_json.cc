@@ -112,6 +112,12 @@ std::string Count(std::size_t n, std::string_view one, std::string_view many) {
   return std::to_string(n) + " " + std::string(n == 1 ? one : many);
 }
 
+// A JSON integer, as nlohmann writes it.
+void AppendInt(std::string& out, std::int64_t value) {
+  char digits[24];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);  // always fits
+}
+
 }  // namespace
 
 Result<Json> ParseWireJson(std::string_view text, std::string_view what, int max_depth) {
@@ -200,8 +206,7 @@ void JsonObjectWriter::String(std::string_view key, std::string_view value) {
 
 void JsonObjectWriter::Int(std::string_view key, std::int64_t value) {
   Key(key);
-  char digits[24];
-  out_.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);  // always fits
+  AppendInt(out_, value);
 }
 
 void JsonObjectWriter::Bool(std::string_view key, bool value) {
@@ -229,8 +234,7 @@ void JsonArrayWriter::String(std::string_view value) {
 
 void JsonArrayWriter::Int(std::int64_t value) {
   Next();
-  char digits[24];
-  out_.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);  // always fits
+  AppendInt(out_, value);
 }
 
 void JsonArrayWriter::Encoded(std::string_view json) {

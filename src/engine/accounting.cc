@@ -75,6 +75,13 @@ std::int64_t Borrowed(const ShareState& s, View view, std::uint32_t u) {
   return std::max<std::int64_t>(0, s.used[view][u] - s.limit[u]);
 }
 
+bool AboveLimitAfter(const ShareState& s, const Shape& held) {
+  for (const auto& [u, n] : held.parts) {
+    if (s.used[kProjected][u] - n < s.limit[u]) return false;
+  }
+  return true;
+}
+
 std::int64_t Idle(const ShareState& s, View view, std::uint32_t u) {
   return s.lends() ? std::max<std::int64_t>(0, s.limit[u] - s.used[view][u]) : 0;
 }

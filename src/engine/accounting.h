@@ -46,6 +46,9 @@ bool FitsNow(const QueueState& q, std::uint32_t share, const Shape& shape, FitMo
 bool WithinQuota(const QueueState& q, std::uint32_t share, const Shape& shape);
 
 std::int64_t Borrowed(const ShareState& s, View view, std::uint32_t u);
+// Removing `held` (a job's shape) from share `s` leaves it at or above its own limit on every
+// unit of `held` (projected): the job runs on capacity its share borrows, a reclaim candidate.
+bool AboveLimitAfter(const ShareState& s, const Shape& held);
 std::int64_t Idle(const ShareState& s, View view, std::uint32_t u);
 
 }  // namespace allot::engine::internal

@@ -173,11 +173,8 @@ bool WouldReclaim(const QueueState& q, std::uint32_t i, const Shape& shape) {
 // nominee's reservation is gone, so that it takes that capacity back without stopping anyone.
 bool VictimWouldReclaimIt(const EngineState& st, QueueState& q, const Job& nominee,
                           const NomineeWait& wait) {
-  const ShareState& share = *q.shares[nominee.share];
   const Shape& shape = st.ShapeOf(nominee);
-  for (const auto& [u, n] : shape.parts) {
-    if (share.used[kProjected][u] - n < share.limit[u]) return false;
-  }
+  if (!AboveLimitAfter(*q.shares[nominee.share], shape)) return false;
   for (const auto& other : q.shares) {
     if (!other || other->held_by_priority.empty() ||
         other->held_by_priority.begin()->first >= nominee.priority) {

@@ -202,14 +202,6 @@ class Search {
     return false;
   }
 
-  // Removing the victim leaves its share at or above its own limit on every unit it holds.
-  bool AboveLimitAfter(const ShareState& s, const Shape& victim) const {
-    for (const auto& [u, n] : victim.parts) {
-      if (s.used[kProjected][u] - n < s.limit[u]) return false;
-    }
-    return true;
-  }
-
   PreemptionRule ReclaimRule(const ShareState& s, const Shape& victim) const {
     if (!s.borrows()) return PreemptionRule::kLimitLowered;
     for (const auto& [u, n] : victim.parts) {
