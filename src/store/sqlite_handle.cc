@@ -83,9 +83,9 @@ Connection& Connection::operator=(Connection&& other) noexcept {
   return *this;
 }
 
-Result<Connection> Connection::Open(const std::string& path, int flags) {
+Result<Connection> Connection::Open(const std::string& path, int flags, const char* vfs) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, vfs);
   if (rc != SQLITE_OK) {
     Status status = Error(db, rc, "open " + path);
     sqlite3_close_v2(db);

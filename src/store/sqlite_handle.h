@@ -71,8 +71,9 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // `flags` as for sqlite3_open_v2; extended result codes are turned on.
-  static Result<Connection> Open(const std::string& path, int flags);
+  // `flags` and `vfs` (null: the default) as for sqlite3_open_v2; extended result codes are
+  // turned on.
+  static Result<Connection> Open(const std::string& path, int flags, const char* vfs = nullptr);
 
   bool valid() const { return db_ != nullptr; }
   sqlite3* get() const { return db_; }

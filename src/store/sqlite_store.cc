@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "store/sqlite_handle.h"
+#include "store/wal_gather_vfs.h"
 
 namespace allot::store {
 
@@ -105,7 +106,8 @@ Status SqliteStore::Impl::StepDone(sqlite::Statement& stmt, std::string_view wha
 
 Status SqliteStore::Impl::OpenWriter() {
   Result<sqlite::Connection> db = sqlite::Connection::Open(
-      options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+      options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+      sqlite::WalGatherVfsName());
   if (!db.ok()) return db.status();
   write_db = std::move(db).value();
   sqlite3_busy_timeout(write_db.get(), kBusyTimeoutMs);
@@ -169,7 +171,8 @@ Status SqliteStore::Impl::OpenWriter() {
 
 Status SqliteStore::Impl::OpenReader() {
   Result<sqlite::Connection> db =
-      sqlite::Connection::Open(options.path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+      sqlite::Connection::Open(options.path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+                               sqlite::WalGatherVfsName());
   if (!db.ok()) return db.status();
   read_db = std::move(db).value();
   sqlite3_busy_timeout(read_db.get(), kBusyTimeoutMs);
@@ -201,7 +204,8 @@ Status SqliteStore::Impl::OpenReader() {
 
 Status SqliteStore::Impl::OpenCheckpointer() {
   Result<sqlite::Connection> db =
-      sqlite::Connection::Open(options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+      sqlite::Connection::Open(options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                               sqlite::WalGatherVfsName());
   if (!db.ok()) return db.status();
   checkpoint_db = std::move(db).value();
   sqlite3_busy_timeout(checkpoint_db.get(), kBusyTimeoutMs);
