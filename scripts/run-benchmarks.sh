@@ -25,20 +25,25 @@ export AWS_SHARED_CREDENTIALS_FILE=$data/credentials AWS_DEFAULT_REGION=local
 # Client and server share the machine: each run also gives the CPU time each spent per
 # submission (the server's from /proc/PID/stat, the client's from getrusage via /usr/bin/time),
 # and the load average when it started (other work on the machine slows both).
-echo "durable submissions over HTTP, fresh server, then with 20k, 40k and 60k jobs already stored:"
+echo "durable submissions over HTTP, fresh server, then with 20k, 40k and 60k jobs already stored"
+echo "(16 clients, one connection each, driven by one thread with poll()):"
 ticks=$(getconf CLK_TCK)
 server_ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
-for _ in 1 2 3 4; do
+submit_run() {  # the bench's last line, with CPU per submission; arguments: --threads N
+  local load before after user sys line
   load=$(cut -d' ' -f1 /proc/loadavg)
   before=$(server_ticks)
   line=$(/usr/bin/time -f "%U %S" -o "$data/client-time" "$build/bin/allot" bench submit \
-    --endpoint "http://127.0.0.1:$port" --clients 16 --jobs 20000 | tail -1)
+    --endpoint "http://127.0.0.1:$port" --clients 16 --jobs 20000 "$@" | tail -1)
   after=$(server_ticks)
   read -r user sys < "$data/client-time"
   awk -v line="$line" -v t="$ticks" -v s=$((after - before)) -v u="$user" -v y="$sys" -v l="$load" \
     'BEGIN { printf "%s; CPU per submission: server %.0f us, client %.0f us (load %s)\n",
              line, s / t / 20000 * 1e6, (u + y) / 20000 * 1e6, l }'
-done
+}
+for _ in 1 2 3 4; do submit_run --threads 1; done
+echo "the same with a thread per client, blocked on its connection (--threads 0), for comparison:"
+submit_run --threads 0
 
 # The simulator (docs/sim.md): each line of `allot sim` on standard error gives the wall time of
 # one policy's replay. The Philly trace lives beside the repository (../shared/data/traces); the

@@ -1,25 +1,21 @@
 #include "cli/bench.h"
 
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "cli/apply.h"
+#include "cli/bench_connections.h"
 #include "cli/commands.h"
 #include "cli/jobs.h"
 #include "common/strings.h"
@@ -55,6 +51,7 @@ ClusterSpec BenchCluster() {
 struct BenchOptions {
   std::string endpoint;
   int clients = 8;
+  int threads = 1;  // 0: one per client
   std::int64_t jobs = 1000;
   std::string queue;
   std::string share;
@@ -100,136 +97,6 @@ struct SubmitRun {
   double seconds = 0;
 };
 
-// One keep-alive HTTP/1.1 connection on a blocking socket: a request goes out in one send(), the
-// answer is read into a buffer the connection keeps. The load generator shares the machine with
-// the server it measures, so its own cost per call matters; cpp-httplib's (header maps, a
-// response object per call) was most of it. http:// only.
-class RawConnection {
- public:
-  explicit RawConnection(const Endpoint& endpoint) {
-    const std::string authority = endpoint.scheme_host.substr(endpoint.scheme_host.find("://") + 3);
-    const std::size_t colon = authority.rfind(':');
-    const bool has_port =
-        colon != std::string::npos && authority.find(']', colon) == std::string::npos;
-    host_ = has_port ? authority.substr(0, colon) : authority;
-    port_ = has_port ? authority.substr(colon + 1) : "80";
-    if (host_.size() > 2 && host_.front() == '[' && host_.back() == ']') {
-      host_ = host_.substr(1, host_.size() - 2);
-    }
-    in_.reserve(4096);
-  }
-  ~RawConnection() { Close(); }
-  RawConnection(const RawConnection&) = delete;
-  RawConnection& operator=(const RawConnection&) = delete;
-
-  // Sends `request` (a whole HTTP/1.1 request) and reads the answer: its status, its body into
-  // `body`. Throws CliError when the exchange fails (the connection is closed then).
-  int Exchange(std::string_view request, std::string* body) {
-    if (fd_ < 0) Connect();
-    for (std::size_t sent = 0; sent < request.size();) {
-      const ssize_t n = ::send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) Fail("send");
-      sent += static_cast<std::size_t>(n);
-    }
-    std::size_t header_end = std::string::npos;
-    while ((header_end = in_.find("\r\n\r\n")) == std::string::npos) Read();
-    const std::string_view head(in_.data(), header_end);
-    int status = 0;
-    if (head.size() < 12 || head.substr(0, 5) != "HTTP/" ||
-        std::from_chars(head.data() + 9, head.data() + 12, status).ec != std::errc()) {
-      Fail("a malformed answer");
-    }
-    const std::optional<std::size_t> length = ContentLength(head);
-    if (!length) Fail("an answer without Content-Length");
-    const bool close = HeaderIs(head, "connection", "close");
-    const std::size_t total = header_end + 4 + *length;
-    while (in_.size() < total) Read();
-    body->assign(in_, header_end + 4, *length);
-    in_.erase(0, total);
-    if (close) Close();
-    return status;
-  }
-
- private:
-  void Connect() {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (::getaddrinfo(host_.c_str(), port_.c_str(), &hints, &found) != 0 || found == nullptr) {
-      throw CliError("cannot resolve " + host_ + ":" + port_);
-    }
-    for (addrinfo* a = found; a != nullptr && fd_ < 0; a = a->ai_next) {
-      fd_ = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-      if (fd_ >= 0 && ::connect(fd_, a->ai_addr, a->ai_addrlen) != 0) Close();
-    }
-    ::freeaddrinfo(found);
-    if (fd_ < 0) throw CliError("cannot connect to " + host_ + ":" + port_);
-    const int one = 1;
-    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    in_.clear();
-  }
-
-  void Read() {
-    char chunk[4096];
-    for (;;) {
-      const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) Fail(n == 0 ? "the server closed the connection" : "recv");
-      in_.append(chunk, static_cast<std::size_t>(n));
-      return;
-    }
-  }
-
-  // The value of header `name` (lowercase) in `head`, compared without case.
-  static std::optional<std::string_view> Header(std::string_view head, std::string_view name) {
-    for (std::size_t at = head.find("\r\n"); at != std::string_view::npos;) {
-      const std::size_t start = at + 2;
-      const std::size_t end = head.find("\r\n", start);
-      const std::string_view line =
-          head.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-      const std::size_t colon = line.find(':');
-      if (colon != std::string_view::npos && EqualsIgnoreCase(line.substr(0, colon), name)) {
-        std::string_view value = line.substr(colon + 1);
-        while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-        while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-        return value;
-      }
-      at = end;
-    }
-    return std::nullopt;
-  }
-  static bool HeaderIs(std::string_view head, std::string_view name, std::string_view value) {
-    const std::optional<std::string_view> v = Header(head, name);
-    return v && EqualsIgnoreCase(*v, value);
-  }
-  static std::optional<std::size_t> ContentLength(std::string_view head) {
-    const std::optional<std::string_view> v = Header(head, "content-length");
-    std::size_t n = 0;
-    if (!v || v->empty() ||
-        std::from_chars(v->data(), v->data() + v->size(), n).ec != std::errc()) {
-      return std::nullopt;
-    }
-    return n;
-  }
-
-  [[noreturn]] void Fail(const std::string& what) {
-    Close();
-    throw CliError("HTTP exchange with " + host_ + ":" + port_ + " failed: " + what);
-  }
-  void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    in_.clear();
-  }
-
-  std::string host_;
-  std::string port_;
-  int fd_ = -1;
-  std::string in_;
-};
-
 // One client thread's calls: a signed SubmitServiceJob per job name, over a RawConnection (or
 // cpp-httplib for https://).
 class Submitter {
@@ -247,8 +114,18 @@ class Submitter {
 
   // Submits the job named `name`: the HTTP status and the answer's body.
   std::pair<int, std::string> Submit(std::string_view name) {
+    if (client_) {
+      body_.assign(prefix_).append(name).append(suffix_);
+      return client_->Post("submitservicejob", body_);
+    }
+    std::pair<int, std::string> answer;
+    answer.first = raw_->Exchange(Wire(name), &answer.second);
+    return answer;
+  }
+
+  // The signed HTTP/1.1 request that submits the job named `name` (http:// only).
+  const std::string& Wire(std::string_view name) {
     body_.assign(prefix_).append(name).append(suffix_);
-    if (client_) return client_->Post("submitservicejob", body_);
     api::HttpRequest req;
     req.method = "POST";
     req.path = path_;
@@ -263,9 +140,7 @@ class Submitter {
     }
     wire_.append("Content-Length: ").append(std::to_string(body_.size())).append("\r\n\r\n");
     wire_.append(body_);
-    std::pair<int, std::string> answer;
-    answer.first = raw_->Exchange(wire_, &answer.second);
-    return answer;
+    return wire_;
   }
 
  private:
@@ -279,65 +154,140 @@ class Submitter {
   std::string wire_;
 };
 
-// o.clients threads, one signed client each, submit o.jobs copies of `base` between them, each
-// with its own jobName.
-SubmitRun SubmitInParallel(const BenchOptions& o, const ClientConfig& config, const Json& base) {
-  SubmitRun run;
-  run.latencies.assign(static_cast<std::size_t>(o.jobs), -1);
-  std::atomic<std::int64_t> next{0};
-  std::mutex first_error_mu;
-  auto note_error = [&](const std::string& error) {
-    std::lock_guard<std::mutex> lock(first_error_mu);
+// How many threads drive the clients' connections with poll(): none (a thread per client) for
+// --threads 0 or an https:// endpoint, else --threads, at most one per client.
+int PolledThreads(const BenchOptions& o, const ClientConfig& config) {
+  if (o.threads <= 0 || config.endpoint.scheme_host.rfind("http://", 0) != 0) return 0;
+  return std::min(o.threads, o.clients);
+}
+
+// What the clients of one run share: the job numbers they take in turn, the request body around
+// the job's name, and what they measured.
+struct SubmitShared {
+  SubmitShared(const BenchOptions& options, const ClientConfig& client_config, const Json& base)
+      : o(options), config(client_config) {
+    run.latencies.assign(static_cast<std::size_t>(o.jobs), -1);
+    // The body is the same for every job but its name: dumped once around a marker.
+    constexpr std::string_view kMarker = "@allot-bench-job-name@";
+    Json marked = base;
+    marked["jobName"] = std::string(kMarker);
+    const std::string dumped = marked.dump();
+    const std::size_t at = dumped.find(kMarker);
+    prefix = dumped.substr(0, at);
+    suffix = dumped.substr(at + kMarker.size());
+    name_prefix = "bench-" + std::to_string(WallClockMillis() % 100000000) + "-";
+  }
+
+  // The next job's number and name, or false when all are taken.
+  bool Next(std::int64_t* job, std::string* name) {
+    *job = next++;
+    if (*job >= o.jobs) return false;
+    name->assign(name_prefix).append(std::to_string(*job));
+    return true;
+  }
+
+  void NoteError(const std::string& error) {
+    std::lock_guard<std::mutex> lock(mu);
     if (run.first_error.empty()) run.first_error = error;
-  };
-  // The body is the same for every job but its name: dumped once around a marker.
-  constexpr std::string_view kMarker = "@allot-bench-job-name@";
-  Json marked = base;
-  marked["jobName"] = std::string(kMarker);
-  const std::string dumped = marked.dump();
-  const std::size_t at = dumped.find(kMarker);
-  const std::string prefix = dumped.substr(0, at);
-  const std::string suffix = dumped.substr(at + kMarker.size());
-  const std::string name_prefix = "bench-" + std::to_string(WallClockMillis() % 100000000) + "-";
-  auto worker = [&] {
-    try {
-      Submitter submitter(config, prefix, suffix);
-      std::string name = name_prefix;
-      for (std::int64_t i = next++; i < o.jobs; i = next++) {
-        name.resize(name_prefix.size());
-        name += std::to_string(i);
-        const auto t0 = std::chrono::steady_clock::now();
-        std::pair<int, std::string> answer;
-        try {
-          answer = submitter.Submit(name);
-        } catch (const CliError& e) {
-          answer = {0, e.what()};
-        }
-        const auto t1 = std::chrono::steady_clock::now();
-        if (answer.first == 200) {
-          run.latencies[static_cast<std::size_t>(i)] =
-              std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count();
-        } else {
-          note_error(answer.first == 0 ? answer.second
-                                       : ErrorFromAnswer(answer.first, answer.second).what());
-        }
+  }
+
+  void Record(std::int64_t job, std::chrono::steady_clock::time_point t0, int status,
+              const std::string& body) {
+    if (status != 200) return NoteError(status == 0 ? body : ErrorFromAnswer(status, body).what());
+    run.latencies[static_cast<std::size_t>(job)] =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+  }
+
+  const BenchOptions& o;
+  const ClientConfig& config;
+  std::string prefix;
+  std::string suffix;
+  std::string name_prefix;
+  std::atomic<std::int64_t> next{0};
+  std::mutex mu;
+  SubmitRun run;  // latencies: each job's own slot; first_error: guarded by mu
+};
+
+// A client with a thread of its own, blocked on its connection while its call is in flight.
+void ClientThread(SubmitShared& shared) {
+  try {
+    Submitter submitter(shared.config, shared.prefix, shared.suffix);
+    std::int64_t job = 0;
+    std::string name;
+    while (shared.Next(&job, &name)) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::pair<int, std::string> answer;
+      try {
+        answer = submitter.Submit(name);
+      } catch (const CliError& e) {
+        answer = {0, e.what()};
       }
-    } catch (const std::exception& e) {
-      note_error(e.what());
+      shared.Record(job, t0, answer.first, answer.second);
     }
-  };
+  } catch (const std::exception& e) {
+    shared.NoteError(e.what());
+  }
+}
+
+// Thread t of `drivers`: drives the connections of clients t, t + drivers, ... with poll().
+void DriverThread(SubmitShared& shared, int t, int drivers) {
+  try {
+    const int count = (shared.o.clients - t + drivers - 1) / drivers;
+    struct Client {
+      std::unique_ptr<Submitter> signer;
+      std::int64_t job = -1;
+      std::chrono::steady_clock::time_point t0;
+    };
+    std::vector<Client> clients(static_cast<std::size_t>(count));
+    for (Client& c : clients) {
+      c.signer = std::make_unique<Submitter>(shared.config, shared.prefix, shared.suffix);
+    }
+    std::string name;
+    PolledConnections conns(shared.config.endpoint, count);
+    conns.Run({.next =
+                   [&](int i, std::string* request) {
+                     Client& c = clients[static_cast<std::size_t>(i)];
+                     if (!shared.Next(&c.job, &name)) return false;
+                     c.t0 = std::chrono::steady_clock::now();
+                     *request = c.signer->Wire(name);
+                     return true;
+                   },
+               .answered =
+                   [&](int i, int status, std::string_view body) {
+                     const Client& c = clients[static_cast<std::size_t>(i)];
+                     shared.Record(c.job, c.t0, status, std::string(body));
+                   },
+               .failed = [&](int, const std::string& error) { shared.NoteError(error); }});
+  } catch (const std::exception& e) {
+    shared.NoteError(e.what());
+  }
+}
+
+// o.clients signed clients, each with its own connection and one call in flight at a time,
+// submit o.jobs copies of `base` between them, each with its own jobName.
+SubmitRun SubmitInParallel(const BenchOptions& o, const ClientConfig& config, const Json& base) {
+  SubmitShared shared(o, config, base);
+  const int drivers = PolledThreads(o, config);
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(o.clients));
-  for (int c = 0; c < o.clients; ++c) threads.emplace_back(worker);
+  if (drivers == 0) {
+    for (int c = 0; c < o.clients; ++c) threads.emplace_back(ClientThread, std::ref(shared));
+  } else {
+    for (int t = 0; t < drivers; ++t) {
+      threads.emplace_back(DriverThread, std::ref(shared), t, drivers);
+    }
+  }
   for (std::thread& t : threads) t.join();
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return run;
+  shared.run.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::move(shared.run);
 }
 
 int RunBench(const BenchOptions& o) {
   if (o.clients < 1) throw CliError("--clients must be at least 1");
   if (o.jobs < 1) throw CliError("--jobs must be at least 1");
+  if (o.threads < 0) throw CliError("--threads must be 0 or more");
   const ClientConfig config = LoadClientConfig(o.endpoint);
   const BenchTarget target = PrepareTarget(o, config);
   SubmitOptions job;
@@ -405,7 +355,12 @@ void AddBenchCommand(CLI::App& app, Runner* run) {
   sub->add_option(
       "--endpoint", o->endpoint,
       "server URL (default: $AWS_ENDPOINT_URL_BATCH, else " + std::string(kDefaultEndpoint) + ")");
-  sub->add_option("--clients", o->clients, "parallel clients (threads, one connection each)")
+  sub->add_option("--clients", o->clients,
+                  "parallel clients, each with its own connection and one call in flight")
+      ->capture_default_str();
+  sub->add_option("--threads", o->threads,
+                  "threads that drive the clients' connections with poll() (http:// only); "
+                  "0: a thread per client, blocked on its connection")
       ->capture_default_str();
   sub->add_option("--jobs", o->jobs, "jobs to submit in total")->capture_default_str();
   sub->add_option("--queue", o->queue,

@@ -1,8 +1,10 @@
 #pragma once
 
-// `allot bench submit`: a load generator for SubmitServiceJob. N threads, each with its own
-// keep-alive connection (a plain socket for http://, cpp-httplib for https://), sign every
-// request like a real client (api::Sign) and submit M jobs in total; the last line printed is
+// `allot bench submit`: a load generator for SubmitServiceJob. N clients, each with its own
+// keep-alive connection and one call in flight, sign every request like a real client (api::Sign)
+// and submit M jobs in total. Over http:// one thread drives all the connections with poll()
+// (--threads); --threads 0 (and https://, through cpp-httplib) gives each client a thread of its
+// own, blocked on its connection. The last line printed is
 //   submitted M jobs in S s: R jobs/s, p50 X ms, p99 Y ms
 // Without --queue the jobs go to a dedicated queue (allot-bench) whose service environment has
 // no capacity, so they stay RUNNABLE and nothing is launched.

@@ -128,15 +128,19 @@ class CliTest(ServerCase):
         self.assertIn("nope does not exist", p.stderr)
 
     def test_bench_submit(self):
-        p = self.allot("bench", "submit", "--endpoint", self.endpoint, "--clients", "4",
-                       "--jobs", "200", timeout=300)
-        last = p.stdout.strip().splitlines()[-1]
-        m = BENCH_LINE.match(last)
-        self.assertIsNotNone(m, p.stdout)
-        self.assertEqual(m.group(1), "200")
-        out = self.allot("shares", "allot-bench").stdout
-        row = next(l for l in out.splitlines() if l.startswith("bench"))
-        self.assertGreaterEqual(int(row.split()[-1]), 200, out)
+        # One thread driving the 4 clients' connections (the default), two, and a thread each.
+        for i, threads in enumerate(["1", "2", "0"]):
+            with self.subTest(threads=threads):
+                p = self.allot("bench", "submit", "--endpoint", self.endpoint, "--clients", "4",
+                               "--threads", threads, "--jobs", "200", timeout=300)
+                last = p.stdout.strip().splitlines()[-1]
+                m = BENCH_LINE.match(last)
+                self.assertIsNotNone(m, p.stdout)
+                self.assertEqual(m.group(1), "200")
+                self.assertNotIn("failed", p.stdout)
+                out = self.allot("shares", "allot-bench").stdout
+                row = next(l for l in out.splitlines() if l.startswith("bench"))
+                self.assertGreaterEqual(int(row.split()[-1]), 200 * (i + 1), out)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,160 @@
+// The load generator's connections: answers parsed from the wire, and many connections driven
+// by one thread against a real socket on loopback.
+#include "cli/bench_connections.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace allot::cli {
+namespace {
+
+TEST(ParseAnswer, NeedsTheWholeBodyAndSaysWhatItTakes) {
+  const std::string wire = "HTTP/1.1 400 Bad Request\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1";
+  EXPECT_FALSE(ParseAnswer("HTTP/1.1 200 OK\r\nContent-Len").complete);
+  EXPECT_FALSE(ParseAnswer(wire.substr(0, 44)).complete);
+  const AnswerAt a = ParseAnswer(wire);
+  ASSERT_TRUE(a.complete);
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(a.body, "hello");
+  EXPECT_EQ(a.size, wire.size() - 8);
+  EXPECT_FALSE(a.close);
+  EXPECT_TRUE(
+      ParseAnswer("HTTP/1.1 200 OK\r\nconnection:  Close \r\ncontent-length: 0\r\n\r\n").close);
+}
+
+TEST(ParseAnswer, NamesAMalformedHead) {
+  EXPECT_EQ(ParseAnswer("SMTP ready\r\n\r\n").error, "a malformed answer");
+  EXPECT_EQ(ParseAnswer("HTTP/1.1 200 OK\r\n\r\n").error, "an answer without Content-Length");
+}
+
+// A loopback server answering "ok" to every request; every third answer closes its connection.
+class OkServer {
+ public:
+  OkServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(fd_, 64), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    accepter_ = std::thread([this] { Accept(); });
+  }
+  ~OkServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    accepter_.join();
+    for (std::thread& t : served_) t.join();
+  }
+  OkServer(const OkServer&) = delete;
+  OkServer& operator=(const OkServer&) = delete;
+
+  Endpoint endpoint() const {
+    const std::string hp = "127.0.0.1:" + std::to_string(port_);
+    return {"http://" + hp, "http://" + hp, hp, ""};
+  }
+
+ private:
+  void Accept() {
+    for (;;) {
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      served_.emplace_back([this, c] { Serve(c); });
+    }
+  }
+  void Serve(int c) {
+    std::string in;
+    char chunk[4096];
+    for (;;) {
+      const std::size_t end = in.find("\r\n\r\n");
+      if (end == std::string::npos) {
+        const ssize_t n = ::recv(c, chunk, sizeof chunk, 0);
+        if (n <= 0) break;
+        in.append(chunk, static_cast<std::size_t>(n));
+        continue;
+      }
+      in.erase(0, end + 4);  // the requests here have no body
+      const bool close = ++answers_ % 3 == 0;
+      const std::string out = std::string("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n") +
+                              (close ? "Connection: close\r\n" : "") + "\r\nok";
+      if (::send(c, out.data(), out.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(out.size()) ||
+          close) {
+        break;
+      }
+    }
+    ::close(c);
+  }
+
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<int> answers_{0};
+  std::thread accepter_;
+  std::vector<std::thread> served_;  // the accepter's only, joined after it
+};
+
+struct Tally {
+  int next = 0;
+  std::vector<int> answered_by;  // per connection
+  std::vector<std::string> failures;
+};
+
+PolledConnections::Calls Counting(Tally& tally, int requests, const std::string& host) {
+  return {.next =
+              [&tally, requests, host](int, std::string* out) {
+                if (tally.next >= requests) return false;
+                ++tally.next;
+                *out = "GET / HTTP/1.1\r\nHost: " + host + "\r\n\r\n";
+                return true;
+              },
+          .answered =
+              [&tally](int c, int status, std::string_view body) {
+                EXPECT_EQ(status, 200);
+                EXPECT_EQ(body, "ok");
+                ++tally.answered_by[static_cast<std::size_t>(c)];
+              },
+          .failed = [&tally](int, const std::string& error) { tally.failures.push_back(error); }};
+}
+
+TEST(PolledConnections, OneThreadKeepsACallInFlightOnEachConnection) {
+  OkServer server;
+  Tally tally;
+  tally.answered_by.assign(4, 0);
+  PolledConnections conns(server.endpoint(), 4);
+  conns.Run(Counting(tally, 90, server.endpoint().host_header));
+  int answered = 0;
+  for (int n : tally.answered_by) {
+    EXPECT_GT(n, 0);  // every connection took part, closed and connected again on the way
+    answered += n;
+  }
+  EXPECT_EQ(answered, 90);
+  EXPECT_TRUE(tally.failures.empty()) << tally.failures.front();
+}
+
+TEST(PolledConnections, ARefusedConnectionFailsEachCallInTurnAndEnds) {
+  Endpoint nowhere;
+  {
+    OkServer closed;  // a port that was just free, closed again when this scope ends
+    nowhere = closed.endpoint();
+  }
+  Tally tally;
+  tally.answered_by.assign(2, 0);
+  PolledConnections conns(nowhere, 2);
+  conns.Run(Counting(tally, 5000, nowhere.host_header));  // a loop, not a recursion per call
+  EXPECT_EQ(tally.next, 5000);
+  ASSERT_EQ(tally.failures.size(), 5000U);
+  EXPECT_NE(tally.failures.front().find("cannot connect to 127.0.0.1:"), std::string::npos)
+      << tally.failures.front();
+}
+
+}  // namespace
+}  // namespace allot::cli
