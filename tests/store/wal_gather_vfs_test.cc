@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "store/support/raw_sql.h"
 #include "store/support/scratch_dir.h"
 
 namespace allot::store::sqlite {
@@ -36,17 +37,7 @@ class Db {
   void Exec(const std::string& sql) {
     EXPECT_EQ(Run(sql), SQLITE_OK) << sql << ": " << sqlite3_errmsg(db_);
   }
-  std::string Text(const std::string& sql) {
-    sqlite3_stmt* stmt = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
-    std::string out;
-    if (sqlite3_step(stmt) == SQLITE_ROW) {
-      const auto* text = sqlite3_column_text(stmt, 0);
-      if (text != nullptr) out = reinterpret_cast<const char*>(text);
-    }
-    sqlite3_finalize(stmt);
-    return out;
-  }
+  std::string Text(const std::string& sql) { return testing::QueryText(db_, sql); }
 
  private:
   sqlite3* db_ = nullptr;
