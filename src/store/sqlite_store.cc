@@ -119,6 +119,13 @@ Status SqliteStore::Impl::OpenWriter() {
                               ": WAL mode unavailable (journal_mode=" + mode.value() + ")");
   }
   ALLOT_RETURN_IF_ERROR(write_db.Exec("PRAGMA synchronous=FULL"));
+  // The WAL-gathering VFS keeps its promise only with a sync before each commit is published.
+  Result<std::string> synchronous = write_db.QueryText("PRAGMA synchronous");
+  if (!synchronous.ok()) return synchronous.status();
+  if (synchronous.value() != "2") {
+    return FailedPrecondition("sqlite: " + options.path + ": synchronous=FULL did not take (" +
+                              synchronous.value() + ")");
+  }
   // Checkpoints run on the checkpointer's thread, not in the writer's commits (this hook
   // replaces SQLite's automatic checkpoint).
   sqlite3_wal_hook(write_db.get(), &Impl::OnWalCommit, this);
@@ -170,9 +177,8 @@ Status SqliteStore::Impl::OpenWriter() {
 }
 
 Status SqliteStore::Impl::OpenReader() {
-  Result<sqlite::Connection> db =
-      sqlite::Connection::Open(options.path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-                               sqlite::WalGatherVfsName());
+  Result<sqlite::Connection> db = sqlite::Connection::Open(
+      options.path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, sqlite::WalGatherVfsName());
   if (!db.ok()) return db.status();
   read_db = std::move(db).value();
   sqlite3_busy_timeout(read_db.get(), kBusyTimeoutMs);
@@ -203,9 +209,8 @@ Status SqliteStore::Impl::OpenReader() {
 }
 
 Status SqliteStore::Impl::OpenCheckpointer() {
-  Result<sqlite::Connection> db =
-      sqlite::Connection::Open(options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                               sqlite::WalGatherVfsName());
+  Result<sqlite::Connection> db = sqlite::Connection::Open(
+      options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, sqlite::WalGatherVfsName());
   if (!db.ok()) return db.status();
   checkpoint_db = std::move(db).value();
   sqlite3_busy_timeout(checkpoint_db.get(), kBusyTimeoutMs);

@@ -33,7 +33,7 @@ sqlite3_vfs* Root(sqlite3_vfs* vfs) { return static_cast<sqlite3_vfs*>(vfs->pApp
 struct GatherFile {
   sqlite3_file base;  // first: SQLite sees a GatherFile as an sqlite3_file
   sqlite3_file* real = nullptr;
-  bool wal = false;
+  bool wal = false;  // a WAL whose writes are gathered
   // WAL writes not yet handed to the kernel: `gathered` belongs at `gathered_at`.
   std::string gathered;
   sqlite3_int64 gathered_at = 0;
@@ -45,15 +45,23 @@ constexpr std::size_t kRealOffset = (sizeof(GatherFile) + 15) & ~std::size_t{15}
 GatherFile* Of(sqlite3_file* file) { return reinterpret_cast<GatherFile*>(file); }
 const sqlite3_io_methods* Real(GatherFile* f) { return f->real->pMethods; }
 
+// Hands what was gathered to the kernel. What a failed write left unwritten stays gathered, to be
+// written by the next flush: SQLite believes those bytes written (it was told so by an xWrite
+// that succeeded), so the file must never lose them while SQLite goes on.
 int Flush(GatherFile* f) {
+  f->commit_frame_next = false;
+  std::size_t done = 0;
   int rc = SQLITE_OK;
-  for (std::size_t done = 0; done < f->gathered.size() && rc == SQLITE_OK; done += kMaxWrite) {
+  while (done < f->gathered.size() && rc == SQLITE_OK) {
     const std::size_t n = std::min(kMaxWrite, f->gathered.size() - done);
     g_flushes.fetch_add(1, std::memory_order_relaxed);
     rc = Real(f)->xWrite(f->real, f->gathered.data() + done, static_cast<int>(n),
                          f->gathered_at + static_cast<sqlite3_int64>(done));
+    if (rc == SQLITE_OK) done += n;
   }
-  f->gathered.clear();  // a failed write is reported now; SQLite rolls the transaction back
+  f->gathered.erase(0, done);
+  f->gathered_at += static_cast<sqlite3_int64>(done);
+  if (f->gathered.empty() && f->gathered.capacity() > kMaxGathered) f->gathered.shrink_to_fit();
   return rc;
 }
 
@@ -88,7 +96,7 @@ int Write(sqlite3_file* file, const void* data, int amount, sqlite3_int64 offset
   const bool follows = offset == f->gathered_at + static_cast<sqlite3_int64>(f->gathered.size());
   if (!f->gathered.empty() && (!follows || f->gathered.size() >= kMaxGathered)) {
     const int rc = Flush(f);
-    if (rc != SQLITE_OK) return rc;
+    if (rc != SQLITE_OK) return rc;  // this write failed too: nothing of it is kept
   }
   if (f->gathered.empty()) f->gathered_at = offset;
   f->gathered.append(static_cast<const char*>(data), static_cast<std::size_t>(amount));
@@ -186,7 +194,14 @@ int Open(sqlite3_vfs* vfs, const char* name, sqlite3_file* file, int flags, int*
     file->pMethods = nullptr;
     return rc != SQLITE_OK ? rc : SQLITE_CANTOPEN;
   }
-  f->wal = (flags & SQLITE_OPEN_WAL) != 0;
+  // A WAL is gathered only under power-safe overwrite (the unix VFS's default; a `psow=0` URI
+  // or build turns it off). Without it SQLite pads a commit to a sector boundary and writes the
+  // last piece of the padding after the commit's sync, where nothing of ours writes it before the
+  // commit is published.
+  const bool psow = sqlite3_uri_boolean(
+      name, "psow",
+      (f->real->pMethods->xDeviceCharacteristics(f->real) & SQLITE_IOCAP_POWERSAFE_OVERWRITE) != 0);
+  f->wal = (flags & SQLITE_OPEN_WAL) != 0 && psow;
   f->base.pMethods = &kMethods;
   return SQLITE_OK;
 }

@@ -7,13 +7,20 @@
 // system calls").
 //
 // What is gathered is written when the transaction's commit frame is complete, and before
-// anything that needs the file as written (a sync, a read, its size, a truncation, closing).
-// So nothing changes for SQLite or for a crash: the commit's sync and the publication of its
-// frames in the WAL index both come after its last write, which is when the gathered writes
-// reach the kernel, and a write not yet synced is lost in a crash either way. A failed write
-// fails the xWrite (or xSync, xRead...) that triggered it, so the transaction fails as it would
-// have.
-
+// anything that needs the file as written (a sync, a read, its size, a truncation, a file control,
+// closing). A write that fails leaves what it did not write gathered, to be written by the next
+// flush, and fails the call that triggered it, so the transaction fails as it would have.
+//
+// The envelope in which nothing changes for SQLite or for a crash (reviewed against SQLite 3.40's
+// wal.c; the store keeps to it):
+//  - synchronous=FULL or EXTRA. The commit's sync then writes whatever is still gathered before
+//    the WAL index publishes the commit. (NORMAL and OFF publish without a sync: the write at the
+//    commit frame covers an ordinary commit, but not the frame headers SQLite rewrites after it
+//    when a transaction spilled pages and wrote them again.)
+//  - Power-safe overwrite, the unix VFS's default. A WAL opened without it (a `psow=0` URI, or a
+//    build without it) is not gathered: SQLite then pads a commit to a sector boundary and writes
+//    the last piece after the sync. SQLITE_FCNTL_POWERSAFE_OVERWRITE, which turns it off at run
+//    time, is not used by the store.
 #include <cstdint>
 
 namespace allot::store::sqlite {

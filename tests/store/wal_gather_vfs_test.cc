@@ -20,7 +20,8 @@ using testing::ScratchDir;
 class Db {
  public:
   Db(const std::string& path, const std::string& synchronous) {
-    EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+    EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db_,
+                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
                               WalGatherVfsName()),
               SQLITE_OK);
     sqlite3_busy_timeout(db_, 5000);
@@ -76,9 +77,10 @@ TEST(WalGatherVfs, ATransactionOfMegabytesIsWrittenWhole) {
   EXPECT_EQ(again.Text("PRAGMA integrity_check"), "ok");
 }
 
-// Every sync mode: in NORMAL and OFF no sync follows the commit, so what was gathered must be
-// written when the commit frame is complete, before the WAL index shows the commit to others.
-TEST(WalGatherVfs, AnotherConnectionSeesEveryCommitAtOnceInEverySyncMode) {
+// Ordinary commits in every sync mode: in NORMAL and OFF no sync follows the commit, so what was
+// gathered must be written when the commit frame is complete, before the WAL index shows the
+// commit to others.
+TEST(WalGatherVfs, AnotherConnectionSeesAnOrdinaryCommitAtOnceInEverySyncMode) {
   for (const char* mode : {"FULL", "NORMAL", "OFF"}) {
     SCOPED_TRACE(mode);
     ScratchDir dir;
@@ -107,6 +109,39 @@ TEST(WalGatherVfs, ATransactionLargerThanThePageCacheReadsBackWhatItSpilled) {
   Db again(dir.File("a.db"), "FULL");
   EXPECT_EQ(again.Text("SELECT count(*) FROM t WHERE length(v) = 900"), "428");
   EXPECT_EQ(again.Text("SELECT count(*) FROM t"), "3000");
+}
+
+// Without power-safe overwrite SQLite pads each commit to a sector boundary and writes the last
+// piece of the padding after the commit's sync: such a WAL is not gathered. Gathered, another
+// connection read that piece's old bytes once the WAL had started over, and its checkpoint
+// copied them into the database (a row 820 bytes long instead of 900; found in review).
+TEST(WalGatherVfs, AWalWithoutPowersafeOverwriteIsWrittenAsSqliteWritesIt) {
+  ScratchDir dir;
+  const std::string uri = "file:" + dir.File("a.db") + "?psow=0";
+  {
+    Db writer(uri, "FULL");
+    writer.Exec("PRAGMA wal_autocheckpoint=0");
+    writer.Exec("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)");
+    writer.Exec(
+        "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 400) "
+        "INSERT INTO t SELECT k, printf('%.900c', 'o') FROM n");
+    writer.Exec("UPDATE t SET v = printf('%.900c', 'p')");  // a WAL full of older frames
+    writer.Text("PRAGMA wal_checkpoint(PASSIVE)");          // so the next commit starts it over
+    Db reader(uri, "FULL");
+    Db checkpointer(uri, "FULL");
+    const WalGatherCounters before = WalGatherCountersNow();
+    writer.Exec("UPDATE t SET v = printf('%.900c', 'N') WHERE k = 400");
+    EXPECT_EQ(WalGatherCountersNow().wal_writes, before.wal_writes);  // passed through
+    EXPECT_EQ(reader.Text("SELECT count(*) FROM t WHERE length(v) = 900 AND "
+                          "v = printf('%.900c', CASE WHEN k = 400 THEN 'N' ELSE 'p' END)"),
+              "400");
+    checkpointer.Text("PRAGMA wal_checkpoint(PASSIVE)");
+  }
+  Db again(dir.File("a.db"), "FULL");
+  EXPECT_EQ(again.Text("SELECT count(*) FROM t WHERE length(v) = 900 AND "
+                       "v = printf('%.900c', CASE WHEN k = 400 THEN 'N' ELSE 'p' END)"),
+            "400");
+  EXPECT_EQ(again.Text("PRAGMA integrity_check"), "ok");
 }
 
 // Restores the file size limit (and SIGXFSZ) at scope end.
