@@ -176,9 +176,16 @@ void PolledConnections::Run(const Calls& calls) {
       which.push_back(i);
     }
     if (fds.empty()) return;
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    const int ready = ::poll(fds.data(), fds.size(), stall_ms_);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       throw CliError("poll failed");
+    }
+    if (ready == 0) {  // nothing moved on any connection: every call in flight fails
+      for (const int i : which) {
+        Restart(i, calls, "no progress for " + std::to_string(stall_ms_) + " ms");
+      }
+      continue;
     }
     for (std::size_t k = 0; k < fds.size(); ++k) {
       if (fds[k].revents == 0) continue;

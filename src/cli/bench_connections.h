@@ -64,8 +64,10 @@ class PolledConnections {
     std::function<void(int, const std::string&)> failed;
   };
 
-  PolledConnections(const Endpoint& endpoint, int count)
-      : endpoint_(endpoint), conns_(static_cast<std::size_t>(count)) {}
+  // A call with no progress on any connection for `stall_ms` fails (a hung server ends the run
+  // with failures rather than hanging it).
+  PolledConnections(const Endpoint& endpoint, int count, int stall_ms = 60000)
+      : endpoint_(endpoint), conns_(static_cast<std::size_t>(count)), stall_ms_(stall_ms) {}
   ~PolledConnections();
   PolledConnections(const PolledConnections&) = delete;
   PolledConnections& operator=(const PolledConnections&) = delete;
@@ -89,6 +91,7 @@ class PolledConnections {
 
   Endpoint endpoint_;
   std::vector<Conn> conns_;
+  int stall_ms_;
 };
 
 }  // namespace allot::cli

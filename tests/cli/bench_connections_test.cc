@@ -36,9 +36,10 @@ TEST(ParseAnswer, NamesAMalformedHead) {
 }
 
 // A loopback server answering "ok" to every request; every third answer closes its connection.
+// A silent one reads requests and never answers.
 class OkServer {
  public:
-  OkServer() {
+  explicit OkServer(bool silent = false) : silent_(silent) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -84,6 +85,7 @@ class OkServer {
         continue;
       }
       in.erase(0, end + 4);  // the requests here have no body
+      if (silent_) continue;
       const bool close = ++answers_ % 3 == 0;
       const std::string out = std::string("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n") +
                               (close ? "Connection: close\r\n" : "") + "\r\nok";
@@ -95,6 +97,7 @@ class OkServer {
     ::close(c);
   }
 
+  bool silent_ = false;
   int fd_ = -1;
   int port_ = 0;
   std::atomic<int> answers_{0};
@@ -153,6 +156,18 @@ TEST(PolledConnections, ARefusedConnectionFailsEachCallInTurnAndEnds) {
   EXPECT_EQ(tally.next, 5000);
   ASSERT_EQ(tally.failures.size(), 5000U);
   EXPECT_NE(tally.failures.front().find("cannot connect to 127.0.0.1:"), std::string::npos)
+      << tally.failures.front();
+}
+
+TEST(PolledConnections, CallsToAServerThatNeverAnswersFailOnceNothingMoves) {
+  OkServer server(/*silent=*/true);
+  Tally tally;
+  tally.answered_by.assign(3, 0);
+  PolledConnections conns(server.endpoint(), 3, /*stall_ms=*/100);
+  conns.Run(Counting(tally, 6, server.endpoint().host_header));
+  EXPECT_EQ(tally.next, 6);
+  ASSERT_EQ(tally.failures.size(), 6U);
+  EXPECT_NE(tally.failures.front().find("no progress for 100 ms"), std::string::npos)
       << tally.failures.front();
 }
 
