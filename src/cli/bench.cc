@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -98,7 +97,8 @@ struct SubmitRun {
 };
 
 // One client thread's calls: a signed SubmitServiceJob per job name, over a RawConnection (or
-// cpp-httplib for https://).
+// cpp-httplib for https://). A polling thread uses one only to sign its connections' requests
+// (Wire).
 class Submitter {
  public:
   Submitter(const ClientConfig& config, const std::string& body_prefix,
@@ -235,14 +235,11 @@ void DriverThread(SubmitShared& shared, int t, int drivers) {
   try {
     const int count = (shared.o.clients - t + drivers - 1) / drivers;
     struct Client {
-      std::unique_ptr<Submitter> signer;
       std::int64_t job = -1;
       std::chrono::steady_clock::time_point t0;
     };
     std::vector<Client> clients(static_cast<std::size_t>(count));
-    for (Client& c : clients) {
-      c.signer = std::make_unique<Submitter>(shared.config, shared.prefix, shared.suffix);
-    }
+    Submitter signer(shared.config, shared.prefix, shared.suffix);  // each request is copied out
     std::string name;
     PolledConnections conns(shared.config.endpoint, count);
     conns.Run({.next =
@@ -250,7 +247,7 @@ void DriverThread(SubmitShared& shared, int t, int drivers) {
                      Client& c = clients[static_cast<std::size_t>(i)];
                      if (!shared.Next(&c.job, &name)) return false;
                      c.t0 = std::chrono::steady_clock::now();
-                     *request = c.signer->Wire(name);
+                     *request = signer.Wire(name);
                      return true;
                    },
                .answered =

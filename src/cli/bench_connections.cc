@@ -162,7 +162,7 @@ PolledConnections::~PolledConnections() {
 
 void PolledConnections::Run(const Calls& calls) {
   const int count = static_cast<int>(conns_.size());
-  for (int i = 0; i < count; ++i) Begin(i, calls);
+  for (int i = 0; i < count; ++i) Advance(i, calls, "");
   std::vector<pollfd> fds;
   std::vector<int> which;
   for (;;) {
@@ -183,7 +183,7 @@ void PolledConnections::Run(const Calls& calls) {
     }
     if (ready == 0) {  // nothing moved on any connection: every call in flight fails
       for (const int i : which) {
-        Restart(i, calls, "no progress for " + std::to_string(stall_ms_) + " ms");
+        Advance(i, calls, "no progress for " + std::to_string(stall_ms_) + " ms");
       }
       continue;
     }
@@ -193,52 +193,44 @@ void PolledConnections::Run(const Calls& calls) {
       const bool sending =
           conns_[static_cast<std::size_t>(i)].sent < conns_[static_cast<std::size_t>(i)].out.size();
       std::string error = sending ? Send(i) : Receive(i, calls);
-      if (!error.empty()) Restart(i, calls, std::move(error));
+      if (!error.empty()) Advance(i, calls, std::move(error));
     }
   }
 }
 
-// Takes connection i's next request and sends what the socket takes at once.
-void PolledConnections::Begin(int i, const Calls& calls) {
+// Ends connection i's call with `failure` (none: it was answered), then begins its next one:
+// connected if it is not, and sent as far as the socket takes it at once. A failed call closes
+// the connection. A loop, not a recursion: a server that refuses every connection fails each
+// call in turn.
+void PolledConnections::Advance(int i, const Calls& calls, std::string failure) {
   Conn& c = conns_[static_cast<std::size_t>(i)];
-  c.active = calls.next(i, &c.out);
-  c.sent = 0;
-  if (!c.active) return;
-  std::string error;
-  if (c.fd < 0) {
-    try {
-      c.fd = ConnectTo(endpoint_);
-      ::fcntl(c.fd, F_SETFL, ::fcntl(c.fd, F_GETFL) | O_NONBLOCK);
+  for (;;) {
+    if (!failure.empty()) {
+      if (c.fd >= 0) ::close(c.fd);
+      c.fd = -1;
       c.in.clear();
-    } catch (const CliError& e) {
-      error = e.what();
+      calls.failed(i, "HTTP exchange with " + Where(endpoint_) + " failed: " + failure);
     }
-  }
-  if (error.empty()) error = Send(i);
-  if (!error.empty()) Restart(i, calls, std::move(error));
-}
-
-// The request failed: the connection closes, and the next one begins (on a new connection).
-// A loop, not a recursion: a server that refuses every connection fails each request in turn.
-void PolledConnections::Restart(int i, const Calls& calls, std::string error) {
-  Conn& c = conns_[static_cast<std::size_t>(i)];
-  while (!error.empty()) {
-    if (c.fd >= 0) ::close(c.fd);
-    c.fd = -1;
-    c.in.clear();
-    calls.failed(i, "HTTP exchange with " + Where(endpoint_) + " failed: " + error);
-    error.clear();
     c.active = calls.next(i, &c.out);
     c.sent = 0;
     if (!c.active) return;
+    failure = Start(i);
+    if (failure.empty()) return;
+  }
+}
+
+std::string PolledConnections::Start(int i) {
+  Conn& c = conns_[static_cast<std::size_t>(i)];
+  if (c.fd < 0) {
     try {
       c.fd = ConnectTo(endpoint_);
-      ::fcntl(c.fd, F_SETFL, ::fcntl(c.fd, F_GETFL) | O_NONBLOCK);
-      error = Send(i);
     } catch (const CliError& e) {
-      error = e.what();
+      return e.what();
     }
+    ::fcntl(c.fd, F_SETFL, ::fcntl(c.fd, F_GETFL) | O_NONBLOCK);
+    c.in.clear();
   }
+  return Send(i);
 }
 
 std::string PolledConnections::Send(int i) {
@@ -277,7 +269,7 @@ std::string PolledConnections::Receive(int i, const Calls& calls) {
     ::close(c.fd);
     c.fd = -1;
   }
-  Begin(i, calls);
+  Advance(i, calls, "");
   return "";
 }
 

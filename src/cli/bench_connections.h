@@ -83,9 +83,9 @@ class PolledConnections {
     std::size_t sent = 0;
     std::string in;
   };
-  void Begin(int i, const Calls& calls);
-  void Restart(int i, const Calls& calls, std::string error);
+  void Advance(int i, const Calls& calls, std::string failure);
   // "" or what failed.
+  std::string Start(int i);
   std::string Send(int i);
   std::string Receive(int i, const Calls& calls);
 
