@@ -96,7 +96,7 @@ api::AuditRecordDetail DescribeAudit(const AuditRecord& r) {
 namespace {
 
 thread_local int t_defer_depth = 0;
-thread_local std::shared_future<Status> t_refusal_write;
+thread_local Durable t_refusal_write;
 
 }  // namespace
 
@@ -109,9 +109,9 @@ DeferRefusalWrite::~DeferRefusalWrite() {
   if (--t_defer_depth == 0 && t_refusal_write.valid()) TakeRefusalWrite().wait();
 }
 
-std::shared_future<Status> TakeRefusalWrite() { return std::exchange(t_refusal_write, {}); }
+Durable TakeRefusalWrite() { return std::exchange(t_refusal_write, {}); }
 
-void AwaitRefusalWrite(std::shared_future<Status> written) {
+void AwaitRefusalWrite(Durable written) {
   if (!written.valid()) return;
   if (t_defer_depth > 0) {
     t_refusal_write = std::move(written);

@@ -7,7 +7,6 @@
 // form; a record is typed everywhere else.
 
 #include <cstdint>
-#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "api/tenancy_responses.h"
 #include "common/status.h"
 #include "common/time.h"
+#include "server/durable.h"
 
 namespace allot::server {
 
@@ -59,8 +59,8 @@ class DeferRefusalWrite {
   DeferRefusalWrite(const DeferRefusalWrite&) = delete;
   DeferRefusalWrite& operator=(const DeferRefusalWrite&) = delete;
 };
-std::shared_future<Status> TakeRefusalWrite();
+Durable TakeRefusalWrite();
 // For the controller: waits for `written`, or hands it to the thread's DeferRefusalWrite.
-void AwaitRefusalWrite(std::shared_future<Status> written);
+void AwaitRefusalWrite(Durable written);
 
 }  // namespace allot::server

@@ -264,7 +264,7 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
                                             const std::function<Result<Reply>()>& body) {
   // A refused call answers once its audit record is durable too (outside the lock), so the
   // trail a caller reads next holds it.
-  std::shared_future<Status> refusal_written;
+  Durable refusal_written;
   Result<Reply> result = [&]() -> Result<Reply> {
     std::lock_guard<std::mutex> lock(mu_);
     if (broken_) return Reply{.durable = Refused()};

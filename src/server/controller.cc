@@ -186,20 +186,18 @@ Controller::Reply Controller::Finish() {
   if (pending_.empty() && pending_effects_.empty()) {
     // Nothing of this call to write; it answers once what it may have read is durable too:
     // it waits on the last batch while that is in flight, and answers its failure.
-    if (last_batch_.valid() &&
-        (last_batch_.wait_for(std::chrono::seconds(0)) != std::future_status::ready ||
-         !last_batch_.get().ok())) {
+    if (last_batch_.valid() && (!last_batch_.ready() || !last_batch_.get().ok())) {
       reply.durable = last_batch_;
     }
     return reply;
   }
-  auto promise = std::make_shared<std::promise<Status>>();
-  reply.durable = promise->get_future().share();
-  last_batch_ = reply.durable;
+  Durable written = Durable::Unset();
+  reply.durable = written;
+  last_batch_ = written;
   auto effects = std::make_shared<std::vector<Effect>>(std::move(pending_effects_));
   pending_effects_.clear();
   const std::uint64_t reports = reports_.empty() ? 0 : reports_.back().id;
-  store_->Submit(std::move(pending_), [this, promise, effects, reports](const Status& s) {
+  store_->Submit(std::move(pending_), [this, written, effects, reports](const Status& s) {
     if (s.ok()) {
       std::uint64_t durable = durable_report_id_.load();
       while (reports > durable && !durable_report_id_.compare_exchange_weak(durable, reports)) {
@@ -209,7 +207,7 @@ Controller::Reply Controller::Finish() {
       log::Error("store.write_failed", {{"error", s.message()}, {"action", "rolling back"}});
       Post([this] { RebuildIfBroken(); });
     }
-    promise->set_value(s);
+    written.Set(s);
   });
   pending_ = store::Batch();
   return reply;

@@ -9,7 +9,6 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <future>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -37,6 +36,7 @@
 #include "server/caller.h"
 #include "server/checkpoint_claims.h"
 #include "server/config_records.h"
+#include "server/durable.h"
 #include "server/history.h"
 #include "server/job_record.h"
 #include "server/job_wire.h"
@@ -70,7 +70,7 @@ class Controller {
   // (server/wire_call.h, api/encode.h).
   struct Reply {
     api::Response body;
-    std::shared_future<Status> durable;
+    Durable durable;
   };
 
   // Opens the store (SQLite in the data directory, unless `store` is given: tests pass one that
@@ -331,10 +331,10 @@ class Controller {
   std::deque<Report> reports_;  // guarded by mu_: executor reports not yet known durable
   std::uint64_t next_report_id_ = 1;
   std::atomic<std::uint64_t> durable_report_id_{0};
-  std::shared_future<Status> last_batch_;  // guarded by mu_: the newest batch submitted
+  Durable last_batch_;  // guarded by mu_: the newest batch submitted
   // Applies an executor report now (unless broken) and keeps it until a batch holding it commits.
   void RecordReport(std::function<void()> apply);  // requires mu_
-  std::shared_future<Status> Refused() const;      // the 500 every call gets while broken
+  Durable Refused() const;                         // the 500 every call gets while broken
   void ResetState();                               // requires mu_
   bool TryRebuild();                               // requires mu_; loop thread
   void RebuildIfBroken();                          // loop thread

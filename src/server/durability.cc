@@ -24,13 +24,11 @@ void Controller::RecordReport(std::function<void()> apply) {
   Finish();
 }
 
-std::shared_future<Status> Controller::Refused() const {
-  std::promise<Status> failed;
-  failed.set_value(
+Durable Controller::Refused() const {
+  return Durable::Ready(
       Status(StatusCode::kUnavailable,
              "the server is rolling back to what its store holds (a write failed, or "
              "a fault) and answers again once the store accepts writes (retry later)"));
-  return failed.get_future().share();
 }
 
 // The engine holds what the call's accepted events did, and no record does: nothing of the call
@@ -65,7 +63,7 @@ void Controller::ResetState() {
   next_seq_ = 1;
   pending_ = store::Batch();
   pending_effects_.clear();
-  last_batch_ = std::shared_future<Status>();  // a read after the rollback answers what it reads
+  last_batch_ = Durable();  // a read after the rollback answers what it reads
   touched_.clear();
   armed_deadline_ = kNoDeadline;
 }

@@ -94,7 +94,7 @@ struct Answer {
   // Valid while the answer waits for the store's commit of the call's change: `status` and
   // `body` hold for a commit that succeeds (Settle). For a refusal it is the commit of the
   // call's audit record, and the refusal stands whatever that commit's outcome (`refusal`).
-  std::shared_future<Status> durable;
+  Durable durable;
   bool refusal = false;
 };
 
@@ -119,10 +119,7 @@ Answer ReplyAnswer(const WireReply& reply) {
   return answer;
 }
 
-bool Pending(const Answer& answer) {
-  return answer.durable.valid() &&
-         answer.durable.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
-}
+bool Pending(const Answer& answer) { return answer.durable.valid() && !answer.durable.ready(); }
 
 // Waits for the commit the answer depends on (if any): a failed one answers 500 instead.
 void Settle(Answer& answer) {
@@ -685,8 +682,7 @@ void HttpServer::Impl::RunCall(const std::shared_ptr<Connection>& conn, const Re
     DeferRefusalWrite defer;  // a refusal's audit record is waited for as a commit is, parked
     answer = Handle(req, route, &call);
     answer.request_id = call.request_id;
-    if (std::shared_future<Status> written = TakeRefusalWrite();
-        written.valid() && !answer.durable.valid()) {
+    if (Durable written = TakeRefusalWrite(); written.valid() && !answer.durable.valid()) {
       answer.durable = std::move(written);
       answer.refusal = true;
     }

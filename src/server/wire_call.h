@@ -16,7 +16,7 @@ namespace allot::server {
 // An answer as its document, and when it may be given (Controller::Reply's `durable`).
 struct WireReply {
   Json body = Json::object();
-  std::shared_future<Status> durable;
+  Durable durable;
 };
 
 Result<WireReply> CallAction(Controller& controller, std::string_view route_name, const Json& body,

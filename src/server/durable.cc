@@ -1,0 +1,37 @@
+#include "server/durable.h"
+
+#include <utility>
+
+namespace allot::server {
+
+Durable Durable::Unset() {
+  Durable d;
+  d.state_ = std::make_shared<State>();
+  return d;
+}
+
+Durable Durable::Ready(Status status) {
+  Durable d = Unset();
+  d.Set(std::move(status));
+  return d;
+}
+
+const Status& Durable::get() const {
+  if (!ready()) {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->cv.wait(lock, [this] { return state_->set.load(std::memory_order_relaxed); });
+  }
+  return state_->status;
+}
+
+void Durable::Set(Status status) const {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->status = std::move(status);
+    state_->set.store(true, std::memory_order_release);
+  }
+  // No system call unless a thread waits (glibc's broadcast returns at once without waiters).
+  state_->cv.notify_all();
+}
+
+}  // namespace allot::server
