@@ -13,8 +13,10 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "common/status.h"
 
@@ -37,7 +39,11 @@ class Durable {
   const Status& get() const;
   void wait() const { (void)get(); }
 
-  // Settles every copy of this Durable and wakes their waiters. Once only.
+  // Runs `then` once the outcome is known: at once, on this thread, if it is; else on the thread
+  // that sets it, right after setting it. Keep it short: it runs on the store's writer thread.
+  void OnSet(std::function<void()> then) const;
+
+  // Settles every copy of this Durable, wakes their waiters and runs what OnSet gave. Once only.
   void Set(Status status) const;
 
  private:
@@ -45,7 +51,8 @@ class Durable {
     std::mutex mu;
     std::condition_variable cv;
     std::atomic<bool> set{false};
-    Status status;  // written once, before `set`
+    Status status;                            // written once, before `set`
+    std::vector<std::function<void()>> then;  // guarded by mu, until `set`
   };
   std::shared_ptr<State> state_;
 };

@@ -13,7 +13,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -43,12 +42,13 @@
 // is the one that calls Serve, and it also accepts) each run an event loop of their own; a new
 // connection goes to the next loop in turn and stays there. A request that passed its deadlines
 // is run on its connection's loop: its signature is verified and the controller called there,
-// with no hand-off to another thread. An answer that must wait for the store's commit is parked
-// with the answerer thread, which waits for the commits and hands each group commit's answers
-// back to their loops at once; so a loop never blocks on the disk, and a call costs a thread
-// hand-off per group commit rather than three per call. Calls that read files or many records
-// (job logs, the audit trail, users) run on a pool of http_threads workers instead. A slow client
-// holds a socket, never a thread: /healthz is answered on the loop itself.
+// with no hand-off to another thread. An answer that must wait for the store's commit is parked;
+// the store's writer, settling a commit, asks the call's loop to answer, and the loop answers
+// every parked call whose commit is settled by then; so a loop never blocks on the disk, and a
+// group commit costs one hand-off (writer to loop) per loop rather than three per call. Calls that
+// read files or many records (job logs, the audit trail, users) run on a pool of http_threads
+// workers instead. A slow client holds a socket, never a thread: /healthz is answered on the loop
+// itself.
 //
 // Deadlines (Options): a request's headers must arrive within http_header_timeout of its first
 // byte (of the accept for a connection's first request), its body within http_body_timeout of
@@ -250,10 +250,12 @@ class HttpServer::Impl {
   // Runs a request on the calling thread (its connection's loop, or a worker) and answers it,
   // or parks it until its commit.
   void RunCall(const std::shared_ptr<Connection>& conn, const Request& req, const Route& route);
-  // A call whose answer waits for the store's commit. Its thread goes on to the next request;
-  // one thread (the answerer) waits for the commits in the order the calls were parked, which
-  // is their commit order or close to it, and hands the answers of each group commit to their
-  // loops at once: one wake-up per group commit instead of one per call.
+  // A call whose answer waits for the store's commit. Its thread goes on to the next request.
+  // When the store's writer settles the commit (Durable::OnSet), it asks the call's loop to
+  // answer (WakeAnswering), once until the loop has answered: the loop then answers every call
+  // parked on it whose commit is settled (AnswerSettled), which is a whole group commit by the
+  // time the loop runs. A separate answerer thread did this before: one more thread hand-off per
+  // group commit, and its wake-ups, on a machine of two cores.
   struct Parked {
     std::shared_ptr<Connection> conn;
     Answer answer;
@@ -262,18 +264,25 @@ class HttpServer::Impl {
     WorkGuard work;  // of the connection's loop, until the answer is written
   };
   void Park(Parked parked);
-  void AnswerLoop();
-  void StopAnswerer();
+  void WakeAnswering(asio::io_context& loop);  // any thread
+  void AnswerSettled(asio::io_context& loop);  // on that loop
+  void DrainParked();  // once the loops have stopped: waits for each commit and logs the call
   asio::io_context& NextLoop();  // for a new connection; the accepting loop only
 
   Controller& controller_;
   const Options& options_;
   // Declared before the I/O context, so they outlive the connections it still holds.
   std::mutex park_mu_;
-  std::condition_variable park_cv_;
-  std::vector<Parked> parked_;     // guarded by park_mu_
-  bool answerer_closing_ = false;  // guarded by park_mu_
-  std::thread answerer_;
+  std::vector<Parked> parked_;  // guarded by park_mu_, in the order the calls were parked
+  // What the writer calls when it settles a commit: this server while it lives (~Impl clears it
+  // before anything the call would touch goes).
+  struct ParkedHub {
+    std::mutex mu;
+    Impl* server = nullptr;  // guarded by mu
+  };
+  std::shared_ptr<ParkedHub> hub_ = std::make_shared<ParkedHub>();
+  // Per loop: an answering is posted and has not begun. Keys fixed at construction.
+  std::map<const asio::io_context*, std::unique_ptr<std::atomic<bool>>> answer_posted_;
   std::mutex mu_;
   std::unordered_map<Connection*, std::weak_ptr<Connection>> live_;
   std::map<asio::ip::address, int> per_address_;
@@ -512,13 +521,20 @@ HttpServer::Impl::Impl(Controller& controller)
     more_loops_.push_back(std::make_unique<asio::io_context>(1));
     loop_guards_.push_back(asio::make_work_guard(*more_loops_.back()));
   }
-  answerer_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "allot-answer");  // for top -H and perf
-    AnswerLoop();
-  });
+  answer_posted_.emplace(&ioc_, std::make_unique<std::atomic<bool>>(false));
+  for (auto& loop : more_loops_) {
+    answer_posted_.emplace(loop.get(), std::make_unique<std::atomic<bool>>(false));
+  }
+  hub_->server = this;
 }
 
-HttpServer::Impl::~Impl() { StopAnswerer(); }
+HttpServer::Impl::~Impl() {
+  {
+    std::lock_guard<std::mutex> lock(hub_->mu);
+    hub_->server = nullptr;
+  }
+  DrainParked();
+}
 
 Result<int> HttpServer::Impl::Bind(const std::string& host, int port) {
   const std::string where = port == 0 ? host : host + ":" + std::to_string(port);
@@ -552,7 +568,7 @@ void HttpServer::Impl::Serve() {
   ioc_.run();
   for (std::thread& t : loop_threads_) t.join();
   workers_.join();
-  StopAnswerer();
+  DrainParked();
   std::lock_guard<std::mutex> lock(mu_);
   stop_timer_armed_ = false;  // connections the context still holds may go in ~Impl
 }
@@ -687,7 +703,7 @@ void HttpServer::Impl::RunCall(const std::shared_ptr<Connection>& conn, const Re
       answer.refusal = true;
     }
     if (Pending(answer)) {
-      lines.LeaveToNextWrite();  // the answerer writes them with its group's lines
+      lines.LeaveToNextWrite();  // written with its group's lines when its loop answers
       return Park(
           {conn, std::move(answer), std::move(call), started, asio::make_work_guard(conn->loop())});
     }
@@ -700,51 +716,65 @@ void HttpServer::Impl::RunCall(const std::shared_ptr<Connection>& conn, const Re
 }
 
 void HttpServer::Impl::Park(Parked parked) {
+  const Durable durable = parked.answer.durable;
+  asio::io_context& loop = parked.conn->loop();
   {
     std::lock_guard<std::mutex> lock(park_mu_);
     parked_.push_back(std::move(parked));
   }
-  park_cv_.notify_one();
+  durable.OnSet([hub = hub_, &loop] {
+    std::lock_guard<std::mutex> lock(hub->mu);
+    if (hub->server != nullptr) hub->server->WakeAnswering(loop);
+  });
 }
 
-// The answerer thread: takes every parked call, waits for their commits in order, logs each
-// call and hands the answers to their loops, one post per loop.
-void HttpServer::Impl::AnswerLoop() {
-  std::vector<Parked> batch;
-  for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(park_mu_);
-      park_cv_.wait(lock, [this] { return !parked_.empty() || answerer_closing_; });
-      if (parked_.empty()) return;  // closing, and every parked call was answered
-      batch.swap(parked_);
-    }
-    {
-      log::Batch lines;  // written before any of the answers
-      for (Parked& p : batch) {
-        Settle(p.answer);
-        LogCall(p.call, p.answer, p.started, controller_.metrics());
-      }
-    }
-    while (!batch.empty()) {
-      asio::io_context& loop = batch.front().conn->loop();
-      std::vector<Parked> here;
-      std::vector<Parked> elsewhere;
-      for (Parked& p : batch) (&p.conn->loop() == &loop ? here : elsewhere).push_back(std::move(p));
-      asio::post(loop, [answered = std::move(here)]() mutable {
-        for (Parked& p : answered) p.conn->Answered(std::move(p.answer));
-      });
-      batch.swap(elsewhere);
-    }
-  }
+void HttpServer::Impl::WakeAnswering(asio::io_context& loop) {
+  std::atomic<bool>& posted = *answer_posted_.at(&loop);
+  if (posted.exchange(true)) return;  // the answering already posted sees this commit too
+  asio::post(loop, [this, &loop, &posted] {
+    // An exchange, not a store: it reads the flag the writer set after settling its commit, so
+    // every commit settled before that is seen below.
+    posted.exchange(false);
+    AnswerSettled(loop);
+  });
 }
 
-void HttpServer::Impl::StopAnswerer() {
+// On `loop`: answers every call parked on it whose commit is settled, in the order they were
+// parked, with their log lines in one write before the first answer.
+void HttpServer::Impl::AnswerSettled(asio::io_context& loop) {
+  std::vector<Parked> settled;
   {
     std::lock_guard<std::mutex> lock(park_mu_);
-    answerer_closing_ = true;
+    std::vector<Parked> waiting;
+    for (Parked& p : parked_) {
+      const bool ready = &p.conn->loop() == &loop && p.answer.durable.ready();
+      (ready ? settled : waiting).push_back(std::move(p));
+    }
+    parked_.swap(waiting);
   }
-  park_cv_.notify_one();
-  if (answerer_.joinable()) answerer_.join();
+  {
+    log::Batch lines;
+    for (Parked& p : settled) {
+      Settle(p.answer);
+      LogCall(p.call, p.answer, p.started, controller_.metrics());
+    }
+  }
+  for (Parked& p : settled) p.conn->Answered(std::move(p.answer));
+}
+
+// Calls still parked when the loops stopped (a stop that outran a commit): their answers can no
+// longer be written, but each waits for its commit and is logged with its outcome.
+void HttpServer::Impl::DrainParked() {
+  std::vector<Parked> left;
+  {
+    std::lock_guard<std::mutex> lock(park_mu_);
+    left.swap(parked_);
+  }
+  log::Batch lines;
+  for (Parked& p : left) {
+    Settle(p.answer);
+    LogCall(p.call, p.answer, p.started, controller_.metrics());
+  }
 }
 
 // GET /metrics: for the bearer of the metrics token only (no SigV4 key reads it); a refusal says

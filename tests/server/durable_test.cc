@@ -73,5 +73,35 @@ TEST(Durable, CallsSettledInTurnAreEachAnsweredWithTheirOwnStatus) {
   EXPECT_EQ(failed, (kCalls + 6) / 7);
 }
 
+// The HTTP server parks a call and asks, with OnSet, to be told when its commit settles: the
+// writer tells it right after setting the outcome, on the writer's thread; a commit settled
+// before the call was parked tells it at once.
+TEST(Durable, OnSetRunsOnTheSettingThreadOnceTheOutcomeIsKnown) {
+  const Durable d = Durable::Unset();
+  std::thread::id ran_on;
+  bool saw_ready = false;
+  int runs = 0;
+  d.OnSet([&] {
+    ran_on = std::this_thread::get_id();
+    saw_ready = d.ready() && d.get().code() == StatusCode::kInternal;
+    ++runs;
+  });
+  d.OnSet([&] { ++runs; });
+  EXPECT_EQ(runs, 0);
+  std::thread::id writer_id;
+  std::thread writer([&] {
+    writer_id = std::this_thread::get_id();
+    d.Set(Status(StatusCode::kInternal, "disk full"));
+  });
+  writer.join();
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(ran_on, writer_id);
+  EXPECT_TRUE(saw_ready);
+
+  bool at_once = false;
+  d.OnSet([&] { at_once = std::this_thread::get_id() != writer_id; });
+  EXPECT_TRUE(at_once);
+}
+
 }  // namespace
 }  // namespace allot::server
