@@ -235,6 +235,11 @@ CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   serve
+      ->add_option("--http-loops", f.server.http_loops,
+                   "event loops that read requests; 0: one per two cores, at most 4")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  serve
       ->add_option("--http-max-connections", f.server.http_max_connections,
                    "open connections in all; beyond, an idle one is closed or the new one is "
                    "answered 503")

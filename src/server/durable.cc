@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/check.h"
+
 namespace allot::server {
 
 Durable Durable::Unset() {
@@ -17,6 +19,7 @@ Durable Durable::Ready(Status status) {
 }
 
 const Status& Durable::get() const {
+  ALLOT_CHECK(valid());
   if (!ready()) {
     std::unique_lock<std::mutex> lock(state_->mu);
     state_->cv.wait(lock, [this] { return state_->set.load(std::memory_order_relaxed); });
@@ -39,6 +42,7 @@ void Durable::Set(Status status) const {
   std::vector<std::function<void()>> then;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
+    ALLOT_CHECK(!state_->set.load(std::memory_order_relaxed));  // once only
     state_->status = std::move(status);
     state_->set.store(true, std::memory_order_release);
     then.swap(state_->then);

@@ -33,8 +33,8 @@ class Durable {
 
   // Whether there is a commit to wait for.
   bool valid() const { return state_ != nullptr; }
-  // Whether the commit's outcome is known; never blocks. Requires valid().
-  bool ready() const { return state_->set.load(std::memory_order_acquire); }
+  // Whether the commit's outcome is known (false with no commit to wait for); never blocks.
+  bool ready() const { return state_ != nullptr && state_->set.load(std::memory_order_acquire); }
   // Waits for the outcome. Requires valid().
   const Status& get() const;
   void wait() const { (void)get(); }

@@ -214,7 +214,7 @@ void LogCall(const CallLog& call, const Answer& answer,
 
 }  // namespace
 
-// The listening socket, the event loops, the answerer, the workers and the registry of
+// The listening socket, the event loops, the parked calls, the workers and the registry of
 // connections.
 class HttpServer::Impl {
  public:
@@ -516,7 +516,9 @@ HttpServer::Impl::Impl(Controller& controller)
   // One loop per two cores (at most 4): the store's writer needs a core of its own. On the
   // 2-core benchmark machine one loop beat two (the second mostly waited for the controller's
   // lock), docs/benchmarks.md.
-  const unsigned loops = std::clamp(std::thread::hardware_concurrency() / 2, 1U, 4U);
+  const unsigned loops = options_.http_loops > 0
+                             ? static_cast<unsigned>(options_.http_loops)
+                             : std::clamp(std::thread::hardware_concurrency() / 2, 1U, 4U);
   for (unsigned i = 1; i < loops; ++i) {
     more_loops_.push_back(std::make_unique<asio::io_context>(1));
     loop_guards_.push_back(asio::make_work_guard(*more_loops_.back()));

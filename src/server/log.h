@@ -54,8 +54,8 @@ class Batch {
   Batch& operator=(const Batch&) = delete;
 
   // Leaves the lines in the log's buffer when this Batch ends, for the next write: a call whose
-  // answer waits for its commit has its lines written with those of its group commit by the
-  // answerer, before that answer is sent (one write(2) per group commit instead of one more per
+  // answer waits for its commit has its lines written with those of its group commit by its
+  // loop, before that answer is sent (one write(2) per group commit instead of one more per
   // call). Only for work that another write is sure to follow.
   void LeaveToNextWrite() { flush_ = false; }
 

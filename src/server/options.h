@@ -21,6 +21,8 @@ struct Options {
   std::string account = "000000000000";
   Duration stop_grace = Seconds(120);  // SIGTERM to SIGKILL for stopping jobs
   int http_threads = 32;
+  // Event loops of the HTTP server; 0: one per two cores, at most 4 (--http-loops).
+  int http_loops = 0;
   // Run hosts in the sealed sandbox (exec/sandbox.h); without a working bubblewrap the server
   // refuses to start unless this is false (--no-sandbox).
   bool sandbox = true;

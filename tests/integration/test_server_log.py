@@ -3,9 +3,11 @@ is one JSON object with ts, level and event; decisions applied and executor even
 line; --log-level warn keeps info lines out."""
 
 import json
+import re
+import subprocess
 import unittest
 
-from allot_harness import AllotServer, Fixture
+from allot_harness import AllotServer, Fixture, allot_bin
 
 
 def json_lines(text):
@@ -88,6 +90,33 @@ class ServerLogTest(unittest.TestCase):
             server.start(timeout=5)
         self.assertIn("--log-format must be text or json", server.log_text())
         server.cleanup()
+
+
+class ManyLoopsLogTest(unittest.TestCase):
+    """A call whose answer waits for its commit is parked, and its connection's loop answers it
+    once the store's writer has settled the commit. This machine runs one loop by default;
+    --http-loops 3 spreads 12 connections over three, each answered on its own loop."""
+
+    def test_every_call_on_three_loops_is_answered_once_and_logged_once(self):
+        server = AllotServer("--log-format", "json", "--http-loops", "3")
+        server.start()
+        try:
+            env = {"AWS_SHARED_CREDENTIALS_FILE": server.credentials_file, "PATH": "/usr/bin:/bin",
+                   "AWS_DEFAULT_REGION": "local"}
+            p = subprocess.run([allot_bin(), "bench", "submit", "--endpoint", server.endpoint,
+                                "--clients", "12", "--jobs", "600"],
+                               capture_output=True, text=True, timeout=300, env=env)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertRegex(p.stdout, re.compile(r"^submitted 600 jobs", re.M), p.stdout)
+            self.assertNotIn("failed", p.stdout)
+            server.stop()  # the last lines are written
+            calls = [line for line in json_lines(server.log_text(tail=None))
+                     if line["event"] == "api.call" and line["action"] == "submitservicejob"]
+            self.assertEqual(len(calls), 600)
+            self.assertTrue(all(c["outcome"] == "ok" and c["status"] == 200 for c in calls))
+            self.assertEqual(len({c["request_id"] for c in calls}), 600)
+        finally:
+            server.cleanup()
 
 
 if __name__ == "__main__":

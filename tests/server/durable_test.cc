@@ -36,7 +36,7 @@ TEST(Durable, EveryCopySeesTheOneSet) {
   }
 }
 
-// The answerer waits on one call's commit while the writer sets it from its own thread; every
+// A thread waits on one call's commit while the writer sets it from its own thread; every
 // thread waiting on the same commit wakes, with the status set.
 TEST(Durable, EveryWaiterWakesWithTheStatusSetOnAnotherThread) {
   const Durable d = Durable::Unset();
@@ -54,7 +54,7 @@ TEST(Durable, EveryWaiterWakesWithTheStatusSetOnAnotherThread) {
   EXPECT_EQ(woke.load(), 4);
 }
 
-// A group commit settles its calls in order while the answerer waits on them in the same order:
+// A group commit settles its calls in order while another thread waits on them in the same order:
 // each call is answered with its own commit's status, whichever thread gets there first.
 TEST(Durable, CallsSettledInTurnAreEachAnsweredWithTheirOwnStatus) {
   constexpr int kCalls = 2000;
