@@ -9,7 +9,8 @@
 // answerer had already woken for the first and gone back to wait: the two threads took turns, one
 // wake-up per call, 3.6 futex calls per submission under `strace -f`. Here a set takes an
 // uncontended mutex and makes a system call only when a thread waits, so the writer settles a
-// whole group while the answerer is still waking up for its first call.
+// whole group before a thread it woke has run. (The loops now answer through OnSet, with no
+// answerer thread: server/http_server.cc.)
 
 #include <atomic>
 #include <condition_variable>
