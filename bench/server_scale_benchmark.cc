@@ -45,6 +45,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "env/malloc.h"
 #include "env/process.h"
 #include "server/api_error.h"
 #include "server/controller.h"
@@ -175,11 +176,6 @@ std::int64_t FileSize(const fs::path& p) {
   std::error_code ec;
   const auto s = fs::file_size(p, ec);
   return ec ? 0 : static_cast<std::int64_t>(s);
-}
-
-std::int64_t HeapInUse() {
-  const struct mallinfo2 m = mallinfo2();
-  return static_cast<std::int64_t>(m.uordblks + m.hblkhd);
 }
 
 server::Options MakeOptions(const std::string& dir) {
@@ -413,7 +409,7 @@ void RestartPhase(const Flags& f) {
   const std::int64_t db0 = FileSize(db), wal0 = FileSize(db + "-wal");
   const std::int64_t rss0 = ProcField("/proc/self/status", "VmRSS") * 1024;
   const std::int64_t anon0 = ProcField("/proc/self/status", "RssAnon") * 1024;
-  const std::int64_t heap0 = HeapInUse();
+  const std::int64_t heap0 = env::HeapInUse();
   const std::int64_t io0 = ProcField("/proc/self/io", "write_bytes");
   CountingStore* counter = nullptr;
   const auto t0 = Clock::now();
@@ -424,7 +420,7 @@ void RestartPhase(const Flags& f) {
   const auto t2 = Clock::now();
   const std::int64_t rss1 = ProcField("/proc/self/status", "VmRSS") * 1024;
   const std::int64_t anon1 = ProcField("/proc/self/status", "RssAnon") * 1024;
-  const std::int64_t heap1 = HeapInUse();
+  const std::int64_t heap1 = env::HeapInUse();
   const std::int64_t io1 = ProcField("/proc/self/io", "write_bytes");
   const std::int64_t wal1 = FileSize(db + "-wal");
   Emit("start_s", Seconds(t0, t1));
@@ -655,8 +651,10 @@ int Drive(Flags f) {
 
 int main(int argc, char** argv) {
   using namespace allot;
-  env::RunAgainWithHugePageMalloc(argv);  // as `allot server` does
-  if (Status padded = env::PadMallocHeap(); !padded.ok()) bench::Die(padded.ToString());
+  // As `allot server` does.
+  if (Status prepared = env::PrepareServerMalloc(argv); !prepared.ok()) {
+    bench::Die(prepared.ToString());
+  }
   bench::Flags f = bench::ParseFlags(argc, argv);
   if (!server::log::Configure("warn", "text").ok()) bench::Die("log configuration refused");
   if (f.phase == "restart") {

@@ -15,7 +15,7 @@
 #include "cli/host_map.h"
 #include "cli/slurm_map.h"
 #include "cli/usage.h"
-#include "env/process.h"
+#include "env/malloc.h"
 #include "exec/job_exec.h"
 #include "exec/sagemaker_layout.h"
 #include "exec/sandbox.h"
@@ -401,10 +401,9 @@ int Main(int argc, char** argv) {
 // status 1, never in std::terminate.
 int main(int argc, char** argv) {
   if (argc > 1 && std::string_view{argv[1]} == "server") {
-    allot::env::RunAgainWithHugePageMalloc(argv);
-    // Not fatal: the server only runs with more page faults (env/process.h).
-    if (allot::Status padded = allot::env::PadMallocHeap(); !padded.ok()) {
-      std::fprintf(stderr, "allot: %s\n", padded.ToString().c_str());
+    // Not fatal: the server only runs with more page faults (env/malloc.h).
+    if (allot::Status prepared = allot::env::PrepareServerMalloc(argv); !prepared.ok()) {
+      std::fprintf(stderr, "allot: %s\n", prepared.ToString().c_str());
     }
   }
   try {
