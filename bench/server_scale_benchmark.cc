@@ -24,7 +24,6 @@
 //   --restarts R  restarts measured (default 3)
 // Run by `make bench` (scripts/run-benchmarks.sh) at 100k jobs; docs/benchmarks.md records it.
 
-#include <malloc.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -566,7 +565,7 @@ int Drive(Flags f) {
 
   const std::map<std::string, std::size_t> before = JobRecordHashes(f.dir);
   const std::map<std::string, std::string> sample = SampleRecords(f.dir);
-  ::malloc_trim(0);
+  env::ReleaseFreeMemory();
   std::vector<RunResult> runs;
   for (int r = 0; r < f.restarts; ++r) {
     runs.push_back(RunChild(f, r == f.restarts - 1));

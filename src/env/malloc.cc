@@ -28,6 +28,10 @@ class HugePageSysAllocator final : public SysAllocator {
   explicit HugePageSysAllocator(SysAllocator* fallback) : fallback_(fallback) {}
 
   void* Alloc(std::size_t size, std::size_t* actual_size, std::size_t alignment) override {
+    // tcmalloc asks for powers of two; anything else is the fallback's to align.
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+      return fallback_->Alloc(size, actual_size, alignment);
+    }
     const std::size_t align = alignment > kHugePage ? alignment : kHugePage;
     const std::size_t rounded = (size + kHugePage - 1) & ~(kHugePage - 1);
     if (rounded < size || rounded + align < rounded) return nullptr;  // overflow
@@ -68,6 +72,8 @@ std::int64_t HeapInUse() {
   return static_cast<std::int64_t>(bytes);
 }
 
+void ReleaseFreeMemory() { MallocExtension::instance()->ReleaseFreeMemory(); }
+
 #else  // glibc's malloc
 
 bool TcmallocLinked() { return false; }
@@ -81,6 +87,8 @@ std::int64_t HeapInUse() {
   const struct mallinfo2 m = ::mallinfo2();
   return static_cast<std::int64_t>(m.uordblks + m.hblkhd);
 }
+
+void ReleaseFreeMemory() { (void)::malloc_trim(0); }
 
 #endif
 

@@ -14,6 +14,25 @@
 namespace allot::env {
 namespace {
 
+#ifdef ALLOT_EXPECT_TCMALLOC
+
+// The first address of the mapping (/proc/self/maps) that holds `p`; 1 when none does.
+std::uintptr_t MappingStart(const void* p) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::uintptr_t from = 0;
+    std::uintptr_t to = 0;
+    char dash = 0;
+    std::istringstream range(line);
+    if (range >> std::hex >> from >> dash >> to && dash == '-' && from <= at && at < to) {
+      return from;
+    }
+  }
+  return 1;
+}
+
 // The VmFlags (/proc/self/smaps) of the mapping that holds `p`: "hg" marks MADV_HUGEPAGE.
 std::set<std::string> VmFlagsOf(const void* p) {
   const auto at = reinterpret_cast<std::uintptr_t>(p);
@@ -38,11 +57,14 @@ std::set<std::string> VmFlagsOf(const void* p) {
   return {};
 }
 
-// Builds without sanitizers link tcmalloc; sanitizer builds keep the malloc the sanitizer puts
-// in glibc's place. Either way HeapInUse counts what malloc handed out.
+#endif  // ALLOT_EXPECT_TCMALLOC
+
+// Builds without sanitizers link tcmalloc (ALLOT_EXPECT_TCMALLOC, set by tests/CMakeLists.txt
+// as src/env/CMakeLists.txt decides); sanitizer builds keep the malloc the sanitizer puts in
+// glibc's place, which HeapInUse does not read.
 TEST(Malloc, HeapInUseCountsWhatMallocHandsOut) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "the sanitizer's malloc is not the one HeapInUse reads";
+#ifndef ALLOT_EXPECT_TCMALLOC
+  GTEST_SKIP() << "a sanitizer build: the sanitizer's malloc is not the one HeapInUse reads";
 #else
   constexpr std::size_t kBytes = 64 << 20;
   const std::int64_t before = HeapInUse();
@@ -57,10 +79,14 @@ TEST(Malloc, HeapInUseCountsWhatMallocHandsOut) {
 }
 
 TEST(Malloc, TheServerAllocatorServesAfterItIsPrepared) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "sanitizer builds keep the sanitizer's malloc";
+#ifndef ALLOT_EXPECT_TCMALLOC
+  EXPECT_FALSE(TcmallocLinked());
+  GTEST_SKIP() << "a sanitizer build keeps the sanitizer's malloc";
 #else
   ASSERT_TRUE(TcmallocLinked()) << "a build without sanitizers links tcmalloc";
+  if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled")) {
+    GTEST_SKIP() << "this kernel has no transparent huge pages";
+  }
   char* argv[] = {nullptr};
   ASSERT_TRUE(PrepareServerMalloc(argv).ok());
   // More than tcmalloc holds free: it asks the system, now in pieces marked for huge pages.
@@ -69,6 +95,7 @@ TEST(Malloc, TheServerAllocatorServesAfterItIsPrepared) {
                                                   &std::free);
   ASSERT_NE(big, nullptr);
   EXPECT_EQ(VmFlagsOf(big.get()).count("hg"), 1U) << "MADV_HUGEPAGE on the block's mapping";
+  EXPECT_EQ(MappingStart(big.get()) % (std::uintptr_t{2} << 20), 0U) << "2 MiB-aligned pieces";
   // Many blocks, each written through and freed again.
   for (int i = 0; i < 64; ++i) {
     std::unique_ptr<char, decltype(&std::free)> block(static_cast<char*>(std::malloc(5 << 20)),

@@ -296,8 +296,8 @@ class OperationsTest(ServerTestCase):
         b = self.batch
         queue, _ = self.fx.qm_queue(3, shares=(("qs", 3),))
         out = self.scratch
-        # GLIBC_TUNABLES: the server runs itself again with huge-page malloc (env/process.h),
-        # and its jobs must not inherit that.
+        # GLIBC_TUNABLES: a server on glibc's malloc (a sanitizer build) runs itself again with
+        # huge-page malloc (env/malloc.h), and its jobs must not inherit that.
         script = ('printf "%s|%s|%s|%s" "$SM_CURRENT_HOST" "$SM_HOSTS" "$GREETING" '
                   '"${GLIBC_TUNABLES-unset}" > "$OUT_DIR/$SM_CURRENT_HOST"')
         r = self.fx.submit(queue, "qs", name="two-hosts", priority=7,
