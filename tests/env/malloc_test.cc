@@ -16,28 +16,18 @@ namespace {
 
 #ifdef ALLOT_EXPECT_TCMALLOC
 
-// The first address of the mapping (/proc/self/maps) that holds `p`; 1 when none does.
-std::uintptr_t MappingStart(const void* p) {
-  const auto at = reinterpret_cast<std::uintptr_t>(p);
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::uintptr_t from = 0;
-    std::uintptr_t to = 0;
-    char dash = 0;
-    std::istringstream range(line);
-    if (range >> std::hex >> from >> dash >> to && dash == '-' && from <= at && at < to) {
-      return from;
-    }
-  }
-  return 1;
-}
+// The mapping (/proc/self/smaps) that holds an address: where it starts (1 when no mapping holds
+// it) and its VmFlags, where "hg" marks MADV_HUGEPAGE.
+struct Mapping {
+  std::uintptr_t start = 1;
+  std::set<std::string> flags;
+};
 
-// The VmFlags (/proc/self/smaps) of the mapping that holds `p`: "hg" marks MADV_HUGEPAGE.
-std::set<std::string> VmFlagsOf(const void* p) {
+Mapping MappingOf(const void* p) {
   const auto at = reinterpret_cast<std::uintptr_t>(p);
   std::ifstream smaps("/proc/self/smaps");
   std::string line;
+  Mapping found;
   bool inside = false;
   while (std::getline(smaps, line)) {
     std::uintptr_t from = 0;
@@ -46,15 +36,15 @@ std::set<std::string> VmFlagsOf(const void* p) {
     std::istringstream range(line);
     if (range >> std::hex >> from >> dash >> to && dash == '-') {
       inside = from <= at && at < to;
+      if (inside) found.start = from;
       continue;
     }
     if (!inside || line.rfind("VmFlags:", 0) != 0) continue;
     std::istringstream words(line.substr(8));
-    std::set<std::string> flags;
-    for (std::string w; words >> w;) flags.insert(w);
-    return flags;
+    for (std::string w; words >> w;) found.flags.insert(w);
+    break;
   }
-  return {};
+  return found;
 }
 
 #endif  // ALLOT_EXPECT_TCMALLOC
@@ -94,8 +84,9 @@ TEST(Malloc, TheServerAllocatorServesAfterItIsPrepared) {
   std::unique_ptr<char, decltype(&std::free)> big(static_cast<char*>(std::malloc(kBig)),
                                                   &std::free);
   ASSERT_NE(big, nullptr);
-  EXPECT_EQ(VmFlagsOf(big.get()).count("hg"), 1U) << "MADV_HUGEPAGE on the block's mapping";
-  EXPECT_EQ(MappingStart(big.get()) % (std::uintptr_t{2} << 20), 0U) << "2 MiB-aligned pieces";
+  const Mapping mapping = MappingOf(big.get());
+  EXPECT_EQ(mapping.flags.count("hg"), 1U) << "MADV_HUGEPAGE on the block's mapping";
+  EXPECT_EQ(mapping.start % (std::uintptr_t{2} << 20), 0U) << "2 MiB-aligned pieces";
   // Many blocks, each written through and freed again.
   for (int i = 0; i < 64; ++i) {
     std::unique_ptr<char, decltype(&std::free)> block(static_cast<char*>(std::malloc(5 << 20)),
