@@ -1,7 +1,9 @@
 #include "api/wire_json.h"
 
 #include <algorithm>
+#include <boost/json/basic_parser_impl.hpp>
 #include <charconv>
+#include <cmath>
 #include <exception>
 #include <utility>
 
@@ -11,88 +13,140 @@ namespace allot::api {
 namespace {
 
 using Json = nlohmann::json;
+namespace bj = boost::json;
 
-// Builds the value while nlohmann's iterative SAX parser reads the text, counting nesting, and
-// stops it at the first level past the cap: nothing deeper than the cap is ever built, and the
-// text is read once (nlohmann's own DOM builder does the building).
-class DepthLimiter {
+// Builds the value as Boost.JSON's parser reads the text: nlohmann's own DOM builder is fed from
+// Boost's handler calls, so the tree is nlohmann's, as the decoders read it, and Boost's lexer
+// (several times faster than nlohmann's, which copies each character twice) does the reading.
+// The handler counts nesting and stops the parser at the first level past the cap: nothing
+// deeper than the cap is ever built. Numbers take nlohmann's types: an integer with no minus
+// sign is unsigned, one beyond 64 bits a float; a float must be finite.
+class DomBuilder {
  public:
-  DepthLimiter(Json& root, int max_depth)
+  // No limits of Boost's own: the request's size is capped before it is parsed. (The names are
+  // those Boost's handler must have.)
+  // NOLINTBEGIN(readability-identifier-naming)
+  static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
+  static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
+  static constexpr std::size_t max_key_size = static_cast<std::size_t>(-1);
+  static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);
+  // NOLINTEND(readability-identifier-naming)
+
+  enum class Stop : std::uint8_t { kNone, kTooDeep, kOutOfRange };
+
+  DomBuilder(Json& root, int max_depth)
       : dom_(root, /*allow_exceptions=*/false), max_depth_(max_depth) {}
 
-  bool null() { return dom_.null(); }
-  bool boolean(bool value) { return dom_.boolean(value); }
-  bool number_integer(Json::number_integer_t value) { return dom_.number_integer(value); }
-  bool number_unsigned(Json::number_unsigned_t value) { return dom_.number_unsigned(value); }
-  bool number_float(Json::number_float_t value, const Json::string_t& text) {
-    return dom_.number_float(value, text);
+  bool on_document_begin(bj::error_code& /*ec*/) { return true; }
+  bool on_document_end(bj::error_code& /*ec*/) { return true; }
+  bool on_object_begin(bj::error_code& ec) {
+    return Open(ec) && dom_.start_object(static_cast<std::size_t>(-1));
   }
-  bool string(Json::string_t& value) { return dom_.string(value); }
-  bool binary(Json::binary_t& value) { return dom_.binary(value); }
-  bool key(Json::string_t& value) { return dom_.key(value); }
-  bool start_object(std::size_t size) { return Open() && dom_.start_object(size); }
-  bool start_array(std::size_t size) { return Open() && dom_.start_array(size); }
-  bool end_object() {
-    Close();
+  bool on_object_end(std::size_t /*n*/, bj::error_code& /*ec*/) {
+    --depth_;
     return dom_.end_object();
   }
-  bool end_array() {
-    Close();
+  bool on_array_begin(bj::error_code& ec) {
+    return Open(ec) && dom_.start_array(static_cast<std::size_t>(-1));
+  }
+  bool on_array_end(std::size_t /*n*/, bj::error_code& /*ec*/) {
+    --depth_;
     return dom_.end_array();
   }
+  // A key, string or number arrives in parts only where it holds escapes or spans buffers.
+  bool on_key_part(bj::string_view part, std::size_t /*n*/, bj::error_code& /*ec*/) {
+    text_.append(part.data(), part.size());
+    return true;
+  }
+  bool on_key(bj::string_view last, std::size_t /*n*/, bj::error_code& /*ec*/) {
+    text_.append(last.data(), last.size());
+    const bool ok = dom_.key(text_);
+    text_.clear();
+    return ok;
+  }
+  bool on_string_part(bj::string_view part, std::size_t /*n*/, bj::error_code& /*ec*/) {
+    text_.append(part.data(), part.size());
+    return true;
+  }
+  bool on_string(bj::string_view last, std::size_t /*n*/, bj::error_code& /*ec*/) {
+    text_.append(last.data(), last.size());
+    const bool ok = dom_.string(text_);
+    text_.clear();
+    return ok;
+  }
+  bool on_number_part(bj::string_view part, bj::error_code& /*ec*/) {
+    text_.append(part.data(), part.size());
+    return true;
+  }
+  bool on_int64(std::int64_t value, bj::string_view last, bj::error_code& /*ec*/) {
+    // "-0" stays a signed integer, as nlohmann reads it.
+    const bool minus = !text_.empty() ? text_.front() == '-' : !last.empty() && last.front() == '-';
+    text_.clear();
+    if (value >= 0 && !minus) return dom_.number_unsigned(static_cast<std::uint64_t>(value));
+    return dom_.number_integer(value);
+  }
+  bool on_uint64(std::uint64_t value, bj::string_view /*last*/, bj::error_code& /*ec*/) {
+    text_.clear();
+    return dom_.number_unsigned(value);
+  }
+  bool on_double(double value, bj::string_view last, bj::error_code& ec) {
+    // Boost 1.81 rounds some long numbers one unit in the last place away from the nearest
+    // double; from_chars rounds correctly, as nlohmann's strtod did. It fails only past the
+    // range, where an underflow keeps Boost's value (0 or a tiny one) and an overflow is refused.
+    std::string_view number(last.data(), last.size());
+    if (!text_.empty()) number = text_.append(last.data(), last.size());
+    double exact = value;
+    const std::from_chars_result r =
+        std::from_chars(number.data(), number.data() + number.size(), exact);
+    text_.clear();
+    if (r.ec == std::errc()) value = exact;
+    if (!std::isfinite(value)) return Fail(Stop::kOutOfRange, ec);  // 1e400
+    return dom_.number_float(value, kNoText);
+  }
+  bool on_bool(bool value, bj::error_code& /*ec*/) { return dom_.boolean(value); }
+  bool on_null(bj::error_code& /*ec*/) { return dom_.null(); }
+  // Comments are refused by the parser's options; these are never called.
+  bool on_comment_part(bj::string_view /*part*/, bj::error_code& /*ec*/) { return true; }
+  bool on_comment(bj::string_view /*text*/, bj::error_code& /*ec*/) { return true; }
 
-  bool parse_error(std::size_t position, const std::string& /*last_token: input bytes*/,
-                   const nlohmann::detail::exception& ex) {
-    error_position_ = position;
-    error_id_ = ex.id;
-    error_text_ = ex.what();
+  Stop stop() const { return stop_; }
+
+ private:
+  inline static const Json::string_t kNoText;  // nlohmann's DOM builder ignores a float's text
+
+  bool Open(bj::error_code& ec) {
+    if (++depth_ > max_depth_) return Fail(Stop::kTooDeep, ec);
+    return true;
+  }
+  bool Fail(Stop why, bj::error_code& ec) {
+    stop_ = why;
+    ec = bj::error::exception;  // the reason is stop_, not the code
     return false;
   }
 
-  bool too_deep() const { return too_deep_; }
-  std::size_t error_position() const { return error_position_; }
-  int error_id() const { return error_id_; }
-  const std::string& error_text() const { return error_text_; }
-
- private:
-  bool Open() {
-    if (++depth_ > max_depth_) {
-      too_deep_ = true;
-      return false;
-    }
-    return true;
-  }
-  void Close() { --depth_; }
-
   nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  std::string text_;  // the parts read so far of a key, string or number
   int max_depth_;
   int depth_ = 0;
-  bool too_deep_ = false;
-  std::size_t error_position_ = 0;
-  int error_id_ = 0;
-  std::string error_text_;
+  Stop stop_ = Stop::kNone;
 };
 
-// nlohmann's reason without its "[json.exception...] parse error at line L, column C: " prefix
-// and without "; last read: '<input bytes>'" and what follows it.
-std::string ShortReason(std::string text) {
-  if (std::size_t end = text.find("] ");
-      text.rfind("[json.exception.", 0) == 0 && end != std::string::npos) {
-    text.erase(0, end + 2);
+// Why Boost's parser stopped at byte `at` of `text`, in words that quote no input.
+std::string Reason(const bj::error_code& ec, std::string_view text, std::size_t at) {
+  // Boost reports a string's invalid UTF-8 at its first byte; valid UTF-8 is never refused.
+  if (at < text.size() && static_cast<unsigned char>(text[at]) >= 0x80) return "invalid UTF-8";
+  if (ec == bj::error::incomplete) return "unexpected end of input";
+  if (ec == bj::error::extra_data) return "unexpected text after the value";
+  if (ec == bj::error::syntax) return "unexpected character";
+  if (ec == bj::error::exponent_overflow) return "a number is out of range";
+  if (ec == bj::error::illegal_leading_surrogate || ec == bj::error::illegal_trailing_surrogate ||
+      ec == bj::error::expected_utf16_escape) {
+    return "a \\u escape is half of a UTF-16 surrogate pair";
   }
-  if (text.rfind("parse error", 0) == 0) {
-    if (std::size_t colon = text.find(": "); colon != std::string::npos) text.erase(0, colon + 2);
+  if (ec == bj::error::expected_hex_digit || ec == bj::error::invalid_escape) {
+    return "invalid escape in a string";
   }
-  if (std::size_t last = text.find("; last read:"); last != std::string::npos) text.erase(last);
-  return text;
-}
-
-// Why the SAX pass stopped, in words that quote no input.
-std::string Reason(const DepthLimiter& limiter) {
-  const std::string at = " (at byte " + std::to_string(limiter.error_position()) + ")";
-  if (limiter.error_id() == 406) return "a number is out of range" + at;  // 1e400
-  if (limiter.error_text().find("UTF-8") != std::string::npos) return "invalid UTF-8" + at;
-  return ShortReason(limiter.error_text()) + at;
+  return ec.message();
 }
 
 // The longest prefix of ASCII dump output `s` that fits in max_chars without cutting an escape
@@ -122,20 +176,30 @@ void AppendInt(std::string& out, std::int64_t value) {
 
 Result<Json> ParseWireJson(std::string_view text, std::string_view what, int max_depth) {
   ALLOT_CHECK(max_depth >= 0);
-  const std::string name(what);
   try {
     Json value;
-    DepthLimiter limiter(value, max_depth);
-    if (!Json::sax_parse(text.begin(), text.end(), &limiter)) {
-      if (limiter.too_deep()) {
+    bj::parse_options options;  // strict JSON: no comments, no trailing commas
+    // One level more than the handler allows, so the handler's count is the one that stops it.
+    options.max_depth = static_cast<std::size_t>(max_depth) + 1;
+    bj::basic_parser<DomBuilder> parser(options, value, max_depth);
+    bj::error_code ec;
+    const std::size_t read = parser.write_some(/*more=*/false, text.data(), text.size(), ec);
+    if (!ec && read < text.size()) ec = bj::error::extra_data;  // "1 2": the parser stops at 2
+    if (!ec) return value;
+    const std::string name(what);
+    const std::string at = " (at byte " + std::to_string(read) + ")";
+    switch (parser.handler().stop()) {
+      case DomBuilder::Stop::kTooDeep:
         return InvalidArgument(name + " nests deeper than " + std::to_string(max_depth) +
                                " levels");
-      }
-      return InvalidArgument(name + " is not valid JSON: " + Reason(limiter));
+      case DomBuilder::Stop::kOutOfRange:
+        return InvalidArgument(name + " is not valid JSON: a number is out of range" + at);
+      case DomBuilder::Stop::kNone:
+        break;
     }
-    return value;
-  } catch (const std::exception& e) {  // bad_alloc; nlohmann reports through the handler
-    return InvalidArgument(name + " could not be read: " + e.what());
+    return InvalidArgument(name + " is not valid JSON: " + Reason(ec, text, read) + at);
+  } catch (const std::exception& e) {  // bad_alloc; Boost and nlohmann report through ec
+    return InvalidArgument(std::string(what) + " could not be read: " + e.what());
   }
 }
 

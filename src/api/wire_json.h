@@ -2,10 +2,11 @@
 
 // JSON as it arrives on the wire: request bodies and the JSON strings nested inside them (a
 // SubmitServiceJob's serviceRequestPayload). Every input is hostile, so:
-//   - nesting is capped while the tree is built: nlohmann's parser is iterative, and the SAX
-//     handler that builds the value counts the depth and stops at the first level past the cap,
-//     so nothing recursive (dump, copy, compare) ever meets a deep value;
-//   - strings must be valid UTF-8 (nlohmann's lexer checks it), numbers must be finite;
+//   - nesting is capped while the tree is built: Boost.JSON's parser is iterative, and the
+//     handler that builds nlohmann's value from it counts the depth and stops at the first level
+//     past the cap, so nothing recursive (dump, copy, compare) ever meets a deep value;
+//   - strings must be valid UTF-8 (Boost's parser checks it), numbers must be finite, nothing
+//     may follow the value (not even a NUL byte, where nlohmann's own parser stops reading);
 //   - refusal messages never echo the input bytes, only positions and what was wrong.
 // Nothing here throws.
 
@@ -27,9 +28,11 @@ inline constexpr int kMaxWireJsonDepth = 64;
 //   "<what> nests deeper than <max_depth> levels"         (checked before the DOM exists)
 //   "<what> is not valid JSON: invalid UTF-8 (at byte N)"  (in a string)
 //   "<what> is not valid JSON: a number is out of range (at byte N)"  (1e400, -1e400)
-//   "<what> is not valid JSON: <nlohmann's reason, without the bytes it last read> (at byte N)"
-// Integers beyond 64 bits (e.g. 123456789012345678901234) parse as floating-point numbers, as
-// nlohmann does; the caller checks types. REQUIRES: max_depth >= 0.
+//   "<what> is not valid JSON: <the reason, in words that quote no input> (at byte N)"
+// The value is the one nlohmann's own parser builds from the same text, number types included:
+// an integer without a minus sign is unsigned, and integers beyond 64 bits (e.g.
+// 123456789012345678901234) are floating-point numbers; the caller checks types.
+// REQUIRES: max_depth >= 0.
 Result<nlohmann::json> ParseWireJson(std::string_view text, std::string_view what,
                                      int max_depth = kMaxWireJsonDepth);
 
