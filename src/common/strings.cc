@@ -1,5 +1,6 @@
 #include "common/strings.h"
 
+#include <charconv>
 #include <cstddef>
 
 namespace allot {
@@ -49,6 +50,29 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
     if (pos == std::string_view::npos) return parts;
     s.remove_prefix(pos + 1);
   }
+}
+
+std::string ZeroPadded(std::uint64_t value, int width) {
+  char digits[20];  // 2^64 has 20 digits
+  const std::size_t n =
+      static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, value).ptr - digits);
+  const std::size_t wanted = width > 0 ? static_cast<std::size_t>(width) : 0;
+  std::string out(wanted > n ? wanted - n : 0, '0');
+  out.append(digits, n);
+  return out;
+}
+
+std::string UuidText(std::uint64_t hi, std::uint64_t lo) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(36, '-');
+  std::size_t at = 0;
+  // 32 hex digits, most significant first, with a dash before the 9th, 13th, 17th and 21st.
+  for (int digit = 0; digit < 32; ++digit) {
+    if (digit == 8 || digit == 12 || digit == 16 || digit == 20) ++at;
+    const std::uint64_t half = digit < 16 ? hi : lo;
+    out[at++] = kHex[(half >> (60 - 4 * (digit % 16))) & 0xf];
+  }
+  return out;
 }
 
 }  // namespace allot

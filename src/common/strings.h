@@ -4,6 +4,7 @@
 // case folding), so the results never depend on the process' locale. For prefixes and suffixes
 // use std::string_view's starts_with / ends_with.
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -35,6 +36,14 @@ std::string_view Trim(std::string_view s, std::string_view chars = kAsciiWhitesp
 // The pieces of `s` between the `sep` characters, empty pieces included, pointing into `s`:
 // Split("a,,b", ',') == {"a", "", "b"}; Split("", ',') == {""}; never an empty vector.
 std::vector<std::string_view> Split(std::string_view s, char sep);
+
+// `value` in decimal, zero-padded on the left to `width` digits (more digits where it has them):
+// ZeroPadded(42, 5) == "00042". Keys that sort as text in numeric order are written this way.
+std::string ZeroPadded(std::uint64_t value, int width);
+
+// The text of the UUID whose 128 bits are `hi` then `lo` (RFC 9562's 8-4-4-4-12 lowercase hex
+// digits); the caller sets the version and variant bits.
+std::string UuidText(std::uint64_t hi, std::uint64_t lo);
 
 // The elements of `parts` (anything whose elements convert to std::string_view) with `sep`
 // between each two: Join({"a", "b"}, ", ") == "a, b"; an empty range gives "".

@@ -1,6 +1,5 @@
 #include "server/audit.h"
 
-#include <cstdio>
 #include <utility>
 
 #include "api/wire_json.h"
@@ -23,11 +22,7 @@ bool ActionMatches(std::string_view wanted, std::string_view action) {
 
 }  // namespace
 
-std::string AuditKey(std::uint64_t seq) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%020llu", static_cast<unsigned long long>(seq));
-  return buf;
-}
+std::string AuditKey(std::uint64_t seq) { return ZeroPadded(seq, 20); }
 
 // Written field by field (one record per mutating call, so it is on every submission's path),
 // byte for byte what dumping the same JSON object writes (api::JsonObjectWriter).

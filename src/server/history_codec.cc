@@ -1,7 +1,6 @@
 #include "server/history_codec.h"
 
 #include <charconv>
-#include <cstdio>
 #include <map>
 #include <string_view>
 
@@ -11,14 +10,8 @@ namespace allot::server {
 
 namespace {
 
-std::string Padded(std::uint64_t value, int width) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%0*llu", width, static_cast<unsigned long long>(value));
-  return buf;
-}
-
 std::string MillisKey(Timestamp at) {
-  return Padded(static_cast<std::uint64_t>(at < 0 ? 0 : at), 13);
+  return ZeroPadded(static_cast<std::uint64_t>(at < 0 ? 0 : at), 13);
 }
 
 template <typename T>
@@ -127,7 +120,7 @@ std::int64_t JobEvent::Instances() const {
 }
 
 std::string JobEventKey(Timestamp at, std::uint64_t sequence) {
-  return MillisKey(at) + "/" + Padded(sequence, 12);
+  return MillisKey(at) + "/" + ZeroPadded(sequence, 12);
 }
 
 std::string JobEventBound(Timestamp at) { return MillisKey(at); }

@@ -149,16 +149,10 @@ api::HttpRequestView ViewOf(const Request& req) {
 // A request id in the UUID shape AWS uses; random per thread, never reused in practice.
 std::string NewRequestId() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  const std::uint64_t hi = rng();
-  const std::uint64_t lo = rng();
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08llx-%04llx-4%03llx-%04llx-%012llx",
-                static_cast<unsigned long long>(hi >> 32),
-                static_cast<unsigned long long>((hi >> 16) & 0xffff),
-                static_cast<unsigned long long>(hi & 0xfff),
-                static_cast<unsigned long long>(((lo >> 48) & 0x3fff) | 0x8000),
-                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
-  return buf;
+  // Version 4 (random): the version's 4 bits and the variant's 2 set, the other 122 random.
+  const std::uint64_t hi = (rng() & ~0xf000ULL) | 0x4000;
+  const std::uint64_t lo = (rng() & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
+  return UuidText(hi, lo);
 }
 
 Timestamp WallClock() {

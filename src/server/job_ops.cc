@@ -28,15 +28,10 @@ std::string NewJobId() {
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
-  const std::uint64_t a = rng();
-  const std::uint64_t b = rng();
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-7%03x-%04x-%012llx",
-                static_cast<unsigned>((ms >> 16) & 0xffffffff), static_cast<unsigned>(ms & 0xffff),
-                static_cast<unsigned>(a & 0xfff),
-                static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
-                static_cast<unsigned long long>(b & 0xffffffffffffULL));
-  return buf;
+  // 48 bits of time, version 7, 12 random bits; variant 10, 62 random bits.
+  const std::uint64_t hi = ((ms & 0xffffffffffffULL) << 16) | 0x7000 | (rng() & 0xfff);
+  const std::uint64_t lo = (rng() & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
+  return UuidText(hi, lo);
 }
 
 // The quota share a job names: required, existing and not DISABLED on a quota-share queue, and

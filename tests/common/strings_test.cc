@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -146,6 +147,25 @@ TEST(Join, InvertsSplit) {
     SCOPED_TRACE(s);
     EXPECT_EQ(Join(Split(s, ','), ","), s);
   }
+}
+
+TEST(ZeroPadded, PadsToTheWidthAndNeverCuts) {
+  EXPECT_EQ(ZeroPadded(42, 5), "00042");
+  EXPECT_EQ(ZeroPadded(0, 3), "000");
+  EXPECT_EQ(ZeroPadded(12345, 3), "12345");
+  EXPECT_EQ(ZeroPadded(7, 0), "7");
+  EXPECT_EQ(ZeroPadded(UINT64_MAX, 20), "18446744073709551615");
+  EXPECT_EQ(ZeroPadded(1, 20), "00000000000000000001");
+}
+
+TEST(UuidText, WritesTheBitsInOrderAsRfc9562Does) {
+  EXPECT_EQ(UuidText(0x0123456789abcdefULL, 0xfedcba9876543210ULL),
+            "01234567-89ab-cdef-fedc-ba9876543210");
+  EXPECT_EQ(UuidText(0, 0), "00000000-0000-0000-0000-000000000000");
+  EXPECT_EQ(UuidText(UINT64_MAX, UINT64_MAX), "ffffffff-ffff-ffff-ffff-ffffffffffff");
+  // RFC 9562's version-7 example: 017F22E2-79B0-7CC3-98C4-DC0C0C07398F.
+  EXPECT_EQ(UuidText(0x017f22e279b07cc3ULL, 0x98c4dc0c0c07398fULL),
+            "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
 }
 
 }  // namespace
