@@ -1,6 +1,6 @@
 #include "api/wire_json.h"
 
-#include <algorithm>
+#include <array>
 #include <boost/json/basic_parser_impl.hpp>
 #include <charconv>
 #include <cmath>
@@ -236,17 +236,27 @@ std::string DumpWire(const Json& value) {
 }
 
 void AppendJsonString(std::string& out, std::string_view text) {
-  const bool printable =
-      std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
-  if (!printable) {
-    out += DumpWire(Json(std::string(text)));
-    return;
-  }
-  out.reserve(out.size() + text.size() + 2);
+  // What each byte needs, looked up once per byte in one pass: most text is plain.
+  enum : std::uint8_t { kPlain, kBackslash, kOther };
+  static constexpr auto kNeeds = [] {
+    std::array<std::uint8_t, 256> needs{};
+    for (std::size_t c = 0; c < needs.size(); ++c) {
+      needs[c] = c < 0x20 || c >= 0x7f ? kOther : c == '"' || c == '\\' ? kBackslash : kPlain;
+    }
+    return needs;
+  }();
+  const std::size_t start = out.size();
+  out.reserve(start + text.size() + 2);
   out += '"';
   std::size_t run = 0;  // the text from `run` on is still to be copied
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '"' && text[i] != '\\') continue;
+    const std::uint8_t needs = kNeeds[static_cast<unsigned char>(text[i])];
+    if (needs == kPlain) continue;
+    if (needs == kOther) {  // a control character or not ASCII: nlohmann escapes the whole text
+      out.resize(start);
+      out += DumpWire(Json(std::string(text)));
+      return;
+    }
     out.append(text.substr(run, i - run));
     out += '\\';
     run = i;  // the quote or backslash itself starts the next run
