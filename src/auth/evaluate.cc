@@ -49,6 +49,19 @@ Decision Evaluate(const std::vector<Policy>& policies, const AccessRequest& requ
   return allowed ? Decision::kAllow : Decision::kImplicitDeny;
 }
 
+bool ReadsContext(const std::vector<Policy>& policies) {
+  return std::any_of(policies.begin(), policies.end(), [](const Policy& policy) {
+    const bool variables = policy.version == kPolicyVersion2012;
+    return std::any_of(
+        policy.statements.begin(), policy.statements.end(), [&](const Statement& statement) {
+          return !statement.conditions.empty() ||
+                 (variables &&
+                  std::any_of(statement.resources.begin(), statement.resources.end(),
+                              [](const std::string& r) { return r.find("${") != r.npos; }));
+        });
+  });
+}
+
 std::string DeniedMessage(std::string_view principal_arn, std::string_view action,
                           std::string_view resource, Decision decision) {
   ALLOT_CHECK(decision != Decision::kAllow);

@@ -145,6 +145,11 @@ enum class Decision : std::uint8_t { kAllow, kExplicitDeny, kImplicitDeny };
 // matches nothing.
 Decision Evaluate(const std::vector<Policy>& policies, const AccessRequest& request);
 
+// Whether Evaluate can read `context` for these policies: true when a statement has a condition,
+// or a 2012-10-17 policy has a variable in a resource. When false, the decision is the same
+// whatever the context holds, and a caller may leave it empty (the server fills it per call).
+bool ReadsContext(const std::vector<Policy>& policies);
+
 // AWS's AccessDeniedException message:
 //   "User: arn:aws:iam::000000000000:user/alice is not authorized to perform:
 //    batch:SubmitServiceJob on resource: arn:aws:batch:local:000000000000:job-queue/q because no

@@ -717,5 +717,48 @@ TEST(ExamplePoliciesTest, AdminMayDoAnything) {
   EXPECT_EQ(Decide(admin, "allot:ManageUsers", "*"), Decision::kAllow);
 }
 
+// ---- ReadsContext: when the server may leave the context empty --------------------------------
+
+TEST(ReadsContextTest, ConditionsAndResourceVariablesReadIt) {
+  const std::vector<Policy> admin = {MustParse(ExamplePolicy("admin.json"))};
+  const std::vector<Policy> viewer = {MustParse(ExamplePolicy("viewer.json"))};
+  const std::vector<Policy> member = {MustParse(ExamplePolicy("team-member.json"))};
+  EXPECT_FALSE(ReadsContext(admin));
+  EXPECT_FALSE(ReadsContext(viewer));
+  EXPECT_FALSE(ReadsContext({}));
+  EXPECT_TRUE(ReadsContext(member));
+  std::vector<Policy> both = admin;
+  both.push_back(member[0]);
+  EXPECT_TRUE(ReadsContext(both));
+  const Policy own_queue = MustParse(R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow",
+      "Action":"batch:*","Resource":"arn:aws:batch:*:*:job-queue/${aws:username}-*"}]})");
+  EXPECT_TRUE(ReadsContext({own_queue}));
+  // In a 2008-10-17 policy `${...}` is literal text, not a variable.
+  const Policy literal = MustParse(R"({"Version":"2008-10-17","Statement":[{"Effect":"Allow",
+      "Action":"batch:*","Resource":"arn:aws:batch:*:*:job-queue/${aws:username}"}]})");
+  EXPECT_FALSE(ReadsContext({literal}));
+}
+
+// Where ReadsContext is false, no context changes a decision: the example policies, each
+// action, with an empty context and with the fullest one the server builds.
+TEST(ReadsContextTest, WhereItIsFalseTheContextChangesNoDecision) {
+  const Context full = {{"aws:username", "alice"},        {"aws:userid", "alice"},
+                        {"aws:principalarn", kAlice},     {"aws:sourceip", "10.0.0.1"},
+                        {"aws:securetransport", "false"}, {"aws:requestedregion", "local"},
+                        {"allot:quotashare", "team-a"},   {"batch:schedulingpriority", "9999"}};
+  for (const char* name : {"team-member.json", "team-lead.json", "viewer.json", "admin.json"}) {
+    const Policy policy = MustParse(ExamplePolicy(name));
+    if (ReadsContext({policy})) continue;
+    SCOPED_TRACE(name);
+    for (const std::string& action : KnownActions()) {
+      for (const std::string& resource :
+           {std::string(kQueueQ), std::string(kJob), std::string("*")}) {
+        EXPECT_EQ(Decide(policy, action, resource), Decide(policy, action, resource, full))
+            << action << " " << resource;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace allot::auth
