@@ -90,16 +90,22 @@ class DomBuilder {
     return dom_.number_unsigned(value);
   }
   bool on_double(double value, bj::string_view last, bj::error_code& ec) {
-    // Boost 1.81 rounds some long numbers one unit in the last place away from the nearest
-    // double; from_chars rounds correctly, as nlohmann's strtod did. It fails only past the
-    // range, where an underflow keeps Boost's value (0 or a tiny one) and an overflow is refused.
+    // Boost 1.81 rounds many numbers of 16 or more digits away from the nearest double (it
+    // multiplies a mantissa past 2^53 by a power of ten); from_chars rounds correctly, as
+    // nlohmann's strtod did. Out of its range it leaves the value: an overflow is then refused
+    // (Boost may have rounded 1.797693134862315810e308 down to the largest double) and an
+    // underflow keeps Boost's 0 or tiny value, as strtod's would be kept.
     std::string_view number(last.data(), last.size());
     if (!text_.empty()) number = text_.append(last.data(), last.size());
     double exact = value;
     const std::from_chars_result r =
         std::from_chars(number.data(), number.data() + number.size(), exact);
     text_.clear();
-    if (r.ec == std::errc()) value = exact;
+    if (r.ec == std::errc()) {
+      value = exact;
+    } else if (r.ec == std::errc::result_out_of_range && std::fabs(value) >= 1) {
+      return Fail(Stop::kOutOfRange, ec);
+    }
     if (!std::isfinite(value)) return Fail(Stop::kOutOfRange, ec);  // 1e400
     return dom_.number_float(value, kNoText);
   }
@@ -133,11 +139,14 @@ class DomBuilder {
 
 // Why Boost's parser stopped at byte `at` of `text`, in words that quote no input.
 std::string Reason(const bj::error_code& ec, std::string_view text, std::size_t at) {
-  // Boost reports a string's invalid UTF-8 at its first byte; valid UTF-8 is never refused.
-  if (at < text.size() && static_cast<unsigned char>(text[at]) >= 0x80) return "invalid UTF-8";
-  if (ec == bj::error::incomplete) return "unexpected end of input";
   if (ec == bj::error::extra_data) return "unexpected text after the value";
+  // Boost reports a string's invalid UTF-8 at its first byte; valid UTF-8 is never refused.
+  if (ec == bj::error::syntax && at < text.size() && static_cast<unsigned char>(text[at]) >= 0x80) {
+    return "invalid UTF-8";
+  }
+  if (ec == bj::error::incomplete) return "unexpected end of input";
   if (ec == bj::error::syntax) return "unexpected character";
+  // An exponent beyond 32 bits ("0e2147483648"), which nlohmann read as 0 or infinity.
   if (ec == bj::error::exponent_overflow) return "a number is out of range";
   if (ec == bj::error::illegal_leading_surrogate || ec == bj::error::illegal_trailing_surrogate ||
       ec == bj::error::expected_utf16_escape) {
@@ -175,7 +184,12 @@ void AppendInt(std::string& out, std::int64_t value) {
 }  // namespace
 
 Result<Json> ParseWireJson(std::string_view text, std::string_view what, int max_depth) {
-  ALLOT_CHECK(max_depth >= 0);
+  // Boost's parser recurses once per level, up to the cap.
+  ALLOT_CHECK(max_depth >= 0 && max_depth <= kMaxWireJsonDepth);
+  // A leading UTF-8 byte order mark is skipped, as nlohmann did (RFC 8259 lets a reader ignore
+  // it); positions still count from the text's first byte.
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  const std::size_t skipped = text.starts_with(kByteOrderMark) ? kByteOrderMark.size() : 0;
   try {
     Json value;
     bj::parse_options options;  // strict JSON: no comments, no trailing commas
@@ -183,7 +197,8 @@ Result<Json> ParseWireJson(std::string_view text, std::string_view what, int max
     options.max_depth = static_cast<std::size_t>(max_depth) + 1;
     bj::basic_parser<DomBuilder> parser(options, value, max_depth);
     bj::error_code ec;
-    const std::size_t read = parser.write_some(/*more=*/false, text.data(), text.size(), ec);
+    const std::size_t read = skipped + parser.write_some(/*more=*/false, text.data() + skipped,
+                                                         text.size() - skipped, ec);
     if (!ec && read < text.size()) ec = bj::error::extra_data;  // "1 2": the parser stops at 2
     if (!ec) return value;
     const std::string name(what);
@@ -198,7 +213,7 @@ Result<Json> ParseWireJson(std::string_view text, std::string_view what, int max
         break;
     }
     return InvalidArgument(name + " is not valid JSON: " + Reason(ec, text, read) + at);
-  } catch (const std::exception& e) {  // bad_alloc; Boost and nlohmann report through ec
+  } catch (const std::exception& e) {  // bad_alloc from the handler: write_some lets it through
     return InvalidArgument(std::string(what) + " could not be read: " + e.what());
   }
 }

@@ -2,9 +2,10 @@
 
 // JSON as it arrives on the wire: request bodies and the JSON strings nested inside them (a
 // SubmitServiceJob's serviceRequestPayload). Every input is hostile, so:
-//   - nesting is capped while the tree is built: Boost.JSON's parser is iterative, and the
-//     handler that builds nlohmann's value from it counts the depth and stops at the first level
-//     past the cap, so nothing recursive (dump, copy, compare) ever meets a deep value;
+//   - nesting is capped while the tree is built: the handler that builds nlohmann's value from
+//     Boost.JSON's parser counts the depth and stops at the first level past the cap, so neither
+//     the parser (it recurses once per level) nor anything recursive after it (dump, copy,
+//     compare) ever meets a deep value;
 //   - strings must be valid UTF-8 (Boost's parser checks it), numbers must be finite, nothing
 //     may follow the value (not even a NUL byte, where nlohmann's own parser stops reading);
 //   - refusal messages never echo the input bytes, only positions and what was wrong.
@@ -31,8 +32,10 @@ inline constexpr int kMaxWireJsonDepth = 64;
 //   "<what> is not valid JSON: <the reason, in words that quote no input> (at byte N)"
 // The value is the one nlohmann's own parser builds from the same text, number types included:
 // an integer without a minus sign is unsigned, and integers beyond 64 bits (e.g.
-// 123456789012345678901234) are floating-point numbers; the caller checks types.
-// REQUIRES: max_depth >= 0.
+// 123456789012345678901234) are floating-point numbers; the caller checks types. A leading UTF-8
+// byte order mark is skipped, as nlohmann skips it. Two refusals nlohmann did not make: a NUL
+// byte after the value (nlohmann stops reading there) and an exponent beyond 32 bits
+// ("0e2147483648"). REQUIRES: 0 <= max_depth <= kMaxWireJsonDepth.
 Result<nlohmann::json> ParseWireJson(std::string_view text, std::string_view what,
                                      int max_depth = kMaxWireJsonDepth);
 

@@ -397,9 +397,10 @@ std::string EncodeJob(const JobRecord& j) {
 Result<DecodedJob> DecodeJob(std::string_view key, std::string_view value) {
   // A start reads every stored job: with the wire's parser (Boost's lexer building nlohmann's
   // value), not nlohmann's own, which took most of a start's CPU.
-  Result<Json> parsed = api::ParseWireJson(value, "job record");
+  Result<Json> parsed = api::ParseWireJson(value, "the record");
   if (!parsed.ok() || !parsed->is_object()) {
-    return Internal("corrupt job record " + std::string(key) + " in the store: not a JSON object");
+    return Internal("corrupt job record " + std::string(key) + " in the store: " +
+                    (parsed.ok() ? "not a JSON object" : parsed.status().message()));
   }
   const Json& in = *parsed;
   if (auto v = in.find("v"); v != in.end() && !(v->is_number_integer() && *v <= kVersion)) {

@@ -325,6 +325,7 @@ TEST_F(ControllerTest, EveryPayloadComesBackWithItsJobAfterARestart) {
     const std::string& id = jobs[i].first;
     ASSERT_EQ(id.size(), 36U);
     EXPECT_EQ(id[14], '7') << id;  // the version nibble
+    EXPECT_NE(std::string_view("89ab").find(id[19]), std::string_view::npos) << id;  // variant
     // The 48-bit time prefix ("xxxxxxxx-xxxx") never goes back.
     EXPECT_LE(jobs[i - 1].first.substr(0, 13), id.substr(0, 13));
   }

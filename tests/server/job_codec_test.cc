@@ -198,6 +198,12 @@ TEST(JobCodec, CorruptOrNewerRecordsAreErrorsNamingTheJob) {
     EXPECT_EQ(d.status().code(), StatusCode::kInternal);
     EXPECT_NE(d.status().message().find("job-x"), std::string::npos) << d.status().message();
   }
+  // Why the text is not JSON is said, without quoting it.
+  Result<DecodedJob> truncated = DecodeJob("job-z", R"({"v": 2, "seq)");
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_EQ(truncated.status().message(),
+            "corrupt job record job-z in the store: the record is not valid JSON: unexpected end "
+            "of input (at byte 13)");
   Result<DecodedJob> newer = DecodeJob("job-y", R"({"v": 3})");
   ASSERT_FALSE(newer.ok());
   EXPECT_NE(newer.status().message().find("newer Allot"), std::string::npos);
