@@ -55,29 +55,18 @@ class DomBuilder {
   }
   // A key, string or number arrives in parts only where it holds escapes or spans buffers.
   bool on_key_part(bj::string_view part, std::size_t /*n*/, bj::error_code& /*ec*/) {
-    text_.append(part.data(), part.size());
-    return true;
+    return Keep(part);
   }
   bool on_key(bj::string_view last, std::size_t /*n*/, bj::error_code& /*ec*/) {
-    text_.append(last.data(), last.size());
-    const bool ok = dom_.key(text_);
-    text_.clear();
-    return ok;
+    return Cleared(dom_.key(Whole(last)));
   }
   bool on_string_part(bj::string_view part, std::size_t /*n*/, bj::error_code& /*ec*/) {
-    text_.append(part.data(), part.size());
-    return true;
+    return Keep(part);
   }
   bool on_string(bj::string_view last, std::size_t /*n*/, bj::error_code& /*ec*/) {
-    text_.append(last.data(), last.size());
-    const bool ok = dom_.string(text_);
-    text_.clear();
-    return ok;
+    return Cleared(dom_.string(Whole(last)));
   }
-  bool on_number_part(bj::string_view part, bj::error_code& /*ec*/) {
-    text_.append(part.data(), part.size());
-    return true;
-  }
+  bool on_number_part(bj::string_view part, bj::error_code& /*ec*/) { return Keep(part); }
   bool on_int64(std::int64_t value, bj::string_view last, bj::error_code& /*ec*/) {
     // "-0" stays a signed integer, as nlohmann reads it.
     const bool minus = !text_.empty() ? text_.front() == '-' : !last.empty() && last.front() == '-';
@@ -119,6 +108,20 @@ class DomBuilder {
 
  private:
   inline static const Json::string_t kNoText;  // nlohmann's DOM builder ignores a float's text
+
+  bool Keep(bj::string_view part) {
+    text_.append(part.data(), part.size());
+    return true;
+  }
+  // The parts kept so far and the last one. Cleared() empties them once the value is built.
+  std::string& Whole(bj::string_view last) {
+    text_.append(last.data(), last.size());
+    return text_;
+  }
+  bool Cleared(bool ok) {
+    text_.clear();
+    return ok;
+  }
 
   bool Open(bj::error_code& ec) {
     if (++depth_ > max_depth_) return Fail(Stop::kTooDeep, ec);
