@@ -239,6 +239,9 @@ const char* WalGatherVfsName() {
   static std::once_flag once;
   static sqlite3_vfs vfs;
   std::call_once(once, [] {
+    // Before SQLite initializes (sqlite3_vfs_find does): without memory statistics, which no
+    // one reads here, SQLite's allocations take no global mutex.
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     sqlite3_vfs* root = sqlite3_vfs_find(nullptr);
     vfs = sqlite3_vfs{};
     vfs.iVersion = 2;

@@ -25,7 +25,9 @@
 
 namespace allot::store::sqlite {
 
-// The VFS's name for sqlite3_open_v2, registered (not as the default) on the first call.
+// The VFS's name for sqlite3_open_v2, registered (not as the default) on the first call. That
+// call also turns SQLite's memory statistics off, when it comes before SQLite initializes (the
+// store's first use of SQLite): none are read, and they cost a global mutex per allocation.
 const char* WalGatherVfsName();
 
 // What the VFS did since the process started, for tests and benchmarks.
