@@ -329,17 +329,23 @@ LatencySummary Summarize(std::vector<std::int64_t>& latencies_us) {
     idx = std::clamp<std::size_t>(idx, 1, latencies_us.size()) - 1;
     return static_cast<double>(latencies_us[idx]) / 1000.0;
   };
+  double sum_us = 0;
+  for (const std::int64_t l : latencies_us) sum_us += static_cast<double>(l);
+  s.mean_ms = sum_us / static_cast<double>(latencies_us.size()) / 1000.0;
   s.p50_ms = rank(0.50);
+  s.p90_ms = rank(0.90);
   s.p99_ms = rank(0.99);
   return s;
 }
 
 std::string BenchLine(std::int64_t jobs, double seconds, const LatencySummary& s) {
-  char buf[160];
+  char buf[200];
   const double rate = seconds > 0 ? static_cast<double>(jobs) / seconds : 0;
   std::snprintf(buf, sizeof(buf),
-                "submitted %lld jobs in %.2f s: %.1f jobs/s, p50 %.2f ms, p99 %.2f ms",
-                static_cast<long long>(jobs), seconds, rate, s.p50_ms, s.p99_ms);
+                "submitted %lld jobs in %.2f s: %.1f jobs/s, mean %.2f ms, p50 %.2f ms, "
+                "p90 %.2f ms, p99 %.2f ms",
+                static_cast<long long>(jobs), seconds, rate, s.mean_ms, s.p50_ms, s.p90_ms,
+                s.p99_ms);
   return buf;
 }
 

@@ -192,11 +192,13 @@ TEST(Bench, LineFormatAndPercentiles) {
   std::vector<std::int64_t> us;
   for (int i = 100; i >= 1; --i) us.push_back(i * 1000);
   const LatencySummary s = Summarize(us);
+  EXPECT_DOUBLE_EQ(s.mean_ms, 50.5);
   EXPECT_DOUBLE_EQ(s.p50_ms, 50);
+  EXPECT_DOUBLE_EQ(s.p90_ms, 90);
   EXPECT_DOUBLE_EQ(s.p99_ms, 99);
   EXPECT_EQ(BenchLine(200, 2.0, s),
-            "submitted 200 jobs in 2.00 s: 100.0 jobs/s, p50 50.00 ms, "
-            "p99 99.00 ms");
+            "submitted 200 jobs in 2.00 s: 100.0 jobs/s, mean 50.50 ms, p50 50.00 ms, "
+            "p90 90.00 ms, p99 99.00 ms");
 }
 
 TEST(Shares, TablePerShareAndUnit) {
