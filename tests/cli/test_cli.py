@@ -15,7 +15,7 @@ from cli_server import CLUSTER_YAML, ServerCase
 
 BENCH_LINE = re.compile(
     r"^submitted (\d+) jobs in \d+(\.\d+)? s: \d+(\.\d+)? jobs/s, "
-    r"p50 \d+(\.\d+)? ms, p99 \d+(\.\d+)? ms$")
+    r"mean \d+(\.\d+)? ms, p50 \d+(\.\d+)? ms, p90 \d+(\.\d+)? ms, p99 \d+(\.\d+)? ms$")
 
 
 class CliTest(ServerCase):
