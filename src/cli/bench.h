@@ -5,7 +5,7 @@
 // and submit M jobs in total. Over http:// one thread drives all the connections with poll()
 // (--threads); --threads 0 (and https://, through cpp-httplib) gives each client a thread of its
 // own, blocked on its connection. The last line printed is
-//   submitted M jobs in S s: R jobs/s, p50 X ms, p99 Y ms
+//   submitted M jobs in S s: R jobs/s, mean A ms, p50 X ms, p90 Z ms, p99 Y ms
 // Without --queue the jobs go to a dedicated queue (allot-bench) whose service environment has
 // no capacity, so they stay RUNNABLE and nothing is launched.
 
