@@ -91,6 +91,28 @@ class ServerLogTest(unittest.TestCase):
         self.assertIn("--log-format must be text or json", server.log_text())
         server.cleanup()
 
+    def test_each_answer_carries_a_fresh_version_4_request_id_that_its_log_line_names(self):
+        # The x-amzn-RequestId AWS clients read (boto3's ResponseMetadata.RequestId): a random
+        # UUID (RFC 9562 version 4, variant 10), new for every call, and the one the call's log
+        # line gives, so a caller's report can be found in the log.
+        server = AllotServer("--log-format", "json")
+        server.start()
+        try:
+            b = server.client()
+            ids = [b.describe_service_environments()["ResponseMetadata"]["RequestId"]
+                   for _ in range(3)]
+            server.stop()  # the last lines are written
+            uuid4 = r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
+            for request_id in ids:
+                self.assertRegex(request_id, uuid4)
+            self.assertEqual(len(set(ids)), 3, ids)
+            logged = [line["request_id"] for line in json_lines(server.log_text(tail=None))
+                      if line["event"] == "api.call"
+                      and line["action"] == "describeserviceenvironments"]
+            self.assertEqual(logged, ids)
+        finally:
+            server.cleanup()
+
 
 class ManyLoopsLogTest(unittest.TestCase):
     """A call whose answer waits for its commit is parked, and its connection's loop answers it
