@@ -8,6 +8,7 @@
 #include <functional>
 #include <iostream>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -329,8 +330,7 @@ LatencySummary Summarize(std::vector<std::int64_t>& latencies_us) {
     idx = std::clamp<std::size_t>(idx, 1, latencies_us.size()) - 1;
     return static_cast<double>(latencies_us[idx]) / 1000.0;
   };
-  double sum_us = 0;
-  for (const std::int64_t l : latencies_us) sum_us += static_cast<double>(l);
+  const double sum_us = std::accumulate(latencies_us.begin(), latencies_us.end(), 0.0);
   s.mean_ms = sum_us / static_cast<double>(latencies_us.size()) / 1000.0;
   s.p50_ms = rank(0.50);
   s.p90_ms = rank(0.90);
