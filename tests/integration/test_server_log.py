@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import unittest
+import uuid
 
 from allot_harness import AllotServer, Fixture, allot_bin
 
@@ -102,9 +103,11 @@ class ServerLogTest(unittest.TestCase):
             ids = [b.describe_service_environments()["ResponseMetadata"]["RequestId"]
                    for _ in range(3)]
             server.stop()  # the last lines are written
-            uuid4 = r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
             for request_id in ids:
-                self.assertRegex(request_id, uuid4)
+                u = uuid.UUID(request_id)
+                self.assertEqual(str(u), request_id)  # the canonical lower-case form
+                self.assertEqual(u.variant, uuid.RFC_4122, request_id)
+                self.assertEqual(u.version, 4, request_id)
             self.assertEqual(len(set(ids)), 3, ids)
             logged = [line["request_id"] for line in json_lines(server.log_text(tail=None))
                       if line["event"] == "api.call"
