@@ -10,6 +10,7 @@ rewrites the job's record in the store while the server is down: its recorded su
 becomes the pid of an unrelated process group, exactly what pid reuse looks like to recovery.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -65,12 +66,14 @@ class RecoveryIdentityTest(unittest.TestCase):
         with open(child) as f:
             training = [leader, int(f.read())]
         self.assertTrue(all(_alive(p) for p in training))
-        # The started hosts reach the store before the crash.
-        wait_for(lambda: self.stored_hosts(job_id), 10, what="the recorded hosts in the store")
         return job_id, training
 
     def db(self):
-        return sqlite3.connect(os.path.join(self.server.data_dir, "allot.db"), timeout=10)
+        """The store, read while the server is down: while it runs, no other process opens it,
+        and the server cannot start while one has it open (closing() ends the connection;
+        a connection's own `with` only commits)."""
+        return contextlib.closing(
+            sqlite3.connect(os.path.join(self.server.data_dir, "allot.db"), timeout=10))
 
     def stored_doc(self, job_id):
         with self.db() as db:
@@ -89,6 +92,8 @@ class RecoveryIdentityTest(unittest.TestCase):
 
     def restart_without_the_attempt_directory(self, job_id):
         self.server.kill9()
+        # RUNNING is answered only once durable, and the hosts are recorded with it.
+        self.assertTrue(self.stored_hosts(job_id), "the started hosts in the store")
         shutil.rmtree(self.server.job_dir(job_id, "attempt-1"))
 
     def expect_retried(self, job_id):
@@ -100,8 +105,8 @@ class RecoveryIdentityTest(unittest.TestCase):
 
     def test_the_training_process_of_a_removed_attempt_is_killed_and_the_job_retried(self):
         job_id, training = self.start_trainer()
-        hosts = self.stored_hosts(job_id)
         self.restart_without_the_attempt_directory(job_id)
+        hosts = self.stored_hosts(job_id)
         self.assertTrue(all(_alive(p) for p in training), "nothing dies with the server")
 
         self.server.start()
@@ -125,8 +130,9 @@ class RecoveryIdentityTest(unittest.TestCase):
         doc = self.stored_doc(job_id)
         doc["hist"]["hosts"][0][self.HOST_FIELDS.index("pid")] = stranger.pid
         with self.db() as db:
-            db.execute("UPDATE records SET value = ? WHERE kind = ? AND key = ?",
-                       (json.dumps(doc), JOB_KIND, job_id))
+            with db:  # commits
+                db.execute("UPDATE records SET value = ? WHERE kind = ? AND key = ?",
+                           (json.dumps(doc), JOB_KIND, job_id))
 
         self.server.start()
         self.reconnect()
