@@ -8,9 +8,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace allot::cli {
@@ -39,7 +43,10 @@ TEST(ParseAnswer, NamesAMalformedHead) {
 // A silent one reads requests and never answers.
 class OkServer {
  public:
-  explicit OkServer(bool silent = false) : silent_(silent) {
+  // Answers each request with `body`; `split`: the answer's first 1,000 bytes, a pause, then
+  // the rest.
+  explicit OkServer(bool silent = false, std::string body = "ok", bool split = false)
+      : silent_(silent), body_(std::move(body)), split_(split) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -87,17 +94,31 @@ class OkServer {
       in.erase(0, end + 4);  // the requests here have no body
       if (silent_) continue;
       const bool close = ++answers_ % 3 == 0;
-      const std::string out = std::string("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n") +
-                              (close ? "Connection: close\r\n" : "") + "\r\nok";
-      if (::send(c, out.data(), out.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(out.size()) ||
-          close) {
-        break;
+      const std::string out = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body_.size()) +
+                              "\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n" + body_;
+      const std::size_t first = split_ ? std::min<std::size_t>(1000, out.size()) : out.size();
+      if (!SendAll(c, std::string_view(out).substr(0, first))) break;
+      if (first < out.size()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (!SendAll(c, std::string_view(out).substr(first))) break;
       }
+      if (close) break;
     }
     ::close(c);
   }
 
+  static bool SendAll(int c, std::string_view data) {
+    while (!data.empty()) {
+      const ssize_t n = ::send(c, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+
   bool silent_ = false;
+  std::string body_;
+  bool split_ = false;
   int fd_ = -1;
   int port_ = 0;
   std::atomic<int> answers_{0};
@@ -111,7 +132,8 @@ struct Tally {
   std::vector<std::string> failures;
 };
 
-PolledConnections::Calls Counting(Tally& tally, int requests, const std::string& host) {
+PolledConnections::Calls Counting(Tally& tally, int requests, const std::string& host,
+                                  std::string body = "ok") {
   return {.next =
               [&tally, requests, host](int, std::string* out) {
                 if (tally.next >= requests) return false;
@@ -120,9 +142,9 @@ PolledConnections::Calls Counting(Tally& tally, int requests, const std::string&
                 return true;
               },
           .answered =
-              [&tally](int c, int status, std::string_view body) {
+              [&tally, body](int c, int status, std::string_view got) {
                 EXPECT_EQ(status, 200);
-                EXPECT_EQ(body, "ok");
+                EXPECT_EQ(got, body);
                 ++tally.answered_by[static_cast<std::size_t>(c)];
               },
           .failed = [&tally](int, const std::string& error) { tally.failures.push_back(error); }};
@@ -141,6 +163,24 @@ TEST(PolledConnections, OneThreadKeepsACallInFlightOnEachConnection) {
   }
   EXPECT_EQ(answered, 90);
   EXPECT_TRUE(tally.failures.empty()) << tally.failures.front();
+}
+
+// An answer is read until a read comes back short; one longer than a read, or arriving in
+// pieces, is read on when poll() reports the rest.
+TEST(PolledConnections, AnAnswerLongerThanAReadOrInPiecesIsReadWhole) {
+  for (const bool split : {false, true}) {
+    for (const std::size_t size : {std::size_t{4096}, std::size_t{10000}}) {
+      std::string body(size, 'x');
+      body.back() = 'y';
+      OkServer server(/*silent=*/false, body, split);
+      Tally tally;
+      tally.answered_by.assign(2, 0);
+      PolledConnections conns(server.endpoint(), 2);
+      conns.Run(Counting(tally, 8, server.endpoint().host_header, body));
+      EXPECT_EQ(tally.answered_by[0] + tally.answered_by[1], 8) << size << " split " << split;
+      EXPECT_TRUE(tally.failures.empty()) << tally.failures.front();
+    }
+  }
 }
 
 TEST(PolledConnections, ARefusedConnectionFailsEachCallInTurnAndEnds) {
