@@ -113,11 +113,6 @@ Status SqliteStore::Impl::OpenWriter() {
   sqlite3_busy_timeout(write_db.get(), kBusyTimeoutMs);
 
   Result<std::string> mode = write_db.QueryText("PRAGMA journal_mode=WAL");
-  if (!mode.ok() && sqlite3_errcode(write_db.get()) == SQLITE_BUSY) {
-    // The VFS locks the database against every other process (wal_gather_vfs.h).
-    return Unavailable(mode.status().message() +
-                       "; another process has the database open, and the store opens it alone");
-  }
   if (!mode.ok()) return mode.status();
   if (mode.value() != "wal") {
     return FailedPrecondition("sqlite: " + options.path +

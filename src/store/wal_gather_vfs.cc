@@ -242,11 +242,7 @@ const char* WalGatherVfsName() {
     // Before SQLite initializes (sqlite3_vfs_find does): without memory statistics, which no
     // one reads here, SQLite's allocations take no global mutex.
     (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-    // Over "unix-excl" (see the header): over "unix", each transaction took six fcntl() calls on
-    // the -shm file, more system calls than the rest of its commit. A build of SQLite without it
-    // keeps the default VFS.
-    sqlite3_vfs* root = sqlite3_vfs_find("unix-excl");
-    if (root == nullptr) root = sqlite3_vfs_find(nullptr);
+    sqlite3_vfs* root = sqlite3_vfs_find(nullptr);
     vfs = sqlite3_vfs{};
     vfs.iVersion = 2;
     vfs.szOsFile = static_cast<int>(kRealOffset) + root->szOsFile;

@@ -1,14 +1,10 @@
 #pragma once
 
-// A SQLite VFS that gathers a transaction's writes to its WAL and hands them to the kernel as one
-// write. SQLite writes each WAL frame as two writes, a 24-byte header and a page, so a commit of
-// 14 pages made 28 pwrite calls; in the VMs Allot is measured on, system calls were the store
-// writer's main cost (docs/benchmarks.md, "The commit's system calls").
-//
-// It sits over SQLite's "unix-excl", the unix VFS for a database that one process opens: the
-// first connection locks the file against every other process, and the WAL index lives in the
-// process's memory instead of a -shm file, so a transaction's locks take no system call. Another
-// process (a sqlite3 shell, a backup tool) cannot open the database while the server runs.
+// A SQLite VFS over the platform's default one that gathers a transaction's writes to its WAL
+// and hands them to the kernel as one write. SQLite writes each WAL frame as two writes, a
+// 24-byte header and a page, so a commit of 14 pages made 28 pwrite calls; in the VMs Allot is
+// measured on, system calls were the store writer's main cost (docs/benchmarks.md, "The commit's
+// system calls").
 //
 // What is gathered is written when the transaction's commit frame is complete, and before
 // anything that needs the file as written (a sync, a read, its size, a truncation, a file control,

@@ -69,9 +69,8 @@ class RecoveryIdentityTest(unittest.TestCase):
         return job_id, training
 
     def db(self):
-        """The store, read while the server is down: while it runs, no other process opens it,
-        and the server cannot start while one has it open (closing() ends the connection;
-        a connection's own `with` only commits)."""
+        """The store, read while the server is down (closing() ends the connection; a
+        connection's own `with` only commits)."""
         return contextlib.closing(
             sqlite3.connect(os.path.join(self.server.data_dir, "allot.db"), timeout=10))
 

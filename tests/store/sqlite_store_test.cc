@@ -5,14 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <future>
-#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -535,72 +533,6 @@ TEST(SqliteStore, CommittedBatchesSurviveCloseAndReopen) {
   EXPECT_EQ(jobs.size(), 45U);
   EXPECT_EQ(GetOrDie(*store, Kind::kJob, "job-108"), std::nullopt);
   EXPECT_EQ(GetOrDie(*store, Kind::kJob, "job-149"), "v49");
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// What the sqlite3 shell, another process, answers to a query on the database at `path`.
-std::string ShellQuery(const std::string& path, const std::string& sql) {
-  const std::string command = "sqlite3 -readonly -bail '" + path + "' '" + sql + "' 2>&1";
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return "popen failed";
-  char buffer[256];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  ::pclose(pipe);
-  return out;
-}
-
-// The store opens its database through "unix-excl": while it is open no other process reads it
-// (nor runs a checkpoint or a recovery on its WAL), and the WAL index is in the store's memory,
-// so no -shm file exists and a transaction's locks take no system call. Closed, the database is
-// an ordinary one again.
-TEST(SqliteStore, TheOpenDatabaseIsTheStoresAloneAndItsWalIndexInMemory) {
-  ScratchDir dir;
-  const std::string path = dir.File("allot.db");
-  auto store = OpenOrDie(path);
-  for (int i = 0; i < 3; ++i) {
-    Batch batch;
-    batch.Put(Kind::kJob, "job-" + Str(i), "v");
-    ASSERT_TRUE(store->Commit(std::move(batch)).ok());
-  }
-  EXPECT_EQ(GetOrDie(*store, Kind::kJob, "job-2"), "v");  // the read connection has read too
-  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
-  EXPECT_TRUE(std::filesystem::exists(path + "-wal"));
-  EXPECT_NE(ShellQuery(path, "SELECT count(*) FROM records;").find("database is locked"),
-            std::string::npos);
-  store->Close();
-  EXPECT_EQ(ShellQuery(path, "SELECT count(*) FROM records;"), "3\n");
-}
-
-// The other way round: a store does not open a database another process has open, and says why.
-TEST(SqliteStore, OpenRefusesADatabaseAnotherProcessHasOpen) {
-  ScratchDir dir;
-  const std::string path = dir.File("allot.db");
-  OpenOrDie(path)->Close();
-  // A sqlite3 shell in a read transaction, held until its input closes; it has read (and so
-  // holds its lock) once its answer is in `out`.
-  const std::string out = dir.File("shell.out");
-  FILE* shell = ::popen(("sqlite3 '" + path + "' >'" + out + "' 2>&1").c_str(), "w");
-  ASSERT_NE(shell, nullptr);
-  std::fputs("BEGIN; SELECT count(*) FROM records;\n", shell);
-  std::fflush(shell);
-  for (int i = 0; i < 1000 && ReadFile(out).empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_EQ(ReadFile(out), "0\n");
-  SqliteOptions options{.path = path};
-  Result<std::unique_ptr<SqliteStore>> refused = SqliteStore::Open(options);
-  ::pclose(shell);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(refused.status().message().find("another process has the database open"),
-            std::string::npos)
-      << refused.status().message();
-  OpenOrDie(path)->Close();  // once it is gone
 }
 
 // Checkpoints run on the checkpointer's thread: the WAL is copied back and started over while
