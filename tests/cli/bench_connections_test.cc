@@ -39,12 +39,11 @@ TEST(ParseAnswer, NamesAMalformedHead) {
   EXPECT_EQ(ParseAnswer("HTTP/1.1 200 OK\r\n\r\n").error, "an answer without Content-Length");
 }
 
-// A loopback server answering "ok" to every request; every third answer closes its connection.
-// A silent one reads requests and never answers.
+// A loopback server answering every request with its body ("ok" unless told); every third
+// answer closes its connection. A silent one reads requests and never answers.
 class OkServer {
  public:
-  // Answers each request with `body`; `split`: the answer's first 1,000 bytes, a pause, then
-  // the rest.
+  // `split`: each answer's first 1,000 bytes, a pause, then the rest.
   explicit OkServer(bool silent = false, std::string body = "ok", bool split = false)
       : silent_(silent), body_(std::move(body)), split_(split) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -168,14 +167,16 @@ TEST(PolledConnections, OneThreadKeepsACallInFlightOnEachConnection) {
 // An answer is read until a read comes back short; one longer than a read, or arriving in
 // pieces, is read on when poll() reports the rest.
 TEST(PolledConnections, AnAnswerLongerThanAReadOrInPiecesIsReadWhole) {
+  // Bodies of 4,055 bytes make answers of exactly one read (4,096 bytes, or 4,115 with
+  // `Connection: close`).
   for (const bool split : {false, true}) {
-    for (const std::size_t size : {std::size_t{4096}, std::size_t{10000}}) {
+    for (const std::size_t size : {std::size_t{4055}, std::size_t{4096}, std::size_t{10000}}) {
       std::string body(size, 'x');
       body.back() = 'y';
       OkServer server(/*silent=*/false, body, split);
       Tally tally;
       tally.answered_by.assign(2, 0);
-      PolledConnections conns(server.endpoint(), 2);
+      PolledConnections conns(server.endpoint(), 2, /*stall_ms=*/5000);
       conns.Run(Counting(tally, 8, server.endpoint().host_header, body));
       EXPECT_EQ(tally.answered_by[0] + tally.answered_by[1], 8) << size << " split " << split;
       EXPECT_TRUE(tally.failures.empty()) << tally.failures.front();
