@@ -1,6 +1,6 @@
 # allot_sigv4: AWS Signature Version 4 signing and verification, the shared-credentials file, and
 # depth-capped parsing of JSON from the wire (wire_json, with Boost.JSON's parser). Included from
-# src/api/CMakeLists.txt.
+# src/api/CMakeLists.txt. credentials.cc writes its file through env/files.h (allot_env).
 find_package(OpenSSL REQUIRED GLOBAL)  # GLOBAL: targets in other folders link allot_sigv4 too
 find_package(nlohmann_json REQUIRED GLOBAL)
 find_package(Boost 1.81 REQUIRED GLOBAL)  # Boost.JSON's parser reads the wire's JSON
@@ -8,7 +8,7 @@ allot_library(allot_sigv4
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/sigv4.cc ${CMAKE_CURRENT_LIST_DIR}/credentials.cc
           ${CMAKE_CURRENT_LIST_DIR}/wire_json.cc ${CMAKE_CURRENT_LIST_DIR}/boost_json.cc
           ${CMAKE_CURRENT_LIST_DIR}/secret_box.cc
-  DEPS allot_common OpenSSL::Crypto nlohmann_json::nlohmann_json Boost::headers)
+  DEPS allot_common allot_env OpenSSL::Crypto nlohmann_json::nlohmann_json Boost::headers)
 
 # The tests. GoogleTest is found and tests/ is added only after src/, so the test targets are
 # made at the end of the top-level CMakeLists.txt. When allot_api exists, tests/CMakeLists.txt
