@@ -75,4 +75,18 @@ std::string UuidText(std::uint64_t hi, std::uint64_t lo) {
   return out;
 }
 
+namespace {
+constexpr std::uint64_t kVariantMask = 0x3fffffffffffffffULL;  // below the variant's 2 bits
+constexpr std::uint64_t kVariant = 0x8000000000000000ULL;      // 10: RFC 9562's variant
+}  // namespace
+
+std::string UuidV4(std::uint64_t a, std::uint64_t b) {
+  return UuidText((a & ~0xf000ULL) | 0x4000, (b & kVariantMask) | kVariant);
+}
+
+std::string UuidV7(std::uint64_t unix_ms, std::uint64_t a, std::uint64_t b) {
+  return UuidText(((unix_ms & 0xffffffffffffULL) << 16) | 0x7000 | (a & 0xfff),
+                  (b & kVariantMask) | kVariant);
+}
+
 }  // namespace allot

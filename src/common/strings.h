@@ -45,6 +45,14 @@ std::string ZeroPadded(std::uint64_t value, int width);
 // digits); the caller sets the version and variant bits.
 std::string UuidText(std::uint64_t hi, std::uint64_t lo);
 
+// RFC 9562's version 4: the 122 bits of `a` and `b` that the version and variant leave, from the
+// caller's random source (this layer reads none).
+std::string UuidV4(std::uint64_t a, std::uint64_t b);
+
+// RFC 9562's version 7: the low 48 bits of `unix_ms` first, so that ids sort by time, then 12
+// bits of `a` and 62 of `b`.
+std::string UuidV7(std::uint64_t unix_ms, std::uint64_t a, std::uint64_t b);
+
 // The elements of `parts` (anything whose elements convert to std::string_view) with `sep`
 // between each two: Join({"a", "b"}, ", ") == "a, b"; an empty range gives "".
 template <typename Range>

@@ -149,10 +149,8 @@ api::HttpRequestView ViewOf(const Request& req) {
 // A request id in the UUID shape AWS uses; random per thread, never reused in practice.
 std::string NewRequestId() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  // Version 4 (random): the version's 4 bits and the variant's 2 set, the other 122 random.
-  const std::uint64_t hi = (rng() & ~0xf000ULL) | 0x4000;
-  const std::uint64_t lo = (rng() & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
-  return UuidText(hi, lo);
+  const std::uint64_t a = rng();
+  return UuidV4(a, rng());
 }
 
 Timestamp WallClock() {

@@ -28,10 +28,8 @@ std::string NewJobId() {
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
-  // 48 bits of time, version 7, 12 random bits; variant 10, 62 random bits.
-  const std::uint64_t hi = ((ms & 0xffffffffffffULL) << 16) | 0x7000 | (rng() & 0xfff);
-  const std::uint64_t lo = (rng() & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
-  return UuidText(hi, lo);
+  const std::uint64_t a = rng();
+  return UuidV7(ms, a, rng());
 }
 
 // The quota share a job names: required, existing and not DISABLED on a quota-share queue, and

@@ -168,5 +168,23 @@ TEST(UuidText, WritesTheBitsInOrderAsRfc9562Does) {
             "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
 }
 
+TEST(UuidV7, PutsTheMillisecondsFirstAndSetsVersionAndVariant) {
+  // RFC 9562's example again, from its parts: 0x017F22E279B0 ms, rand_a 0xCC3, rand_b ...
+  EXPECT_EQ(UuidV7(0x017f22e279b0ULL, 0xcc3, 0x18c4dc0c0c07398fULL),
+            "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+  // Bits beyond their fields are dropped, never spilled into the version or the variant.
+  EXPECT_EQ(UuidV7(UINT64_MAX, UINT64_MAX, UINT64_MAX), "ffffffff-ffff-7fff-bfff-ffffffffffff");
+  EXPECT_EQ(UuidV7(0, 0, 0), "00000000-0000-7000-8000-000000000000");
+  // Later milliseconds sort later as text, whatever the random bits.
+  EXPECT_LT(UuidV7(1000, UINT64_MAX, UINT64_MAX), UuidV7(1001, 0, 0));
+}
+
+TEST(UuidV4, SetsVersionAndVariantAndKeepsTheOther122Bits) {
+  EXPECT_EQ(UuidV4(UINT64_MAX, UINT64_MAX), "ffffffff-ffff-4fff-bfff-ffffffffffff");
+  EXPECT_EQ(UuidV4(0, 0), "00000000-0000-4000-8000-000000000000");
+  EXPECT_EQ(UuidV4(0x0123456789abcdefULL, 0xfedcba9876543210ULL),
+            "01234567-89ab-4def-bedc-ba9876543210");
+}
+
 }  // namespace
 }  // namespace allot
