@@ -165,6 +165,11 @@ void AddSlurmFlags(CLI::App* serve, ServerFlags& f) {
                     "gres, cpus, memory}; one instance is one node");
   serve->add_option("--slurm-conf", f.server.slurm_conf,
                     "Slurm's slurm.conf for sbatch, squeue and scancel (default: SLURM_CONF)");
+  serve
+      ->add_option("--slurm-bin-dir", f.server.slurm_bin_dir,
+                   "the directory of Slurm's commands (sbatch, squeue, scancel, sinfo, sacct, "
+                   "srun), the same on the nodes (default: found on PATH)")
+      ->check(CLI::ExistingDirectory);
   serve->add_option("--shared-dir", f.server.shared_dir,
                     "with --executor slurm: a directory every node mounts at the same path; the "
                     "jobs' directories (SageMaker layout, checkpoints, logs, status) live there");
@@ -174,10 +179,11 @@ void AddSlurmFlags(CLI::App* serve, ServerFlags& f) {
 bool ApplySlurmFlags(ServerFlags& f) {
   allot::server::Options& server = f.server;
   if (server.executor != "slurm") {
-    if (!f.slurm_map_file.empty() || !server.slurm_conf.empty() || !server.shared_dir.empty()) {
+    if (!f.slurm_map_file.empty() || !server.slurm_conf.empty() || !server.shared_dir.empty() ||
+        !server.slurm_bin_dir.empty()) {
       std::fprintf(stderr,
-                   "allot server: --slurm-map, --slurm-conf and --shared-dir need --executor "
-                   "slurm\n");
+                   "allot server: --slurm-map, --slurm-conf, --slurm-bin-dir and --shared-dir "
+                   "need --executor slurm\n");
       return false;
     }
     return true;
@@ -201,6 +207,16 @@ bool ApplySlurmFlags(ServerFlags& f) {
     return false;
   }
   server.shared_dir = shared.string();
+  if (!server.slurm_bin_dir.empty()) {
+    // The batch step runs srun by this path on the nodes: a relative one would name the attempt's
+    // directory there.
+    server.slurm_bin_dir = std::filesystem::absolute(server.slurm_bin_dir, ec).string();
+    if (ec) {
+      std::fprintf(stderr, "allot server: --slurm-bin-dir %s: %s\n", server.slurm_bin_dir.c_str(),
+                   ec.message().c_str());
+      return false;
+    }
+  }
   // Jobs' directories there are root's; a file root over them would let jobs read each other's.
   auto roots = allot::server::CanonicalFileRoots(server.file_roots, server.shared_dir);
   if (!roots.ok()) {

@@ -24,8 +24,9 @@ Result<std::unique_ptr<exec::Executor>> Controller::MakeExecutor(exec::Callbacks
     log::Warn(event, {{"message", message}});
   };
   slurm.required_instances = [this] { return RequiredInstances(); };
-  std::unique_ptr<exec::SlurmClient> client =
-      exec::NewSlurmCli(exec::SlurmCliOptions{.slurm_conf = options_.slurm_conf});
+  if (!options_.slurm_bin_dir.empty()) slurm.srun = options_.slurm_bin_dir + "/srun";
+  std::unique_ptr<exec::SlurmClient> client = exec::NewSlurmCli(
+      exec::SlurmCliOptions{.slurm_conf = options_.slurm_conf, .bin_dir = options_.slurm_bin_dir});
   ALLOT_RETURN_IF_ERROR(exec::CheckSlurmCluster(*client, slurm));
   log::Info("executor.slurm", {{"partitions", static_cast<std::int64_t>(slurm.placements.size())},
                                {"shared_dir", options_.shared_dir}});

@@ -68,6 +68,9 @@ struct Options {
   std::map<std::string, exec::SlurmPlacement> slurm_map;
   std::string slurm_conf;
   std::string shared_dir;
+  // --slurm-bin-dir: the directory of sbatch, squeue, scancel, sinfo, sacct and srun, on this
+  // machine and on the nodes (the batch step runs srun from it); empty: each is found on PATH.
+  std::string slurm_bin_dir;
   std::string log_level = "info";   // trace, debug, info, warn, error, off (server/log.h)
   std::string log_format = "text";  // text or json
   // The bearer token GET /metrics requires (docs/observability.md); empty:

@@ -194,9 +194,11 @@ def readonly_runtime_paths():
 class AllotServer:
     """One `allot server` process on a data directory this object owns."""
 
-    def __init__(self, *extra_args, stop_grace_seconds=None, data_dir=None, executor=None):
+    def __init__(self, *extra_args, stop_grace_seconds=None, data_dir=None, executor=None,
+                 env=None):
         self.bin = allot_bin()
         self.extra_args = list(extra_args)
+        self.extra_env = dict(env or {})  # over the test's environment, for every start
         if stop_grace_seconds is not None:
             self.extra_args += ["--stop-grace-seconds", str(stop_grace_seconds)]
         self.executor = executor or os.environ.get("ALLOT_TEST_EXECUTOR") or "local"
@@ -263,6 +265,7 @@ class AllotServer:
             env.update(self._slurm_env)
             key, value = self.marker.split("=", 1)
             env[key] = value
+            env.update(self.extra_env)
             with open(log, "wb") as out:
                 runtime = [a for p in readonly_runtime_paths() for a in ("--job-readonly-path", p)]
                 self.proc = subprocess.Popen(

@@ -17,6 +17,7 @@ ALLOT_TEST_EXECUTOR=slurm (tests/CMakeLists.txt).
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -268,6 +269,30 @@ class SlurmConfigurationTest(unittest.TestCase):
         out = self.start_fails(env={"PATH": bin_dir})
         self.assertIn("sbatch", out)
 
+    def test_slurm_bin_dir_names_where_slurms_commands_are(self):
+        # Slurm's commands in a directory off PATH: the server runs them from --slurm-bin-dir, and
+        # the batch step runs srun from there too (its PATH is the server's, without srun).
+        bin_dir = tempfile.mkdtemp(prefix="allot-slurm-bin-")
+        for tool in ("sbatch", "squeue", "scancel", "sinfo", "sacct", "srun"):
+            os.symlink(shutil.which(tool), os.path.join(bin_dir, tool))
+        no_slurm = tempfile.mkdtemp(prefix="allot-no-slurm-")
+        server = AllotServer("--slurm-bin-dir", bin_dir, executor="slurm", env={"PATH": no_slurm})
+        self.addCleanup(server.cleanup)
+        server.start()
+        fx = Fixture(server.client())
+        queue, _ = fx.qm_queue(capacity=2, shares=(("team", 2),))
+        job = fx.submit(queue, "team", script="echo ran-on-$SM_CURRENT_HOST")["jobId"]
+        fx.wait_status(job, "SUCCEEDED", timeout=60)
+        with open(server.host_dir(job, 1, "algo-1", "stdout"), encoding="utf-8") as f:
+            self.assertIn("ran-on-n", f.read())
+        # Without it, the same PATH finds none of them, and the server says so at start.
+        out = self.start_fails(env={"PATH": no_slurm})
+        self.assertIn("cannot run 'sinfo'", out)
+        # A directory that lacks one of them is refused at start, naming it.
+        os.remove(os.path.join(bin_dir, "srun"))
+        out = self.start_fails("--slurm-bin-dir", bin_dir)
+        self.assertIn(os.path.join(bin_dir, "srun"), out)
+
     def test_cluster_that_does_not_answer(self):
         conf_dir = tempfile.mkdtemp(prefix="allot-dead-conf-")
         conf = os.path.join(conf_dir, "slurm.conf")
@@ -279,10 +304,18 @@ class SlurmConfigurationTest(unittest.TestCase):
         self.assertIn("does not answer", out)
 
     def test_slurm_flags_need_the_slurm_executor(self):
-        r = subprocess.run([AllotServer().bin, "server", "--slurm-map", "/nonexistent"],
+        for flag, value in (("--slurm-map", "/nonexistent"), ("--slurm-bin-dir", "/usr/bin")):
+            r = subprocess.run([AllotServer().bin, "server", flag, value],
+                               capture_output=True, text=True, timeout=30,
+                               stdin=subprocess.DEVNULL)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("--executor slurm", r.stderr)
+        # A --slurm-bin-dir that is not a directory is refused before anything starts.
+        r = subprocess.run([AllotServer().bin, "server", "--executor", "slurm",
+                            "--slurm-bin-dir", "/nonexistent-slurm-bin"],
                            capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn("--executor slurm", r.stderr)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--slurm-bin-dir", r.stderr)
 
 
 if __name__ == "__main__":
