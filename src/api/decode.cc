@@ -3,6 +3,7 @@
 #include <map>
 
 #include "api/decoders.h"
+#include "api/query.h"
 #include "api/wire_error.h"
 #include "model/rules.h"
 
@@ -188,6 +189,11 @@ Result<TagsRequest> DecodeTags(std::string_view method, const std::string& resou
       if (keys.empty()) Refuse("tagKeys is required");
       if (keys.size() > 50) {
         Refuse("tagKeys allows at most 50 keys, got " + std::to_string(keys.size()));
+      }
+      for (const std::string& key : keys) {
+        if (key.empty() || CodePoints(key) > model::rules::kMaxTagKeyLength) {
+          Refuse("tagKeys entries must be 1 to 128 characters, got " + Quoted(Json(key)));
+        }
       }
       return UntagResourceRequest{std::move(resource), keys};
     }

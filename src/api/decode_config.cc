@@ -2,6 +2,7 @@
 // and quota shares.
 
 #include "api/decoders.h"
+#include "api/query.h"
 #include "api/wire_error.h"
 #include "model/rules.h"
 
@@ -68,8 +69,7 @@ std::optional<EnvironmentOrder> ReadEnvironmentOrder(const Json& r) {
   RequireObjects(*order, "serviceEnvironmentOrder");
   EnvironmentOrder out;
   out.order = static_cast<std::int32_t>(
-      OptionalInt((*order)[0], "order", 0, model::rules::kMaxInt32, "serviceEnvironmentOrder.order")
-          .value_or(1));
+      RequireInt((*order)[0], "order", 0, model::rules::kMaxInt32, "serviceEnvironmentOrder.order"));
   out.environment =
       NameOrArnOf(RequireString((*order)[0], "serviceEnvironment",
                                 "serviceEnvironmentOrder.serviceEnvironment"),
@@ -88,9 +88,10 @@ std::optional<std::vector<model::JobStateTimeLimitAction>> ReadTimeLimitActions(
   std::vector<model::JobStateTimeLimitAction> out;
   for (const Json& a : *actions) {
     const std::string reason = RequireString(a, "reason", "jobStateTimeLimitActions.reason");
-    if (reason.empty() || reason.size() > model::rules::kMaxJobQueueReasonLength) {
+    const std::size_t length = CodePoints(reason);
+    if (length == 0 || length > model::rules::kMaxJobQueueReasonLength) {
       Refuse("jobStateTimeLimitActions.reason must be 1 to 256 characters, got " +
-             std::to_string(reason.size()));
+             std::to_string(length));
     }
     RequireEnum(a, "state", {"RUNNABLE"}, "jobStateTimeLimitActions.state");
     const std::int64_t max =

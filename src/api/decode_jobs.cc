@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "api/decoders.h"
+#include "api/query.h"
 #include "api/wire_error.h"
 #include "common/strings.h"
 #include "model/rules.h"
@@ -26,16 +27,17 @@ std::optional<model::RetryStrategy> ReadRetry(const Json& r) {
     }
     RequireObjects(*rules, "retryStrategy.evaluateOnExit");
     for (const Json& rule : *rules) {
-      const std::string action = AsciiLower(
-          OptionalString(rule, "action", "retryStrategy.evaluateOnExit.action").value_or("RETRY"));
+      const std::string sent =
+          OptionalString(rule, "action", "retryStrategy.evaluateOnExit.action").value_or("RETRY");
+      const std::string action = AsciiLower(sent);  // AWS takes either case
       if (action != "retry" && action != "exit") {
         Refuse("retryStrategy.evaluateOnExit.action must be RETRY or EXIT, got " +
-               Quoted(Json(action)));
+               Quoted(Json(sent)));
       }
       const std::string pattern =
           OptionalString(rule, "onStatusReason", "retryStrategy.evaluateOnExit.onStatusReason")
               .value_or("*");
-      if (pattern.size() > model::rules::kMaxOnStatusReason) {
+      if (CodePoints(pattern) > model::rules::kMaxOnStatusReason) {
         Refuse("retryStrategy.evaluateOnExit.onStatusReason allows at most 512 characters");
       }
       retry.evaluate_on_exit.push_back(
@@ -90,7 +92,8 @@ JobListFilters ReadFilters(const Json& r) {
           "filters.name");
       const Json* values = OptionalArray(kv, "values", "filters.values");
       if (values == nullptr || values->size() != 1 || !(*values)[0].is_string()) {
-        Refuse("filters." + key + " takes exactly one string value");
+        Refuse("filters.values must hold exactly one string for the " + key + " filter, got " +
+               (values == nullptr ? std::string("none") : Quoted(*values)));
       }
       const std::string v = (*values)[0];
       if (key == "JOB_NAME") {
@@ -149,10 +152,10 @@ SubmitServiceJobRequest SubmitServiceJob(const Json& r) {
   if (out.quota_share) RefuseUnless(model::rules::CheckName(*out.quota_share, "quotaShareName"));
   out.client_token = OptionalString(r, "clientToken");
   if (out.client_token) {
-    if (out.client_token->empty() ||
-        out.client_token->size() > model::rules::kMaxClientTokenLength) {
-      Refuse("clientToken must be 1 to 64 characters, got " +
-             std::to_string(out.client_token->size()));
+    // Characters, as AWS counts them, not bytes (the body was checked as UTF-8).
+    const std::size_t length = CodePoints(*out.client_token);
+    if (length == 0 || length > model::rules::kMaxClientTokenLength) {
+      Refuse("clientToken must be 1 to 64 characters, got " + std::to_string(length));
     }
     out.request_hash = RequestHash(r);
   }
@@ -190,8 +193,9 @@ TerminateServiceJobRequest TerminateServiceJob(const Json& r) {
   TerminateServiceJobRequest out;
   out.job_id = RequireString(r, "jobId");
   out.reason = RequireString(r, "reason");
-  if (out.reason.size() > model::rules::kMaxTerminateReasonLength) {
-    Refuse("reason must be at most 1024 characters, got " + std::to_string(out.reason.size()));
+  if (const std::size_t length = CodePoints(out.reason);
+      length > model::rules::kMaxTerminateReasonLength) {
+    Refuse("reason must be at most 1024 characters, got " + std::to_string(length));
   }
   return out;
 }

@@ -72,6 +72,8 @@ Json Encode(const JobQueueDetail& queue) {
               {"state", StateName(queue.state)},     {"status", queue.status},
               {"statusReason", queue.status_reason}, {"priority", queue.priority},
               {"serviceEnvironmentOrder", order},    {"jobQueueType", queue.type},
+              // Required in the model; SAGEMAKER_TRAINING queues have none.
+              {"computeEnvironmentOrder", Json::array()},
               {"tags", EncodeTags(queue.tags)},      {"jobStateTimeLimitActions", actions}};
   if (!queue.scheduling_policy_arn.empty()) {
     out["schedulingPolicyArn"] = queue.scheduling_policy_arn;

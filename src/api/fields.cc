@@ -138,6 +138,7 @@ void RefuseUnless(const Status& status) {
 Json ReadTags(const Json& obj, const char* field) {
   const Json* tags = OptionalObject(obj, field);
   if (tags == nullptr) return Json::object();
+  if (tags->empty()) Refuse(std::string(field) + " must hold 1 to 50 tags, or be left out");
   if (tags->size() > 50) Refuse(std::string(field) + " allows at most 50 tags");
   // The body was checked as UTF-8 (ReadBody), so characters can be counted.
   for (const auto& [k, v] : tags->items()) {

@@ -313,6 +313,7 @@ TEST(DecodeTags, LimitsAtTheEdges) {
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_EQ(TagsOf(*r).size(), 50u);
     EXPECT_TRUE(Refused(t.route, with(fifty_one), "tags"));
+    EXPECT_TRUE(Refused(t.route, with(Json::object()), "tags"));  // the model: 1 to 50
     EXPECT_TRUE(Refused(t.route, with({{"", "v"}}), "tags"));
     EXPECT_TRUE(Accepted(t.route, with({{std::string(128, 'k'), "v"}})));
     EXPECT_TRUE(Refused(t.route, with({{std::string(129, 'k'), "v"}}), "tags"));
@@ -371,6 +372,16 @@ TEST(DecodeTags, TheResourcePartOfTheArnNamesTheResource) {
   EXPECT_FALSE(DecodeTags("POST", prefix + "job-queue/q1", Json::object(), {}).ok());
   EXPECT_FALSE(DecodeTags("DELETE", prefix + "job-queue/q1", Json::object(), {}).ok());
   EXPECT_TRUE(DecodeTags("DELETE", prefix + "job-queue/q1", Json::object(), {"k"}).ok());
+  // tagKeys entries are TagKeys: 1 to 128 characters (not bytes).
+  const std::string e_acute = "\xc3\xa9";
+  std::string key128;
+  for (int i = 0; i < 128; ++i) key128 += e_acute;
+  EXPECT_TRUE(DecodeTags("DELETE", prefix + "job-queue/q1", Json::object(), {key128}).ok());
+  for (const std::string& bad : {std::string(), key128 + "k", std::string(129, 'k')}) {
+    Result<TagsRequest> r = DecodeTags("DELETE", prefix + "job-queue/q1", Json::object(), {"a", bad});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_TRUE(RefusalNames(r.status(), "tagKeys"));
+  }
 }
 
 // --- names and ARNs ---
@@ -645,10 +656,15 @@ TEST(DecodeIntegers, TheValuesReachTheRequest) {
             0);
   Json queue = CreateQueueBody();
   queue["priority"] = 1000;
-  queue["serviceEnvironmentOrder"][0].erase("order");
+  queue["serviceEnvironmentOrder"][0]["order"] = 3;
   const auto q = Decode<CreateJobQueueRequest>("createjobqueue", queue);
   EXPECT_EQ(q.priority, 1000);
-  EXPECT_EQ(q.environment_order, 1);  // the default
+  EXPECT_EQ(q.environment_order, 3);
+  // The model requires it (ServiceEnvironmentOrder.order): no default stands in for it.
+  queue["serviceEnvironmentOrder"][0].erase("order");
+  EXPECT_TRUE(Refused("createjobqueue", queue, "serviceEnvironmentOrder.order"));
+  queue["serviceEnvironmentOrder"][0]["order"] = nullptr;
+  EXPECT_TRUE(Refused("createjobqueue", queue, "serviceEnvironmentOrder.order"));
   EXPECT_EQ(q.type, "SAGEMAKER_TRAINING");
   EXPECT_EQ(q.environment.name, "env1");
   EXPECT_EQ(Decode<ListServiceJobsRequest>("listservicejobs", {{"jobQueue", "q1"}}).max_results,
@@ -725,6 +741,10 @@ TEST(DecodeConfig, CreateJobQueueTimeLimitActions) {
   EXPECT_TRUE(Refused("createjobqueue", bad, "jobStateTimeLimitActions.reason"));
   bad["jobStateTimeLimitActions"][0]["reason"] = std::string(257, 'r');
   EXPECT_TRUE(Refused("createjobqueue", bad, "jobStateTimeLimitActions.reason"));
+  std::string accented;  // 256 characters of two bytes each
+  for (int i = 0; i < 256; ++i) accented += "\xc3\xa9";
+  bad["jobStateTimeLimitActions"][0]["reason"] = accented;
+  EXPECT_TRUE(Accepted("createjobqueue", bad));
   bad = body;
   bad["jobStateTimeLimitActions"][0]["state"] = "RUNNING";
   EXPECT_TRUE(Refused("createjobqueue", bad, "jobStateTimeLimitActions.state"));
@@ -856,6 +876,13 @@ TEST(DecodeSubmit, ClientTokenIsOneTo64Characters) {
     body["clientToken"] = bad;
     EXPECT_TRUE(Refused("submitservicejob", body, "clientToken"));
   }
+  // Characters, not bytes: 64 two-byte characters are 64.
+  std::string accented;
+  for (int i = 0; i < 64; ++i) accented += "\xc3\xa9";
+  body["clientToken"] = accented;
+  EXPECT_EQ(Decode<SubmitServiceJobRequest>("submitservicejob", body).client_token, accented);
+  body["clientToken"] = accented + "t";
+  EXPECT_TRUE(Refused("submitservicejob", body, "clientToken"));
   body["clientToken"] = nullptr;
   EXPECT_FALSE(Decode<SubmitServiceJobRequest>("submitservicejob", body).client_token.has_value());
 }
@@ -906,10 +933,21 @@ TEST(DecodeSubmit, RetryStrategy) {
   EXPECT_TRUE(Refused("submitservicejob", with_rules(five), "retryStrategy.evaluateOnExit"));
   EXPECT_TRUE(Refused("submitservicejob", with_rules(J(R"([{"action": "MAYBE"}])")),
                       "retryStrategy.evaluateOnExit.action"));
+  {  // The value is quoted as sent, not as compared.
+    Result<Request> bogus =
+        DecodeRequest("submitservicejob", with_rules(J(R"([{"action": "Bogus"}])")));
+    ASSERT_FALSE(bogus.ok());
+    EXPECT_NE(bogus.status().message().find("\"Bogus\""), std::string::npos)
+        << bogus.status().message();
+  }
   EXPECT_TRUE(Refused("submitservicejob", with_rules(J(R"([{"action": 1}])")),
                       "retryStrategy.evaluateOnExit.action"));
   EXPECT_TRUE(Accepted("submitservicejob",
                        with_rules(Json::array({Json{{"onStatusReason", std::string(512, 'x')}}}))));
+  std::string accented;  // 512 characters of two bytes each
+  for (int i = 0; i < 512; ++i) accented += "\xc3\xa9";
+  EXPECT_TRUE(
+      Accepted("submitservicejob", with_rules(Json::array({Json{{"onStatusReason", accented}}}))));
   EXPECT_TRUE(Refused("submitservicejob",
                       with_rules(Json::array({Json{{"onStatusReason", std::string(513, 'x')}}})),
                       "retryStrategy.evaluateOnExit.onStatusReason"));
@@ -953,6 +991,12 @@ TEST(DecodeJobs, UpdateDescribeTerminate) {
       "terminateservicejob", {{"jobId", "7"}, {"reason", std::string(1024, 'r')}});
   EXPECT_EQ(t.reason.size(), 1024u);
   EXPECT_TRUE(Refused("terminateservicejob", {{"jobId", "7"}, {"reason", std::string(1025, 'r')}},
+                      "reason"));
+  // Characters, not bytes (docs/server.md: at most 1,024 characters).
+  std::string accented;
+  for (int i = 0; i < 1024; ++i) accented += "\xc3\xa9";
+  EXPECT_TRUE(Accepted("terminateservicejob", {{"jobId", "7"}, {"reason", accented}}));
+  EXPECT_TRUE(Refused("terminateservicejob", {{"jobId", "7"}, {"reason", accented + "r"}},
                       "reason"));
 }
 
@@ -1041,11 +1085,13 @@ TEST(DecodeListJobs, BadFiltersAreRefused) {
   two["filters"].push_back({{"name", "QUOTA_SHARE_NAME"}, {"values", {"s1"}}});
   EXPECT_TRUE(refused(two, "filters"));
   EXPECT_TRUE(refused(Filter("STATUS", {"RUNNING"}), "filters.name"));
-  EXPECT_TRUE(refused(Filter("JOB_NAME", Json::array()), "filters.JOB_NAME"));
-  EXPECT_TRUE(refused(Filter("JOB_NAME", {"a", "b"}), "filters.JOB_NAME"));
-  EXPECT_TRUE(refused(Filter("JOB_NAME", {1}), "filters.JOB_NAME"));
+  // The field the caller sent is named (filters.values), and the filter it belongs to.
+  EXPECT_TRUE(refused(Filter("JOB_NAME", Json::array()), "filters.values"));
+  EXPECT_TRUE(refused(Filter("JOB_NAME", {"a", "b"}), "filters.values"));
+  EXPECT_TRUE(refused(Filter("QUOTA_SHARE_NAME", {nullptr}), "filters.values"));
+  EXPECT_TRUE(refused(Filter("JOB_NAME", {1}), "filters.values"));
   EXPECT_TRUE(refused(Filter("QUOTA_SHARE_NAME", "s1"), "filters.values"));
-  EXPECT_TRUE(refused(J(R"({"filters": [{"name": "JOB_NAME"}]})"), "filters.JOB_NAME"));
+  EXPECT_TRUE(refused(J(R"({"filters": [{"name": "JOB_NAME"}]})"), "filters.values"));
   EXPECT_TRUE(refused(J(R"({"filters": [{"values": ["a"]}]})"), "filters.name"));
   EXPECT_TRUE(refused(J(R"({"filters": ["JOB_NAME"]})"), "filters"));
   EXPECT_TRUE(refused(J(R"({"filters": {"name": "JOB_NAME"}})"), "filters"));

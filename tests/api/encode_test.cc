@@ -54,6 +54,26 @@ TEST(EncodeResponse, ListsCarryANextTokenOnlyWhenThereIsOne) {
             (Json{{"jobSummaryList", Json::array()}, {"nextToken", "17.3"}}));
 }
 
+// JobQueueDetail's required members are all there, computeEnvironmentOrder too: a
+// SAGEMAKER_TRAINING queue has none, and says so with an empty list.
+TEST(EncodeResponse, AJobQueueHasEveryMemberTheModelRequires) {
+  DescribeJobQueuesResponse queues;
+  queues.queues.push_back({.name = "q",
+                           .arn = "arn:q",
+                           .status = "VALID",
+                           .priority = 3,
+                           .environment_order = {{1, "arn:e"}},
+                           .type = "SAGEMAKER_TRAINING"});
+  const Json q = EncodeResponse(queues)["jobQueues"][0];
+  for (const char* required :
+       {"jobQueueName", "jobQueueArn", "state", "priority", "computeEnvironmentOrder"}) {
+    EXPECT_TRUE(q.contains(required)) << required << " in " << q.dump();
+  }
+  EXPECT_EQ(q["computeEnvironmentOrder"], Json::array());
+  EXPECT_EQ(q["serviceEnvironmentOrder"],
+            (Json::array({{{"order", 1}, {"serviceEnvironment", "arn:e"}}})));
+}
+
 TEST(EncodeResponse, AQuotaShareListedLeavesItsTagsOut) {
   QuotaShareDetail share{.name = "a",
                          .arn = "arn:s",

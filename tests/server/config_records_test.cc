@@ -36,7 +36,7 @@ const std::string kPlainPolicy =
     R"({"arn":")" + At("scheduling-policy/plain") + R"(","name":"plain","tags":{"k":"v"}})";
 
 const std::string kQuotaQueue =
-    R"({"jobQueueArn":")" + At("job-queue/q1") +
+    R"({"computeEnvironmentOrder":[],"jobQueueArn":")" + At("job-queue/q1") +
     R"(","jobQueueName":"q1","jobQueueType":"SAGEMAKER_TRAINING","jobStateTimeLimitActions":)"
     R"([{"action":"TERMINATE","maxTimeSeconds":600,"reason":"CAPACITY:INSUFFICIENT_INSTANCES",)"
     R"("state":"RUNNABLE"}],"priority":10,"schedulingPolicyArn":")" +
@@ -44,7 +44,7 @@ const std::string kQuotaQueue =
     R"(","serviceEnvironmentOrder":[{"order":3,"serviceEnvironment":"env-1"}],)"
     R"("state":"DISABLED","status":"VALID","statusReason":"JobQueue Healthy","tags":{}})";
 const std::string kPlainQueue =
-    R"({"jobQueueArn":")" + At("job-queue/fifo") +
+    R"({"computeEnvironmentOrder":[],"jobQueueArn":")" + At("job-queue/fifo") +
     R"(","jobQueueName":"fifo","jobQueueType":"SAGEMAKER_TRAINING","jobStateTimeLimitActions":)"
     R"([],"priority":0,"serviceEnvironmentOrder":[{"order":1,"serviceEnvironment":"env-1"}],)"
     R"("state":"ENABLED","status":"VALID","statusReason":"JobQueue Healthy",)"
@@ -102,6 +102,12 @@ TEST(ConfigRecords, JobQueuesRoundTrip) {
     ASSERT_TRUE(queue.ok()) << queue.status().message();
     EXPECT_EQ(Encode(*queue), doc);
     EXPECT_EQ(DescribeQueue(*queue), Json::parse(doc));
+    // A queue stored before computeEnvironmentOrder was written reads as the same queue.
+    Json older = Json::parse(doc);
+    older.erase("computeEnvironmentOrder");
+    Result<JobQueueRecord> old = DecodeQueue("q", older.dump());
+    ASSERT_TRUE(old.ok()) << old.status().message();
+    EXPECT_EQ(Encode(*old), doc);
   }
   const JobQueueRecord q1 = DecodeQueue("q1", kQuotaQueue).value();
   EXPECT_EQ(q1.environment(), "env-1");
