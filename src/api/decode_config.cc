@@ -68,8 +68,8 @@ std::optional<EnvironmentOrder> ReadEnvironmentOrder(const Json& r) {
   }
   RequireObjects(*order, "serviceEnvironmentOrder");
   EnvironmentOrder out;
-  out.order = static_cast<std::int32_t>(
-      RequireInt((*order)[0], "order", 0, model::rules::kMaxInt32, "serviceEnvironmentOrder.order"));
+  out.order = static_cast<std::int32_t>(RequireInt((*order)[0], "order", 0, model::rules::kMaxInt32,
+                                                   "serviceEnvironmentOrder.order"));
   out.environment =
       NameOrArnOf(RequireString((*order)[0], "serviceEnvironment",
                                 "serviceEnvironmentOrder.serviceEnvironment"),

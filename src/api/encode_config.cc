@@ -68,13 +68,18 @@ Json Encode(const JobQueueDetail& queue) {
                        {"maxTimeSeconds", a.max_time_seconds},
                        {"action", "TERMINATE"}});
   }
-  Json out = {{"jobQueueName", queue.name},          {"jobQueueArn", queue.arn},
-              {"state", StateName(queue.state)},     {"status", queue.status},
-              {"statusReason", queue.status_reason}, {"priority", queue.priority},
-              {"serviceEnvironmentOrder", order},    {"jobQueueType", queue.type},
+  Json out = {{"jobQueueName", queue.name},
+              {"jobQueueArn", queue.arn},
+              {"state", StateName(queue.state)},
+              {"status", queue.status},
+              {"statusReason", queue.status_reason},
+              {"priority", queue.priority},
+              {"serviceEnvironmentOrder", order},
+              {"jobQueueType", queue.type},
               // Required in the model; SAGEMAKER_TRAINING queues have none.
               {"computeEnvironmentOrder", Json::array()},
-              {"tags", EncodeTags(queue.tags)},      {"jobStateTimeLimitActions", actions}};
+              {"tags", EncodeTags(queue.tags)},
+              {"jobStateTimeLimitActions", actions}};
   if (!queue.scheduling_policy_arn.empty()) {
     out["schedulingPolicyArn"] = queue.scheduling_policy_arn;
   }

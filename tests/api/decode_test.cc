@@ -378,7 +378,8 @@ TEST(DecodeTags, TheResourcePartOfTheArnNamesTheResource) {
   for (int i = 0; i < 128; ++i) key128 += e_acute;
   EXPECT_TRUE(DecodeTags("DELETE", prefix + "job-queue/q1", Json::object(), {key128}).ok());
   for (const std::string& bad : {std::string(), key128 + "k", std::string(129, 'k')}) {
-    Result<TagsRequest> r = DecodeTags("DELETE", prefix + "job-queue/q1", Json::object(), {"a", bad});
+    Result<TagsRequest> r =
+        DecodeTags("DELETE", prefix + "job-queue/q1", Json::object(), {"a", bad});
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_TRUE(RefusalNames(r.status(), "tagKeys"));
   }
@@ -996,8 +997,8 @@ TEST(DecodeJobs, UpdateDescribeTerminate) {
   std::string accented;
   for (int i = 0; i < 1024; ++i) accented += "\xc3\xa9";
   EXPECT_TRUE(Accepted("terminateservicejob", {{"jobId", "7"}, {"reason", accented}}));
-  EXPECT_TRUE(Refused("terminateservicejob", {{"jobId", "7"}, {"reason", accented + "r"}},
-                      "reason"));
+  EXPECT_TRUE(
+      Refused("terminateservicejob", {{"jobId", "7"}, {"reason", accented + "r"}}, "reason"));
 }
 
 // --- ListServiceJobs ---
