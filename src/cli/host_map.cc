@@ -84,8 +84,12 @@ std::map<std::string, server::Options::LimitOverrides> ReadHostMapLimits(const s
         o.tmp_bytes = Size(unit, key, kv.second);
       } else if (key == "disk") {
         o.disk_bytes = Size(unit, key, kv.second);
+      } else if (key == "files") {
+        o.files = kv.second.as<std::int64_t>();
+        if (*o.files < 0) throw std::runtime_error(unit + ": files must be 0 or more");
       } else {
-        throw std::runtime_error(unit + ": unknown limit " + key + " (memory, pids, tmp, disk)");
+        throw std::runtime_error(unit + ": unknown limit " + key +
+                                 " (memory, pids, tmp, disk, files)");
       }
     }
   }

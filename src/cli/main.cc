@@ -72,8 +72,14 @@ void AddSandboxFlags(CLI::App* serve, ServerFlags& f) {
       ->capture_default_str();
   serve
       ->add_option("--job-disk-limit", f.job_disk_limit,
-                   "disk per host in /opt/ml and the checkpoint directory, checked every 2 s; "
-                   "0 = none")
+                   "disk per host in /opt/ml, its logs and the checkpoint directory, checked every "
+                   "2 s and at its end; no single file may be larger; 0 = none")
+      ->capture_default_str();
+  serve
+      ->add_option("--job-file-limit", f.server.job_limits.files,
+                   "files and directories per host in /opt/ml, its logs and the checkpoint "
+                   "directory, checked with the disk limit; 0 = none")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
       ->capture_default_str();
   serve->add_option("--job-readonly-path", f.server.job_readonly_paths,
                     "a host path every sandboxed job may read, at the same place (e.g. a Python "

@@ -24,6 +24,7 @@
 #include "exec/attempt_end.h"
 #include "exec/host_files.h"
 #include "exec/local_hosts.h"
+#include "exec/pacing.h"
 
 namespace allot::exec {
 
@@ -48,7 +49,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kPollIntervalMs = 50;  // for supervisors without a pidfd (kernels before 5.3)
+// Checkpoint times are scanned every 500 ms, or less often while a scan takes long (pacing.h).
 constexpr auto kCheckpointScan = std::chrono::milliseconds(500);
+constexpr auto kLongestCheckpointScan = std::chrono::seconds(30);
 
 struct Attempt {
   model::JobId job = 0;
@@ -370,10 +373,13 @@ void LocalExecutorImpl::ScanCheckpoints(std::unique_lock<std::mutex>& lock) {
   }
   if (dirs.empty()) return;
   lock.unlock();  // walking a directory tree may take a while
+  const Clock::time_point began = Clock::now();
   std::vector<Timestamp> newest;
   newest.reserve(dirs.size());
   for (const auto& [key, dir] : dirs) newest.push_back(NewestCheckpoint(dir));
   lock.lock();
+  const Clock::time_point ended = Clock::now();
+  next_scan_ = ended + PacedInterval(ended - began, kCheckpointScan, kLongestCheckpointScan);
   for (std::size_t i = 0; i < dirs.size(); ++i) {
     const auto it = attempts_.find(dirs[i].first);
     if (it == attempts_.end() || newest[i] <= it->second.checkpoint) continue;

@@ -143,6 +143,9 @@ void AddLimitArgs(const LaunchSpec& spec, const Host& host, const HostPlan& plan
   }
   if (limits.disk_bytes > 0) {
     argv.insert(argv.end(), {"--disk-limit", std::to_string(limits.disk_bytes)});
+  }
+  if (limits.files > 0) argv.insert(argv.end(), {"--file-limit", std::to_string(limits.files)});
+  if (limits.disk_bytes > 0 || limits.files > 0) {
     for (const auto& path : plan.disk_paths) argv.insert(argv.end(), {"--disk-path", path});
   }
 }

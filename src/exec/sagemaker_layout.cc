@@ -830,7 +830,8 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
   plan.working_dir = layout.ml.string();
   plan.sandboxed = layout.sandboxed;
   plan.job_env_file = (layout.host_dir / kJobEnvFile).string();
-  plan.disk_paths = {layout.ml.string(), layout.checkpoint_dir};
+  // The host's directory holds its /opt/ml and its stdout and stderr, which the job writes too.
+  plan.disk_paths = {layout.host_dir.string(), layout.checkpoint_dir};
   if (layout.sandboxed) {
     JobLimits tmp;
     tmp.tmp_bytes = spec.limits.tmp_bytes;
@@ -917,6 +918,9 @@ int CopyAsMain(int argc, char** argv) {
     std::fprintf(stderr, "allot __copyas: %s\n", s.message().c_str());
     return 126;
   }
+  // What it copies is the share's alone, whatever the server's umask: another share's jobs run
+  // as other uids and read none of it (a checkpoint location stays its share's).
+  ::umask(077);
   if (Status s = CopyTree(std::string(args[4]), std::string(args[5])); !s.ok()) {
     std::fprintf(stderr, "allot __copyas (uid %u): %s\n", uid, s.message().c_str());
     return 1;

@@ -38,7 +38,7 @@ struct HostPlan {
   // <host_dir>/job-env (mode 0600): the job's environment, read by the supervisor (unsandboxed)
   // or by the sandbox's exec step; the supervisor itself runs with a clean one.
   std::string job_env_file;
-  std::vector<std::string> disk_paths;  // the host's /opt/ml and the checkpoint directory
+  std::vector<std::string> disk_paths;  // the host's directory (/opt/ml, logs), the checkpoints
   std::string enforced;  // what bwrap enforces: "uid=200001 gid=200001 tmp=1 GiB"; "" unsandboxed
 };
 

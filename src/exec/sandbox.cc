@@ -139,6 +139,7 @@ std::string DescribeLimits(const std::optional<JobUser>& user, const JobLimits& 
   if (limits.pids > 0) parts.push_back("pids=" + std::to_string(limits.pids));
   if (limits.tmp_bytes > 0) parts.push_back("tmp=" + FormatBytes(limits.tmp_bytes));
   if (limits.disk_bytes > 0) parts.push_back("disk=" + FormatBytes(limits.disk_bytes));
+  if (limits.files > 0) parts.push_back("files=" + std::to_string(limits.files));
   std::string text;
   for (const auto& part : parts) text += (text.empty() ? "" : " ") + part;
   return text;
@@ -400,26 +401,25 @@ std::vector<pid_t> Members(const std::string& dir) {
   return pids;
 }
 
-std::int64_t TreeUsage(int dir_fd) {
-  std::int64_t total = 0;
+void AddTreeUsage(int dir_fd, DiskUsed& total) {
   DIR* dir = ::fdopendir(dir_fd);
   if (dir == nullptr) {
     ::close(dir_fd);
-    return 0;
+    return;
   }
   while (const dirent* entry = ::readdir(dir)) {
     const std::string_view name = entry->d_name;
     if (name == "." || name == "..") continue;
     struct stat st {};
     if (::fstatat(::dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    total += static_cast<std::int64_t>(st.st_blocks) * 512;
+    total.bytes += static_cast<std::int64_t>(st.st_blocks) * 512;
+    ++total.files;
     if (!S_ISDIR(st.st_mode)) continue;
     const int child =
         ::openat(::dirfd(dir), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (child >= 0) total += TreeUsage(child);
+    if (child >= 0) AddTreeUsage(child, total);
   }
   ::closedir(dir);
-  return total;
 }
 
 }  // namespace
@@ -483,11 +483,11 @@ std::int64_t CgroupOomKills(const CgroupPlan& plan) {
   return text.ok() ? OomKills(*text) : 0;
 }
 
-std::int64_t DiskUsage(const std::vector<std::string>& paths) {
-  std::int64_t total = 0;
+DiskUsed DiskUsage(const std::vector<std::string>& paths) {
+  DiskUsed total;
   for (const std::string& path : paths) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) total += TreeUsage(fd);
+    if (fd >= 0) AddTreeUsage(fd, total);
   }
   return total;
 }

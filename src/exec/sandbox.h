@@ -47,7 +47,10 @@ struct JobLimits {
   std::int64_t memory_bytes = 0;  // memory cgroup limit (with swap where the kernel counts it)
   std::int64_t pids = 0;          // pids cgroup: processes and threads
   std::int64_t tmp_bytes = 0;     // the size of the private /tmp (a tmpfs, counted as memory)
-  std::int64_t disk_bytes = 0;    // /opt/ml plus the checkpoint directory, checked while it runs
+  // /opt/ml, the host's logs and the checkpoint directory, checked while it runs and at its end;
+  // no single file the job writes may be larger (RLIMIT_FSIZE), so no burst outruns the check.
+  std::int64_t disk_bytes = 0;
+  std::int64_t files = 0;  // files and directories in those trees, checked with disk_bytes
   bool operator==(const JobLimits&) const = default;
 };
 
@@ -165,7 +168,13 @@ void RemoveCgroups(const CgroupPlan& plan);
 // The OOM kills counted in the plan's memory group; 0 without one.
 std::int64_t CgroupOomKills(const CgroupPlan& plan);
 
-// Bytes allocated to the files and directories under `paths` (st_blocks), links not followed.
-std::int64_t DiskUsage(const std::vector<std::string>& paths);
+// What the trees under some paths hold: the bytes allocated to their files and directories
+// (st_blocks), and how many there are (each takes an inode, which a byte count does not see).
+// Links are not followed.
+struct DiskUsed {
+  std::int64_t bytes = 0;
+  std::int64_t files = 0;
+};
+DiskUsed DiskUsage(const std::vector<std::string>& paths);
 
 }  // namespace allot::exec

@@ -24,6 +24,7 @@
 #include "exec/host_files.h"
 #include "exec/hostlist.h"
 #include "exec/local_executor.h"
+#include "exec/pacing.h"
 #include "exec/sagemaker_layout.h"
 #include "exec/slurm_attempt.h"
 #include "exec/slurm_launch.h"
@@ -45,7 +46,9 @@ Timestamp WallMillis() {
 using AttemptKey = std::pair<model::JobId, int>;
 
 constexpr char kRefPrefix[] = "slurm:";
+// Checkpoint times are scanned every 500 ms, or less often while a scan takes long (pacing.h).
 constexpr auto kCheckpointScan = std::chrono::milliseconds(500);
+constexpr auto kLongestCheckpointScan = std::chrono::seconds(30);
 
 Clock::duration Millis(Duration ms) { return std::chrono::milliseconds(ms); }
 
@@ -671,10 +674,13 @@ void SlurmExecutorImpl::ScanCheckpoints() {
     }
   }
   if (dirs.empty()) return;
+  const Clock::time_point began = Clock::now();
   std::vector<Timestamp> newest;
   newest.reserve(dirs.size());
   for (const auto& [key, dir] : dirs) newest.push_back(NewestCheckpoint(dir));
   std::lock_guard<std::mutex> lock(mu_);
+  const Clock::time_point ended = Clock::now();
+  next_scan_ = ended + PacedInterval(ended - began, kCheckpointScan, kLongestCheckpointScan);
   for (std::size_t i = 0; i < dirs.size(); ++i) {
     const auto it = attempts_.find(dirs[i].first);
     if (it == attempts_.end() || newest[i] <= it->second.checkpoint) continue;

@@ -15,26 +15,27 @@ Json EncodeSpec(const LaunchSpec& s) {
   for (const LaunchSpec::Channel& c : s.channels) channels.push_back({c.name, c.source_dir});
   Json slots = Json::array();
   for (const LaunchSpec::HostSlot& h : s.host_slots) slots.push_back({h.gpus, h.cpus});
-  Json out = {
-      {"job", s.job},
-      {"job_id", s.job_id},
-      {"share", s.share},
-      {"attempt", s.attempt},
-      {"name", s.name},
-      {"argv", s.argv},
-      {"environment", s.environment},
-      {"instance_type", s.instance_type},
-      {"instance_count", s.instance_count},
-      {"attempt_dir", s.attempt_dir},
-      {"job_dir", s.job_dir},
-      {"hyperparameters", s.hyperparameters},
-      {"channels", channels},
-      {"checkpoint_local_path", s.checkpoint_local_path},
-      {"checkpoint_sync_dir", s.checkpoint_sync_dir},
-      {"self_exe", s.self_exe},
-      {"host_slots", slots},
-      {"limits", {s.limits.memory_bytes, s.limits.pids, s.limits.tmp_bytes, s.limits.disk_bytes}},
-      {"readonly_paths", s.readonly_paths}};
+  Json out = {{"job", s.job},
+              {"job_id", s.job_id},
+              {"share", s.share},
+              {"attempt", s.attempt},
+              {"name", s.name},
+              {"argv", s.argv},
+              {"environment", s.environment},
+              {"instance_type", s.instance_type},
+              {"instance_count", s.instance_count},
+              {"attempt_dir", s.attempt_dir},
+              {"job_dir", s.job_dir},
+              {"hyperparameters", s.hyperparameters},
+              {"channels", channels},
+              {"checkpoint_local_path", s.checkpoint_local_path},
+              {"checkpoint_sync_dir", s.checkpoint_sync_dir},
+              {"self_exe", s.self_exe},
+              {"host_slots", slots},
+              {"limits",
+               {s.limits.memory_bytes, s.limits.pids, s.limits.tmp_bytes, s.limits.disk_bytes,
+                s.limits.files}},
+              {"readonly_paths", s.readonly_paths}};
   if (s.user) out["user"] = {s.user->uid, s.user->gid};
   return out;
 }
@@ -64,7 +65,9 @@ LaunchSpec DecodeSpec(const Json& in) {
   }
   const Json& limits = in.at("limits");
   s.limits = {limits.at(0).get<std::int64_t>(), limits.at(1).get<std::int64_t>(),
-              limits.at(2).get<std::int64_t>(), limits.at(3).get<std::int64_t>()};
+              limits.at(2).get<std::int64_t>(), limits.at(3).get<std::int64_t>(),
+              // A launch written before the file limit (a server upgraded under running jobs).
+              limits.size() > 4 ? limits.at(4).get<std::int64_t>() : 0};
   s.readonly_paths = in.at("readonly_paths").get<std::vector<std::string>>();
   if (in.contains("user")) {
     s.user = JobUser{in["user"].at(0).get<uid_t>(), in["user"].at(1).get<gid_t>()};

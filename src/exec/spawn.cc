@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -25,7 +26,8 @@ enum ChildStage : int {
   kStageDup = 2,
   kStageChdir = 3,
   kStageExec = 4,
-  kStageCgroup = 5
+  kStageCgroup = 5,
+  kStageRlimit = 6
 };
 
 struct ChildError {
@@ -89,6 +91,7 @@ struct ChildPlan {
   char** envp = nullptr;
   const char* const* cgroups = nullptr;  // null-terminated cgroup.procs paths
   bool ignore_sigterm = false;
+  std::int64_t max_file_bytes = 0;
 };
 
 // Moves the calling process into each cgroup; async-signal-safe. Returns 0 or -1 (errno set).
@@ -105,6 +108,14 @@ int JoinCgroups(const char* const* cgroups) {
     }
   }
   return 0;
+}
+
+// RLIMIT_FSIZE (soft and hard) to `bytes` when positive; async-signal-safe. 0 or -1 (errno set).
+int LimitFileSize(std::int64_t bytes) {
+  if (bytes <= 0) return 0;
+  const auto limit = static_cast<rlim_t>(bytes);
+  const rlimit fsize{limit, limit};
+  return ::setrlimit(RLIMIT_FSIZE, &fsize);
 }
 
 // dup2, or for a descriptor already in place only clearing its close-on-exec flag.
@@ -141,6 +152,8 @@ void ResetSignals() {
     failure = {kStageChdir, errno};
   } else if (JoinCgroups(plan.cgroups) < 0) {
     failure = {kStageCgroup, errno};
+  } else if (LimitFileSize(plan.max_file_bytes) < 0) {
+    failure = {kStageRlimit, errno};
   } else {
     ResetSignals();
     if (plan.ignore_sigterm) ::signal(SIGTERM, SIG_IGN);
@@ -201,6 +214,9 @@ Result<pid_t> AwaitExec(pid_t pid, int error_fd, const SpawnRequest& request) {
     case kStageCgroup:
       return Internal("cannot run '" + program +
                       "': cannot join its cgroup: " + ErrnoText(failure.error));
+    case kStageRlimit:
+      return Internal("cannot run '" + program +
+                      "': cannot limit its file size: " + ErrnoText(failure.error));
     case kStageChdir:
       return Internal("cannot run '" + program + "': cannot enter '" + request.working_dir +
                       "': " + ErrnoText(failure.error));
@@ -260,7 +276,8 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
     ChildMain(ChildPlan{error_write.get(), stdin_fd.get(), stdout_fd.get(), stderr_fd.get(),
                         request.pass_fd, request.isolation == SpawnRequest::Isolation::kSession,
                         request.working_dir.empty() ? nullptr : request.working_dir.c_str(),
-                        argv.data(), envp.data(), cgroups.data(), request.ignore_sigterm});
+                        argv.data(), envp.data(), cgroups.data(), request.ignore_sigterm,
+                        request.max_file_bytes});
   }
   // The parent sets the group too, so the caller may signal it as soon as this returns.
   if (request.isolation == SpawnRequest::Isolation::kProcessGroup) ::setpgid(pid, pid);

@@ -30,6 +30,9 @@ struct SpawnRequest {
   // SIGTERM to every process of a Slurm step would kill, and the job with it, before its grace.
   // The sandbox's exec step restores the default for the job (job_exec.h).
   bool ignore_sigterm = false;
+  // RLIMIT_FSIZE of the program and all it starts: no file it writes grows past this many bytes
+  // (the write fails with EFBIG, after SIGXFSZ, whose default kills). 0: left as it is.
+  std::int64_t max_file_bytes = 0;
 };
 
 // Starts the process in a new session or a new process group (either way its pid is its process

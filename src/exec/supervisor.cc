@@ -25,6 +25,7 @@
 #include "env/files.h"
 #include "env/process.h"
 #include "exec/host_files.h"
+#include "exec/pacing.h"
 #include "exec/sandbox.h"
 #include "exec/spawn.h"
 
@@ -37,8 +38,10 @@ constexpr Duration kDefaultGraceMs = Seconds(120);
 // Retries of a status.json that could not be written: 50 ms, doubling up to 2 s.
 constexpr std::chrono::milliseconds kFirstRetry{50};
 constexpr std::chrono::milliseconds kLastRetry{2000};
-// How often the disk limit is checked while the job runs.
+// How often the disk limit is checked while the job runs: every 2 s, or less often when a walk
+// of the job's trees takes long (pacing.h), at least once a minute.
 constexpr auto kDiskCheckInterval = std::chrono::seconds(2);
+constexpr auto kLongestDiskCheckInterval = std::chrono::seconds(60);
 
 struct Args {
   std::string dir;
@@ -86,6 +89,8 @@ bool SetFlag(Args& args, const std::string& flag, const char* value) {
     return ParseNumber(value, args.limits.pids);
   } else if (flag == "--disk-limit") {
     return ParseNumber(value, args.limits.disk_bytes);
+  } else if (flag == "--file-limit") {
+    return ParseNumber(value, args.limits.files);
   } else if (flag == "--disk-path") {
     args.disk_paths.emplace_back(value);
   } else {
@@ -213,6 +218,14 @@ class Supervision {
     }
   }
 
+  // After the job's processes are gone: what it left counts too, so a burst written between two
+  // checks (or just before exiting) still fails the job. True when it is over a limit now.
+  bool CheckDiskAtEnd() {
+    if (!limit_failure_.empty()) return false;
+    limit_failure_ = DiskOverLimit();
+    return !limit_failure_.empty();
+  }
+
   // Why the supervisor stopped the job (a limit), or empty.
   const std::string& limit_failure() const { return limit_failure_; }
 
@@ -223,7 +236,7 @@ class Supervision {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - Clock::now());
       ms = std::clamp<Duration>(left.count(), 0, ms);
     }
-    if (args_.limits.disk_bytes > 0 && !kill_sent_) {
+    if (DiskLimited() && !kill_sent_) {
       const auto left =
           std::chrono::ceil<std::chrono::milliseconds>(next_disk_check_ - Clock::now());
       ms = std::clamp<Duration>(left.count(), 0, ms);
@@ -258,18 +271,37 @@ class Supervision {
     kill_sent_ = true;
   }
 
-  // Stops the job for good once its directories hold more than its disk limit.
+  bool DiskLimited() const { return args_.limits.disk_bytes > 0 || args_.limits.files > 0; }
+
+  // Why the job's trees are over a limit, or empty; said on stderr with the figures.
+  std::string DiskOverLimit() const {
+    if (!DiskLimited()) return "";
+    const DiskUsed used = DiskUsage(args_.disk_paths);
+    std::string failure;
+    if (args_.limits.disk_bytes > 0 && used.bytes > args_.limits.disk_bytes) {
+      failure = args_.host + " exceeded its disk limit of " + FormatBytes(args_.limits.disk_bytes) +
+                " in /opt/ml, its logs and its checkpoint directory";
+    } else if (args_.limits.files > 0 && used.files > args_.limits.files) {
+      failure = args_.host + " exceeded its limit of " + std::to_string(args_.limits.files) +
+                " files in /opt/ml, its logs and its checkpoint directory";
+    }
+    if (!failure.empty()) {
+      std::fprintf(stderr, "allot supervisor: %s (%lld bytes, %lld files)\n", failure.c_str(),
+                   static_cast<long long>(used.bytes), static_cast<long long>(used.files));
+    }
+    return failure;
+  }
+
+  // Stops the job for good once its trees hold more than its disk or file limit.
   void CheckDisk() {
-    next_disk_check_ = Clock::now() + kDiskCheckInterval;
-    if (args_.limits.disk_bytes <= 0 || kill_sent_) return;
-    const std::int64_t used = DiskUsage(args_.disk_paths);
-    if (used <= args_.limits.disk_bytes) return;
-    limit_failure_ = args_.host + " exceeded its disk limit of " +
-                     FormatBytes(args_.limits.disk_bytes) +
-                     " in /opt/ml and its checkpoint directory";
-    std::fprintf(stderr, "allot supervisor: %s (%lld bytes used); stopping it\n",
-                 limit_failure_.c_str(), static_cast<long long>(used));
-    KillAll();
+    const Clock::time_point began = Clock::now();
+    if (DiskLimited() && !kill_sent_) {
+      limit_failure_ = DiskOverLimit();
+      if (!limit_failure_.empty()) KillAll();
+    }
+    const Clock::time_point ended = Clock::now();
+    next_disk_check_ =
+        ended + PacedInterval(ended - began, kDiskCheckInterval, kLongestDiskCheckInterval);
   }
 
   const Args& args_;
@@ -341,7 +373,10 @@ std::string EnforcedLimits(const Args& args, const CgroupPlan& plan) {
     }
     if (file.ends_with("/pids.max")) applied.pids = args.limits.pids;
   }
-  if (!args.disk_paths.empty()) applied.disk_bytes = args.limits.disk_bytes;
+  if (!args.disk_paths.empty()) {
+    applied.disk_bytes = args.limits.disk_bytes;
+    applied.files = args.limits.files;
+  }
   std::string text = args.sandboxed ? args.enforced : "unsandboxed";
   const std::string own = DescribeLimits(std::nullopt, applied);
   if (!own.empty()) text += (text.empty() ? "" : " ") + own;
@@ -355,6 +390,13 @@ void RecordLimitFailure(const Args& args, const std::string& limit_failure, cons
   if (failure.empty() && exit_code != 0 && CgroupOomKills(plan) > 0) {
     failure =
         args.host + " ran out of memory: its limit is " + FormatBytes(args.limits.memory_bytes);
+  }
+  // SIGXFSZ: a write past RLIMIT_FSIZE (bubblewrap reports a signal as 128 + its number).
+  const bool file_too_large =
+      exit_code == -SIGXFSZ || (args.sandboxed && exit_code == 128 + SIGXFSZ);
+  if (failure.empty() && file_too_large && args.limits.disk_bytes > 0) {
+    failure = args.host + " wrote a file as large as its disk limit of " +
+              FormatBytes(args.limits.disk_bytes) + " and was stopped (SIGXFSZ)";
   }
   if (failure.empty()) return;
   const Status written = WriteJobFile(args, "failure", failure);
@@ -371,6 +413,7 @@ Result<pid_t> StartCommand(Args& args, const CgroupPlan& cgroups) {
   request.isolation = SpawnRequest::Isolation::kProcessGroup;
   request.join_cgroups = cgroups.procs;
   request.ignore_sigterm = args.sandboxed;  // bwrap; the job gets the default back (job_exec)
+  request.max_file_bytes = args.limits.disk_bytes;
   return SpawnProcess(request);
 }
 
@@ -383,7 +426,7 @@ int SuperviseMain(int argc, char** argv) {
                  "usage: allot __supervise --dir DIR --output-dir DIR [--grace-ms N] "
                  "[--ready-fd N] [--sandboxed] [--job-env FILE] [--host NAME] [--enforced TEXT] "
                  "[--cgroup-name NAME --memory-limit BYTES --pids-limit N] "
-                 "[--disk-limit BYTES --disk-path DIR...] -- COMMAND...\n");
+                 "[--disk-limit BYTES --file-limit N --disk-path DIR...] -- COMMAND...\n");
     return 2;
   }
   // Blocked before the command starts, so a stop is never lost; the command gets the defaults.
@@ -423,7 +466,9 @@ int SuperviseMain(int argc, char** argv) {
     return 1;
   }
   Supervision supervision(*args, *child);
-  const int exit_code = supervision.Run();
+  int exit_code = supervision.Run();
+  // A host that exited 0 over its limit did not succeed: it fails as if stopped then.
+  if (supervision.CheckDiskAtEnd() && exit_code == 0) exit_code = 1;
   RecordLimitFailure(*args, supervision.limit_failure(), cgroups, exit_code);
   RemoveCgroups(cgroups);
   return RecordStatus(args->dir, HostStatus{exit_code, started_at, EpochMillisNow()});

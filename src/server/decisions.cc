@@ -220,6 +220,7 @@ exec::JobLimits LimitsFor(const Options& options, const std::string& instance_ty
   if (o.pids) limits.pids = *o.pids;
   if (o.tmp_bytes) limits.tmp_bytes = *o.tmp_bytes;
   if (o.disk_bytes) limits.disk_bytes = *o.disk_bytes;
+  if (o.files) limits.files = *o.files;
   return limits;
 }
 
@@ -268,7 +269,19 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
   // The payload is read outside the lock: a store read must not stall every API call.
   Result<LaunchInfo> launch = ReadLaunchInfo(id, name, /*check_paths=*/true);
   Status s = launch.status();
-  if (launch.ok()) {
+  if (launch.ok() && (!launch->channels.empty() || !launch->checkpoint_sync_dir.empty())) {
+    // A link under a root may lead elsewhere since the submission: into another share's
+    // checkpoints, say. The claims are checked again where the paths lead now (in memory; only
+    // the first check after a start reads the stored payloads, as a submission would).
+    std::lock_guard<std::mutex> lock(mu_);
+    if (const JobRecord* job = JobBySeq(seq)) {
+      s = checkpoint_claims_.CheckAtLaunch(*launch, *job, jobs_, *store_);
+      if (s.code() == StatusCode::kInvalidArgument) {
+        s = FailedPrecondition("no longer allowed at launch: " + s.message());
+      }
+    }
+  }
+  if (s.ok()) {
     const LaunchInfo& info = launch.value();
     spec.name = info.training_job_name;
     spec.argv = info.argv;

@@ -34,12 +34,14 @@ struct Options {
   exec::JobLimits job_limits{.memory_bytes = 0,
                              .pids = 4096,
                              .tmp_bytes = std::int64_t{1} << 30,
-                             .disk_bytes = std::int64_t{100} << 30};
+                             .disk_bytes = std::int64_t{100} << 30,
+                             .files = 1'000'000};
   struct LimitOverrides {
     std::optional<std::int64_t> memory_bytes;
     std::optional<std::int64_t> pids;
     std::optional<std::int64_t> tmp_bytes;
     std::optional<std::int64_t> disk_bytes;
+    std::optional<std::int64_t> files;
   };
   std::map<std::string, LimitOverrides> instance_limits;
   // Host paths every sandboxed job may read, bound read-only at the same place (a Python or

@@ -355,6 +355,70 @@ TEST_F(SupervisedTest, TheJobsFailureFileIsTheReason) {
   EXPECT_EQ(exit->reason, kReasonPrefix + "CUDA out of memory");
 }
 
+// The disk limit (sandbox.h JobLimits): the host's logs count, no single file outgrows it, what
+// a job leaves at its end counts, and so does the number of files.
+TEST_F(SupervisedTest, TheLogCountsTowardTheDiskLimitAndNoFileOutgrowsIt) {
+  auto executor = New(a_);
+  LaunchSpec spec =
+      ShellSpec(15, 1, "head -c 3000000 /dev/zero; echo head=$? >&2; sleep 30", 1, Dir("a"));
+  spec.limits.disk_bytes = 1 << 20;
+  ASSERT_TRUE(executor->Launch(spec).ok());
+  const auto exit = a_.WaitEnded(15, 1);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_FALSE(exit->succeeded);
+  EXPECT_EQ(exit->reason, kReasonPrefix +
+                              "algo-1 exceeded its disk limit of 1 MiB in /opt/ml, its logs and "
+                              "its checkpoint directory");
+  // head died of SIGXFSZ (128 + 25) at the limit, not at 3 MB.
+  EXPECT_NE(ReadFile(Host("a") + "/stderr").find("head=153"), std::string::npos)
+      << ReadFile(Host("a") + "/stderr");
+  EXPECT_EQ(std::filesystem::file_size(Host("a") + "/stdout"), std::uintmax_t{1} << 20);
+}
+
+TEST_F(SupervisedTest, WhatAJobLeavesAtItsEndCountsTowardTheDiskLimit) {
+  auto executor = New(a_);
+  // Three files, each under the limit, written and left before the first check (2 s).
+  LaunchSpec spec = ShellSpec(
+      16, 1, "for i in 1 2 3; do head -c 900000 /dev/zero > \"$SM_MODEL_DIR/f$i\"; done; exit 0", 1,
+      Dir("a"));
+  spec.limits.disk_bytes = 1 << 20;
+  ASSERT_TRUE(executor->Launch(spec).ok());
+  const auto exit = a_.WaitEnded(16, 1);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_FALSE(exit->succeeded);
+  EXPECT_EQ(exit->reason, kReasonPrefix +
+                              "algo-1 exceeded its disk limit of 1 MiB in /opt/ml, its logs and "
+                              "its checkpoint directory");
+  EXPECT_NE(ReadFile(Host("a") + "/status.json").find("\"exit_code\":1"), std::string::npos);
+}
+
+TEST_F(SupervisedTest, TheNumberOfFilesIsLimitedToo) {
+  auto executor = New(a_);
+  LaunchSpec spec = ShellSpec(
+      17, 1, "mkdir \"$SM_MODEL_DIR/m\"; for i in $(seq 300); do : > \"$SM_MODEL_DIR/m/$i\"; done",
+      1, Dir("a"));
+  spec.limits.files = 100;
+  ASSERT_TRUE(executor->Launch(spec).ok());
+  const auto exit = a_.WaitEnded(17, 1);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_FALSE(exit->succeeded);
+  EXPECT_EQ(exit->reason, kReasonPrefix +
+                              "algo-1 exceeded its limit of 100 files in /opt/ml, its logs and "
+                              "its checkpoint directory");
+}
+
+TEST_F(SupervisedTest, AJobWithinItsLimitsSucceeds) {
+  auto executor = New(a_);
+  LaunchSpec spec =
+      ShellSpec(18, 1, "head -c 100000 /dev/zero > \"$SM_MODEL_DIR/f\"; echo done", 1, Dir("a"));
+  spec.limits.disk_bytes = 1 << 20;
+  spec.limits.files = 100;
+  ASSERT_TRUE(executor->Launch(spec).ok());
+  const auto exit = a_.WaitEnded(18, 1);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_TRUE(exit->succeeded) << exit->reason;
+}
+
 TEST_F(SupervisedTest, CheckpointsWrittenByTheJobAreReported) {
   auto executor = New(a_);
   const std::string go = Dir("go");

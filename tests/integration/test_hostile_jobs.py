@@ -21,7 +21,7 @@ BWRAP = "/usr/bin/bwrap"
 UID_FIRST, UID_COUNT = 200000, 10000
 VICTIM_SECRET = "victim-secret-" + uuid.uuid4().hex
 LIMITS = ("--job-memory-limit", "256M", "--job-pids-limit", "64", "--job-tmp-size", "16M",
-          "--job-disk-limit", "64M")
+          "--job-disk-limit", "64M", "--job-file-limit", "1000")
 
 
 def read(path, mode="r"):
@@ -203,7 +203,34 @@ class HostileJobsTest(ServerTestCase):
         self.assertEqual(d["status"], "FAILED")
         self.assertEqual(d["statusReason"],
                          "Received status from SageMaker: AlgorithmError: algo-1 exceeded its disk "
-                         "limit of 64 MiB in /opt/ml and its checkpoint directory")
+                         "limit of 64 MiB in /opt/ml, its logs and its checkpoint directory")
+        self.assert_unharmed()
+
+    def test_disk_limit_holds_against_bursts_logs_and_files(self):
+        # One file past the limit is refused by the kernel (RLIMIT_FSIZE: SIGXFSZ, 128 + 25), so
+        # no burst outruns the 2 s check; files under it that add up past it, left just before
+        # the job exits, fail the job at its end.
+        script = ("fallocate -l 200M /opt/ml/model/big; echo rc=$?; "
+                  "for i in 1 2 3; do fallocate -l 30M /opt/ml/model/f$i; done; exit 0")
+        d, out, _ = self.attack(script)
+        self.assertIn("rc=153", out)
+        self.assertEqual(d["status"], "FAILED")
+        self.assertIn("exceeded its disk limit of 64 MiB", d["statusReason"])
+        model = self.server.host_dir(d["jobId"], 1, "algo-1", "ml", "model")
+        self.assertFalse(os.path.exists(os.path.join(model, "big"))
+                         and os.path.getsize(os.path.join(model, "big")) > 64 << 20)
+        # The log is the job's too: it counts, and it cannot outgrow the limit.
+        d, out, err = self.attack("head -c 100M /dev/zero; echo head=$? >&2; sleep 30",
+                                  name="log-flood")
+        self.assertEqual(d["status"], "FAILED")
+        self.assertIn("exceeded its disk limit of 64 MiB", d["statusReason"])
+        self.assertIn("head=153", err)
+        self.assertLessEqual(len(out), 64 << 20)
+        # And the number of files, which a byte count does not see.
+        d, _, _ = self.attack("mkdir /opt/ml/model/m; cd /opt/ml/model/m; "
+                              "seq 2000 | xargs touch; sleep 30", name="inodes")
+        self.assertEqual(d["status"], "FAILED")
+        self.assertIn("exceeded its limit of 1000 files", d["statusReason"])
         self.assert_unharmed()
 
     def test_memory_beyond_the_limit_is_refused(self):
@@ -251,7 +278,7 @@ class HostileJobsTest(ServerTestCase):
         # The record says what was enforced.
         limits = supervisor_record(self.server, d["jobId"])["limits"]
         self.assertEqual(limits, f"uid={uid} gid={uid} tmp=16 MiB memory=256 MiB pids=64 "
-                                 "disk=64 MiB")
+                                 "disk=64 MiB files=1000")
         self.assert_unharmed()
 
 
