@@ -357,66 +357,58 @@ TEST_F(SupervisedTest, TheJobsFailureFileIsTheReason) {
 
 // The disk limit (sandbox.h JobLimits): the host's logs count, no single file outgrows it, what
 // a job leaves at its end counts, and so does the number of files.
-TEST_F(SupervisedTest, TheLogCountsTowardTheDiskLimitAndNoFileOutgrowsIt) {
-  auto executor = New(a_);
-  LaunchSpec spec =
-      ShellSpec(15, 1, "head -c 3000000 /dev/zero; echo head=$? >&2; sleep 30", 1, Dir("a"));
-  spec.limits.disk_bytes = 1 << 20;
-  ASSERT_TRUE(executor->Launch(spec).ok());
-  const auto exit = a_.WaitEnded(15, 1);
-  ASSERT_TRUE(exit.has_value());
-  EXPECT_FALSE(exit->succeeded);
-  EXPECT_EQ(exit->reason, kReasonPrefix +
-                              "algo-1 exceeded its disk limit of 1 MiB in /opt/ml, its logs and "
-                              "its checkpoint directory");
+class DiskLimitTest : public SupervisedTest {
+ protected:
+  // Runs `script` as job `job` under `limits`; how its attempt ended.
+  AttemptExit RunLimited(model::JobId job, const std::string& script, const JobLimits& limits) {
+    auto executor = New(a_);
+    LaunchSpec spec = ShellSpec(job, 1, script, 1, Dir("a"));
+    spec.limits = limits;
+    EXPECT_TRUE(executor->Launch(spec).ok());
+    const auto exit = a_.WaitEnded(job, 1);
+    EXPECT_TRUE(exit.has_value());
+    return exit.value_or(AttemptExit{});
+  }
+  static std::string Exceeded(const std::string& limit) {
+    return kReasonPrefix + "algo-1 exceeded its " + limit +
+           " in /opt/ml, its logs and its checkpoint directory";
+  }
+};
+
+TEST_F(DiskLimitTest, TheLogCountsAndNoFileOutgrowsTheLimit) {
+  const AttemptExit exit = RunLimited(15, "head -c 3000000 /dev/zero; echo head=$? >&2; sleep 30",
+                                      {.disk_bytes = 1 << 20});
+  EXPECT_FALSE(exit.succeeded);
+  EXPECT_EQ(exit.reason, Exceeded("disk limit of 1 MiB"));
   // head died of SIGXFSZ (128 + 25) at the limit, not at 3 MB.
   EXPECT_NE(ReadFile(Host("a") + "/stderr").find("head=153"), std::string::npos)
       << ReadFile(Host("a") + "/stderr");
   EXPECT_EQ(std::filesystem::file_size(Host("a") + "/stdout"), std::uintmax_t{1} << 20);
 }
 
-TEST_F(SupervisedTest, WhatAJobLeavesAtItsEndCountsTowardTheDiskLimit) {
-  auto executor = New(a_);
+TEST_F(DiskLimitTest, WhatAJobLeavesAtItsEndCounts) {
   // Three files, each under the limit, written and left before the first check (2 s).
-  LaunchSpec spec = ShellSpec(
-      16, 1, "for i in 1 2 3; do head -c 900000 /dev/zero > \"$SM_MODEL_DIR/f$i\"; done; exit 0", 1,
-      Dir("a"));
-  spec.limits.disk_bytes = 1 << 20;
-  ASSERT_TRUE(executor->Launch(spec).ok());
-  const auto exit = a_.WaitEnded(16, 1);
-  ASSERT_TRUE(exit.has_value());
-  EXPECT_FALSE(exit->succeeded);
-  EXPECT_EQ(exit->reason, kReasonPrefix +
-                              "algo-1 exceeded its disk limit of 1 MiB in /opt/ml, its logs and "
-                              "its checkpoint directory");
+  const AttemptExit exit = RunLimited(
+      16, "for i in 1 2 3; do head -c 900000 /dev/zero > \"$SM_MODEL_DIR/f$i\"; done; exit 0",
+      {.disk_bytes = 1 << 20});
+  EXPECT_FALSE(exit.succeeded);
+  EXPECT_EQ(exit.reason, Exceeded("disk limit of 1 MiB"));
   EXPECT_NE(ReadFile(Host("a") + "/status.json").find("\"exit_code\":1"), std::string::npos);
 }
 
-TEST_F(SupervisedTest, TheNumberOfFilesIsLimitedToo) {
-  auto executor = New(a_);
-  LaunchSpec spec = ShellSpec(
-      17, 1, "mkdir \"$SM_MODEL_DIR/m\"; for i in $(seq 300); do : > \"$SM_MODEL_DIR/m/$i\"; done",
-      1, Dir("a"));
-  spec.limits.files = 100;
-  ASSERT_TRUE(executor->Launch(spec).ok());
-  const auto exit = a_.WaitEnded(17, 1);
-  ASSERT_TRUE(exit.has_value());
-  EXPECT_FALSE(exit->succeeded);
-  EXPECT_EQ(exit->reason, kReasonPrefix +
-                              "algo-1 exceeded its limit of 100 files in /opt/ml, its logs and "
-                              "its checkpoint directory");
+TEST_F(DiskLimitTest, TheNumberOfFilesIsLimitedToo) {
+  const AttemptExit exit = RunLimited(
+      17, "mkdir \"$SM_MODEL_DIR/m\"; for i in $(seq 300); do : > \"$SM_MODEL_DIR/m/$i\"; done",
+      {.files = 100});
+  EXPECT_FALSE(exit.succeeded);
+  EXPECT_EQ(exit.reason, Exceeded("limit of 100 files"));
 }
 
-TEST_F(SupervisedTest, AJobWithinItsLimitsSucceeds) {
-  auto executor = New(a_);
-  LaunchSpec spec =
-      ShellSpec(18, 1, "head -c 100000 /dev/zero > \"$SM_MODEL_DIR/f\"; echo done", 1, Dir("a"));
-  spec.limits.disk_bytes = 1 << 20;
-  spec.limits.files = 100;
-  ASSERT_TRUE(executor->Launch(spec).ok());
-  const auto exit = a_.WaitEnded(18, 1);
-  ASSERT_TRUE(exit.has_value());
-  EXPECT_TRUE(exit->succeeded) << exit->reason;
+TEST_F(DiskLimitTest, AJobWithinItsLimitsSucceeds) {
+  const AttemptExit exit =
+      RunLimited(18, "head -c 100000 /dev/zero > \"$SM_MODEL_DIR/f\"; echo done",
+                 {.disk_bytes = 1 << 20, .files = 100});
+  EXPECT_TRUE(exit.succeeded) << exit.reason;
 }
 
 TEST_F(SupervisedTest, CheckpointsWrittenByTheJobAreReported) {
