@@ -194,6 +194,13 @@ Status CopyFileKeepingTime(const fs::path& from, const struct stat& from_st, con
     return Internal("cannot copy '" + from.string() + "' to '" + to.string() +
                     "': " + ErrorText(ec));
   }
+  // copy_file keeps the job's mode (0644 under its umask): the copy is its uid's alone, so that
+  // another share's uid reads none of its checkpoints.
+  if (::chmod(tmp.c_str(), from_st.st_mode & S_IRWXU) != 0) {
+    const int error = errno;
+    fs::remove(tmp, ec);
+    return Internal("cannot set the mode of '" + to.string() + "': " + std::strerror(error));
+  }
   const struct timespec times[2] = {from_st.st_atim, from_st.st_mtim};
   if (::utimensat(AT_FDCWD, tmp.c_str(), times, 0) != 0) {
     const int error = errno;
@@ -918,8 +925,8 @@ int CopyAsMain(int argc, char** argv) {
     std::fprintf(stderr, "allot __copyas: %s\n", s.message().c_str());
     return 126;
   }
-  // What it copies is the share's alone, whatever the server's umask: another share's jobs run
-  // as other uids and read none of it (a checkpoint location stays its share's).
+  // The directories it makes are the share's alone, whatever the server's umask: another
+  // share's jobs run as other uids and list none of them (the files: CopyFileKeepingTime).
   ::umask(077);
   if (Status s = CopyTree(std::string(args[4]), std::string(args[5])); !s.ok()) {
     std::fprintf(stderr, "allot __copyas (uid %u): %s\n", uid, s.message().c_str());

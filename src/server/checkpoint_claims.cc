@@ -1,8 +1,9 @@
 #include "server/checkpoint_claims.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
-#include <stdexcept>
+#include <utility>
 
 #include "server/api_error.h"
 #include "server/local_paths.h"
@@ -11,89 +12,202 @@ namespace allot::server {
 
 namespace {
 
-const char kField[] = "serviceRequestPayload.CheckpointConfig.S3Uri";
+const std::string kPrefix = "serviceRequestPayload.";
 
-// The payload names a checkpoint location, or may (a payload with an escape sequence may spell
-// the field name in escapes, so only one without any is ruled out by its text).
-bool MayNameCheckpoint(const std::string& payload) {
-  return payload.find('\\') != std::string::npos ||
-         payload.find("CheckpointConfig") != std::string::npos;
+// How a location a job names meets one another job uses.
+enum class Relation { kSame, kInside, kContains };
+
+const char* Words(Relation relation) {
+  switch (relation) {
+    case Relation::kSame:
+      return "is";
+    case Relation::kInside:
+      return "is inside";
+    case Relation::kContains:
+      return "contains";
+  }
+  return "meets";
+}
+
+// The payload names a file:// location, or may (a payload with an escape sequence may spell the
+// scheme in escapes, so only one without any is ruled out by its text).
+bool MayNameLocation(const std::string& payload) {
+  return payload.find('\\') != std::string::npos || payload.find("file://") != std::string::npos;
+}
+
+// Whose files a job's checkpoints are: its (queue, share), as its uid is.
+std::string ShareOf(const JobRecord& job) {
+  return std::string(job.queue) + "/" + std::string(job.share);
+}
+
+// The uses of `real` itself, of each directory above it and of each location below it.
+template <typename Map>
+std::vector<std::pair<typename Map::iterator, Relation>> Overlapping(Map& claims,
+                                                                     const std::string& real) {
+  std::vector<std::pair<typename Map::iterator, Relation>> out;
+  for (std::size_t end = real.size(); end != std::string::npos && end > 0;
+       end = real.rfind('/', end - 1)) {
+    const std::string above = real.substr(0, end);
+    auto [first, last] = claims.equal_range(above);
+    for (; first != last; ++first) {
+      out.emplace_back(first, above == real ? Relation::kSame : Relation::kInside);
+    }
+  }
+  // The keys that start with "real/" sort together.
+  const std::string below = real == "/" ? "/" : real + "/";
+  for (auto it = claims.lower_bound(below);
+       it != claims.end() && it->first.compare(0, below.size(), below) == 0; ++it) {
+    out.emplace_back(it, Relation::kContains);
+  }
+  return out;
 }
 
 }  // namespace
 
-bool CheckpointClaims::Live(const Owner& owner, const Jobs& jobs) {
-  auto it = jobs.find(owner.seq);
-  return it != jobs.end() && it->second.id == owner.id && !model::IsTerminal(it->second.status);
+const JobRecord* CheckpointClaims::JobOf(const Use& use, const Jobs& jobs) {
+  const auto it = jobs.find(use.seq);
+  return it != jobs.end() && it->second.id == use.id ? &it->second : nullptr;
+}
+
+std::vector<CheckpointClaims::Wanted> CheckpointClaims::Resolve(const api::LaunchInfo& launch) {
+  std::vector<Wanted> out;
+  auto add = [&out](std::string field, const std::string& path, bool reads) {
+    out.push_back({std::move(field), path, CanonicalPath(path).value_or(path), reads});
+  };
+  for (const auto& [name, dir] : launch.channels) {
+    add(kPrefix + "InputDataConfig." + name + ".DataSource.S3DataSource.S3Uri", dir, true);
+  }
+  if (!launch.checkpoint_sync_dir.empty()) {
+    add(kPrefix + "CheckpointConfig.S3Uri", launch.checkpoint_sync_dir, false);
+  }
+  return out;
 }
 
 Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
   Map restored;
   for (const auto& [seq, job] : jobs) {
-    if (model::IsTerminal(job.status)) continue;
     Result<std::optional<std::string>> payload = store.Get(store::Kind::kJobPayload, job.id);
     if (!payload.ok()) {
-      return Internal("cannot read the checkpoint locations of the stored jobs: " +
+      return Internal("cannot read the file:// locations of the stored jobs: " +
                       payload.status().message());
     }
     // None: a submission since the start whose batch is not written yet; it named no location,
     // or it would have come here before.
-    if (!payload.value() || !MayNameCheckpoint(*payload.value())) continue;
-    std::string dir;
+    if (!payload.value() || !MayNameLocation(*payload.value())) continue;
+    api::LaunchInfo launch;
     try {
-      dir = api::ParsePayload(*payload.value(), job.name).launch.checkpoint_sync_dir;
+      launch = api::ParsePayload(*payload.value(), job.name).launch;
     } catch (const ClientError&) {
       continue;  // no longer parses (the rules changed): it cannot launch, so it uses nothing
     }
-    if (!dir.empty()) {
-      restored.emplace(CanonicalPath(dir).value_or(dir), Owner{job.seq, job.id});
+    const bool live = !model::IsTerminal(job.status);
+    for (const Wanted& wanted : Resolve(launch)) {
+      if (wanted.reads && !live) continue;  // a finished job reads nothing
+      restored.emplace(wanted.real, Use{job.seq, job.id, ShareOf(job), wanted.reads});
     }
   }
   claims_.merge(restored);
   loaded_ = true;
+  Sweep(jobs);  // a location many stored jobs used was read once for each
   return {};
 }
 
-Status CheckpointClaims::RefuseLive(Map::iterator first, Map::iterator last, const Jobs& jobs,
-                                    const std::string& dir, const char* relation) {
-  while (first != last) {
-    if (!Live(first->second, jobs)) {
-      first = claims_.erase(first);
+Status CheckpointClaims::Check(const Wanted& wanted, const JobRecord& job, const Jobs& jobs) {
+  const std::string share = ShareOf(job);
+  for (auto [it, relation] : Overlapping(claims_, wanted.real)) {
+    const Use& use = it->second;
+    if (use.seq == job.seq && use.id == job.id) continue;  // its own (at launch)
+    const JobRecord* other = JobOf(use, jobs);
+    if (other == nullptr) {
+      claims_.erase(it);  // its job is gone
       continue;
     }
-    return InvalidArgument(std::string(kField) + ": file://" + dir + " " + relation + " job " +
-                           first->second.id + ", which has not finished");
+    const bool live = !model::IsTerminal(other->status);
+    const bool ours = use.share == share;
+    std::string conflict;
+    if (use.reads) {
+      if (!live) {
+        claims_.erase(it);
+        continue;
+      }
+      // Reading one's own share's files, or what another share reads, takes nothing from anyone.
+      if (!wanted.reads && !ours) {
+        conflict = "an input channel of a job of another quota share, which has not finished";
+      }
+    } else if (!ours) {
+      // Neither that share's job nor its id is named: the caller may not describe them.
+      conflict =
+          "a checkpoint location of another quota share (a share's checkpoint locations stay "
+          "its own after its jobs have finished)";
+    } else if (!wanted.reads && live) {
+      conflict = "the checkpoint location of job " + use.id + ", which has not finished";
+    }
+    if (!conflict.empty()) {
+      return InvalidArgument(wanted.field + ": file://" + wanted.path + " " + Words(relation) +
+                             " " + conflict);
+    }
   }
   return {};
 }
 
-Status CheckpointClaims::Claim(const std::string& dir, const JobRecord& job, const Jobs& jobs,
-                               store::Store& store) {
-  if (dir.empty()) return {};
+Status CheckpointClaims::Claim(const api::LaunchInfo& launch, const JobRecord& job,
+                               const Jobs& jobs, store::Store& store) {
+  const std::vector<Wanted> wanted = Resolve(launch);
+  if (wanted.empty()) return {};
   if (!loaded_) ALLOT_RETURN_IF_ERROR(LoadRestored(jobs, store));
-  const std::string real = CanonicalPath(dir).value_or(dir);
-  // The same location, or one that holds it: `real` itself and each directory above it.
-  for (std::size_t end = real.size(); end != std::string::npos && end > 0;
-       end = real.rfind('/', end - 1)) {
-    const std::string above = real.substr(0, end);
-    auto [first, last] = claims_.equal_range(above);
-    const char* relation =
-        above == real ? "is the checkpoint location of" : "is inside the checkpoint location of";
-    ALLOT_RETURN_IF_ERROR(RefuseLive(first, last, jobs, dir, relation));
+  // Every location is checked before any is recorded: a refusal leaves nothing behind.
+  for (const Wanted& w : wanted) ALLOT_RETURN_IF_ERROR(Check(w, job, jobs));
+  // Before the new claims: their job is not in `jobs` yet.
+  if (claims_.size() >= sweep_at_) Sweep(jobs);
+  const std::string share = ShareOf(job);
+  for (const Wanted& w : wanted) {
+    if (!w.reads) {
+      const auto [first, last] = claims_.equal_range(w.real);
+      KeepNewestFinished(first, last, jobs);
+    }
+    claims_.emplace(w.real, Use{job.seq, job.id, share, w.reads});
   }
-  // A location below it: the keys that start with "real/" sort together.
-  const std::string below = real == "/" ? "/" : real + "/";
-  auto first = claims_.lower_bound(below);
-  auto last = first;
-  while (last != claims_.end() && last->first.compare(0, below.size(), below) == 0) ++last;
-  ALLOT_RETURN_IF_ERROR(RefuseLive(first, last, jobs, dir, "contains the checkpoint location of"));
-  if (claims_.size() >= sweep_at_) Sweep(jobs);  // before the new claim: its job is not in `jobs`
-  claims_.emplace(real, Owner{job.seq, job.id});
   return {};
+}
+
+Status CheckpointClaims::CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job,
+                                       const Jobs& jobs, store::Store& store) {
+  const std::vector<Wanted> wanted = Resolve(launch);
+  if (wanted.empty()) return {};
+  if (!loaded_) ALLOT_RETURN_IF_ERROR(LoadRestored(jobs, store));
+  for (const Wanted& w : wanted) ALLOT_RETURN_IF_ERROR(Check(w, job, jobs));
+  return {};
+}
+
+void CheckpointClaims::KeepNewestFinished(Map::iterator first, Map::iterator last,
+                                          const Jobs& jobs) {
+  auto finished_checkpoint = [&jobs](const Use& use) {
+    const JobRecord* job = JobOf(use, jobs);
+    return !use.reads && job != nullptr && model::IsTerminal(job->status);
+  };
+  std::map<std::string, model::JobId> newest;  // share -> its newest finished claim here
+  for (auto it = first; it != last; ++it) {
+    if (!finished_checkpoint(it->second)) continue;
+    model::JobId& seq = newest[it->second.share];
+    seq = std::max(seq, it->second.seq);
+  }
+  while (first != last) {
+    const Use& use = first->second;
+    const bool older = finished_checkpoint(use) && use.seq < newest[use.share];
+    first = older ? claims_.erase(first) : std::next(first);
+  }
 }
 
 void CheckpointClaims::Sweep(const Jobs& jobs) {
-  std::erase_if(claims_, [&jobs](const auto& claim) { return !Live(claim.second, jobs); });
+  std::erase_if(claims_, [&jobs](const auto& claim) {
+    const JobRecord* job = JobOf(claim.second, jobs);
+    return job == nullptr || (claim.second.reads && model::IsTerminal(job->status));
+  });
+  for (auto first = claims_.begin(); first != claims_.end();) {
+    const auto last = claims_.upper_bound(first->first);
+    KeepNewestFinished(first, last, jobs);
+    first = last;
+  }
   sweep_at_ = std::max(kFirstSweep, 2 * claims_.size());
 }
 

@@ -1,19 +1,32 @@
 #pragma once
 
-// Which unfinished job uses which file:// checkpoint location (CheckpointConfig.S3Uri). Each
-// attempt restores its checkpoints from that directory and syncs them back to it, so two live jobs
-// never share one, and neither's lies inside the other's: else one job would read and overwrite
-// another's checkpoints.
+// Which job uses which file:// location: the checkpoint location of each job
+// (CheckpointConfig.S3Uri) and the input channels of each unfinished job (InputDataConfig S3Uris).
+// Each attempt restores its checkpoints from its location and syncs them back to it, and the
+// files there are its quota share's (written as the share's uid), so:
 //
-// A claim lasts while its job is live: in the controller's jobs and not finished. Nothing releases
-// a claim explicitly: a check that meets a claim whose job has finished or is gone (a submission
-// refused after its claim, or rolled back with a failed write) drops it, and a sweep drops such
-// claims whenever the claims have doubled since the last. The claims of the jobs a start restored
-// are read from their stored payloads the first time a submission names a checkpoint location, so
-// a server whose jobs name none never reads a payload for this.
+// - two live jobs never share a checkpoint location, and neither's lies inside the other's: else
+//   one would read and overwrite the other's checkpoints;
+// - a checkpoint location stays its share's after the job finished: another share's job may
+//   neither read it as an input channel (or a directory inside or around it) nor take it as its own
+//   checkpoint location, which would restore the old checkpoints or plant files that the share's
+//   next job restores. A share may use its own locations again;
+// - a checkpoint location is refused where a live job of another share reads (an input channel
+//   that is, holds or lies inside it), since a channel is bound into that job's sandbox.
 //
-// Locations are compared canonical (CanonicalPath, payload.h): a symbolic link to another job's
-// location is that location.
+// A share is a (queue, share) pair, as job uids are (job_identity.h).
+//
+// Claims are not written anywhere of their own: they are rebuilt from the stored payloads of the
+// jobs (all of them, finished or not) the first time a submission or a launch names a file://
+// location, so a server whose jobs name none never reads a payload for this. Nothing releases a
+// claim explicitly: one whose job is gone (a submission refused after its claim, or rolled back
+// with a failed write) or a finished job's input channel is dropped when met and by a sweep
+// whenever the claims have doubled since the last; of a share's finished checkpoint claims of one
+// location only the newest is kept. So the claims are about one per location ever used, and one
+// per channel of each live job.
+//
+// Locations are compared canonical (CanonicalPath, local_paths.h): a symbolic link to another
+// job's location is that location.
 //
 // Thread-safety: none; the controller calls it under its lock.
 
@@ -21,7 +34,9 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
+#include "api/payload.h"
 #include "server/job_record.h"
 #include "store/store.h"
 
@@ -31,30 +46,57 @@ class CheckpointClaims {
  public:
   using Jobs = std::unordered_map<model::JobId, JobRecord>;
 
-  // Claims `dir` (LaunchInfo::checkpoint_sync_dir; empty: the job names none, nothing happens) for
-  // `job`, a submission not yet in `jobs`. Refuses it (kInvalidArgument naming
-  // serviceRequestPayload.CheckpointConfig.S3Uri and the other job's id) when it is, is inside or
-  // contains the location of another live job of `jobs`. The first call with a location reads the
-  // payloads of the live jobs in `jobs` from `store`; a store that fails then is a fault
-  // (kInternal), and the next call reads them again.
-  Status Claim(const std::string& dir, const JobRecord& job, const Jobs& jobs, store::Store& store);
+  // Checks the file:// locations `launch` names for `job`, a submission not yet in `jobs`, and
+  // records them (nothing when it names none). A refusal (kInvalidArgument) names the field and
+  // how the location meets the other one:
+  // - CheckpointConfig.S3Uri is, lies inside or contains the checkpoint location of another live
+  //   job, a checkpoint location of another share (its job finished or not), or an input channel
+  //   of a live job of another share;
+  // - an input channel is, lies inside or contains a checkpoint location of another share.
+  // The first call with a location reads the payloads of the jobs in `jobs` from `store`; a store
+  // that fails then is a fault (kInternal), and the next call reads them again.
+  Status Claim(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
+               store::Store& store);
+
+  // The same checks for `job` (in `jobs`) as it launches, with its locations resolved again (a
+  // link under a root may lead elsewhere since its submission); its own claims do not count and
+  // nothing is recorded.
+  Status CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
+                       store::Store& store);
 
   // Claims held, live or not yet dropped (for tests).
   std::size_t size() const { return claims_.size(); }
 
  private:
-  struct Owner {
+  struct Use {
     model::JobId seq = 0;
-    std::string id;  // a sequence number may be used again after a rollback; an id never is
+    std::string id;      // a sequence number may be used again after a rollback; an id never is
+    std::string share;   // "queue/share"
+    bool reads = false;  // an input channel, which counts while its job is live; else checkpoints
   };
-  using Map = std::multimap<std::string, Owner>;  // canonical location -> owner
+  using Map = std::multimap<std::string, Use>;  // canonical location -> use
 
-  static bool Live(const Owner& owner, const Jobs& jobs);
+  // A location a submission or a launch names, resolved.
+  struct Wanted {
+    std::string field;  // for messages
+    std::string path;   // as written
+    std::string real;   // canonical
+    bool reads = false;
+  };
+
+  // The job of `use` in `jobs`; null when it is gone.
+  static const JobRecord* JobOf(const Use& use, const Jobs& jobs);
+  static std::vector<Wanted> Resolve(const api::LaunchInfo& launch);
   Status LoadRestored(const Jobs& jobs, store::Store& store);
-  // Refuses `dir` if a live claim in [first, last) conflicts (`relation`: how `dir` relates to
-  // it); drops the dead ones met.
-  Status RefuseLive(Map::iterator first, Map::iterator last, const Jobs& jobs,
-                    const std::string& dir, const char* relation);
+  // Refuses `wanted` for `job` if a use of another job conflicts with it; drops the uses met that
+  // count no more.
+  Status Check(const Wanted& wanted, const JobRecord& job, const Jobs& jobs);
+  // Of each share's finished checkpoint claims in [first, last) (one location), drops all but
+  // the newest: that one keeps the location the share's, also should a claim added after it be
+  // refused or rolled back.
+  void KeepNewestFinished(Map::iterator first, Map::iterator last, const Jobs& jobs);
+  // Drops the claims of gone jobs, the input channels of finished ones and what
+  // KeepNewestFinished drops.
   void Sweep(const Jobs& jobs);
 
   static constexpr std::size_t kFirstSweep = 1024;

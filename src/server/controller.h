@@ -402,7 +402,7 @@ class Controller {
   std::string_view Intern(std::string_view name);
   ListIndex list_index_;  // ListServiceJobs' orders (list_index.h)
   std::map<std::string, std::pair<std::string, std::string>> client_tokens_;  // -> id, hash
-  CheckpointClaims checkpoint_claims_;  // file:// checkpoint locations of live jobs
+  CheckpointClaims checkpoint_claims_;  // which job uses which file:// location
   model::JobId next_seq_ = 1;
   store::Batch pending_;
   std::vector<Effect> pending_effects_;

@@ -9,6 +9,11 @@
   a clear message;
 - a checkpoint location that a live job uses, or one inside it or holding it, is refused naming
   that job (after a restart too), and is accepted again once that job has finished;
+- a checkpoint location stays its quota share's: another share may neither read it (or a directory
+  inside or around it) as an input channel nor take it as its checkpoint location, while its job
+  runs, after it finished and after a restart; its own share may do both; no share takes a
+  checkpoint location inside another share's live input channel; the synced files are readable by
+  the share's uid only;
 - nothing refused is stored: ListServiceJobs does not show it.
 """
 
@@ -21,7 +26,7 @@ import unittest
 import botocore.exceptions
 
 from allot_harness import (SLEEPER, AllotServer, Fixture, ServerTestCase, allot_bin, error_code,
-                           error_message, http_status, payload)
+                           error_message, http_status, payload, wait_for)
 
 SETTING = "the server allows file:// URIs only under the directories given with --file-root"
 CHANNEL_FIELD = "serviceRequestPayload.InputDataConfig.train.DataSource.S3DataSource.S3Uri"
@@ -267,6 +272,97 @@ class CheckpointClaimsAfterRestartTest(unittest.TestCase):
         names = [j["jobName"] for j in self.fx.batch.list_service_jobs(
             jobQueue=queue, filters=[{"name": "JOB_NAME", "values": ["*"]}])["jobSummaryList"]]
         self.assertNotIn("second", names)
+
+
+class CheckpointLocationsStayTheirSharesTest(unittest.TestCase):
+    """Two quota shares, qa and qb, whose jobs run as two uids: qb never reads qa's checkpoints
+    through an input channel, nor takes qa's location, whether qa's job runs or has finished."""
+
+    def setUp(self):
+        self.root = make_root("allot-root-shares-")
+        self.addCleanup(shutil.rmtree, self.root, True)
+        os.makedirs(os.path.join(self.root, "ck"))
+        os.chmod(os.path.join(self.root, "ck"), 0o1777)  # the jobs' uids make their locations
+        self.server = AllotServer("--file-root", self.root, stop_grace_seconds=2)
+        self.addCleanup(self.server.cleanup)
+        self.server.start()
+        self.fx = Fixture(self.server.client())
+        self.queue = self.fx.queue(self.fx.environment(3), self.fx.policy())
+        for share in ("qa", "qb"):
+            self.fx.share(self.queue, name=share, capacity=1)
+
+    def restart(self):
+        self.server.restart()
+        self.fx.batch = self.server.client()
+
+    def submit(self, share, body, **kwargs):
+        return self.fx.submit(self.queue, share, serviceRequestPayload=body, **kwargs)["jobId"]
+
+    def refused(self, share, body, *words):
+        with self.assertRaises(botocore.exceptions.ClientError) as cm:
+            self.submit(share, body)
+        e = cm.exception
+        self.assertEqual((error_code(e), http_status(e)), ("ClientException", 400), e.response)
+        for w in words:
+            self.assertIn(w, error_message(e))
+
+    def stop(self, job):
+        self.fx.batch.terminate_service_job(jobId=job, reason="test over")
+        self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
+
+    def test_another_shares_location_is_neither_its_input_nor_its_checkpoint(self):
+        location = os.path.join(self.root, "ck", "qa-model")
+        secret = os.path.join(location, "secret.txt")
+        # The first attempt writes its checkpoint and fails; it is synced to the location; the
+        # second attempt runs on, so the location is a live job's with a checkpoint in it.
+        owner = self.submit("qa", with_checkpoint(location, (
+            "if [ ! -f /opt/ml/checkpoints/secret.txt ]; then "
+            "echo qa-weights > /opt/ml/checkpoints/secret.txt; exit 1; fi; " + SLEEPER)),
+            retryStrategy={"attempts": 2})
+        wait_for(lambda: os.path.exists(secret), 30, what="the synced checkpoint")
+        self.fx.wait_status(owner, "RUNNING")
+        for path in (location, secret):
+            mode = os.stat(path).st_mode & 0o777
+            self.assertEqual(mode & 0o077, 0, f"{path} is mode {mode:o}: another uid reads it")
+        os.makedirs(os.path.join(location, "sub"))  # a channel must exist to be checked
+        other_share = "a checkpoint location of another quota share"
+
+        def qb_is_refused(when):
+            with self.subTest(when=when):
+                for path, relation in ((location, "is"), (os.path.join(self.root, "ck"),
+                                                          "contains"),
+                                       (os.path.join(location, "sub"), "is inside")):
+                    self.refused("qb", with_channel(path, "cat $SM_CHANNEL_TRAIN/secret.txt"),
+                                 f"{CHANNEL_FIELD}: file://{path} {relation} {other_share}")
+                self.refused("qb", with_checkpoint(location),
+                             f"{CHECKPOINT_FIELD}: file://{location} is {other_share}")
+                self.refused("qb", with_checkpoint(os.path.join(location, "sub")),
+                             f"is inside {other_share}")
+
+        qb_is_refused("while its job runs")
+        self.stop(self.submit("qa", with_channel(location, SLEEPER)))  # its own share reads it
+        self.stop(owner)
+        qb_is_refused("after its job finished")
+        self.restart()
+        qb_is_refused("after a restart")
+        again = self.submit("qa", with_checkpoint(location))
+        self.assertEqual(self.fx.wait_status(again, ("SUCCEEDED", "FAILED"))["status"],
+                         "SUCCEEDED", "its own share uses its location again")
+
+    def test_no_checkpoint_location_inside_another_shares_live_input_channel(self):
+        shared = os.path.join(self.root, "ck", "shared")
+        os.makedirs(shared)
+        os.chmod(shared, 0o777)
+        reader = self.submit("qb", with_channel(shared, SLEEPER))
+        self.fx.wait_status(reader, "RUNNING")
+        self.refused("qa", with_checkpoint(os.path.join(shared, "qa")),
+                     f"{CHECKPOINT_FIELD}: file://{shared}/qa is inside an input channel of a job "
+                     "of another quota share, which has not finished")
+        own = self.submit("qb", with_checkpoint(os.path.join(shared, "qb")))
+        self.stop(own)
+        self.stop(reader)
+        accepted = self.submit("qa", with_checkpoint(os.path.join(shared, "qa")))
+        self.stop(accepted)
 
 
 class BadRootsStopTheStartTest(unittest.TestCase):

@@ -1,6 +1,8 @@
-// The file:// checkpoint locations of live jobs (issue 10, section 1): no two unfinished jobs use
-// the same one or one inside the other's; a finished or vanished job's claim is gone; the claims
-// of the jobs a start restored come from their stored payloads.
+// Which job uses which file:// location (issue 10, section 1): no two unfinished jobs use the same
+// checkpoint location or one inside the other's; a finished job's location stays its share's
+// (another share may neither read it as an input channel nor take it), a vanished job's is free;
+// no share takes a checkpoint location where another's live job reads; the claims of the jobs a
+// start restored come from their stored payloads.
 
 #include "server/checkpoint_claims.h"
 
@@ -9,11 +11,13 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "api/fields.h"
+#include "api/payload.h"
 #include "server/api_error.h"
 
 namespace allot::server {
@@ -54,11 +58,23 @@ class PayloadStore : public store::Store {
   int gets = 0;
 };
 
-std::string PayloadWithCheckpoint(const std::string& dir) {
+Json BasePayload() {
   return Json{{"AlgorithmSpecification", {{"ContainerEntrypoint", Json::array({"/bin/true"})}}},
-              {"ResourceConfig", {{"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 1}}},
-              {"CheckpointConfig", {{"S3Uri", "file://" + dir}}}}
-      .dump();
+              {"ResourceConfig", {{"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 1}}}};
+}
+
+std::string PayloadWithCheckpoint(const std::string& dir) {
+  Json p = BasePayload();
+  p["CheckpointConfig"] = {{"S3Uri", "file://" + dir}};
+  return p.dump();
+}
+
+std::string PayloadWithChannel(const std::string& dir) {
+  Json p = BasePayload();
+  p["InputDataConfig"] =
+      Json::array({{{"ChannelName", "train"},
+                    {"DataSource", {{"S3DataSource", {{"S3Uri", "file://" + dir}}}}}}});
+  return p.dump();
 }
 
 class CheckpointClaimsTest : public ::testing::Test {
@@ -75,19 +91,36 @@ class CheckpointClaimsTest : public ::testing::Test {
 
   std::string Dir(const std::string& rel) const { return (base_ / rel).string(); }
 
-  // A new submission `id` naming checkpoint location `rel`: "" if claimed, else the refusal.
-  std::string Submit(const std::string& id, const std::string& rel) {
+  // A new submission `id` of `share` (of queue "q") naming checkpoint location `rel`: "" if
+  // claimed, else the refusal.
+  std::string Submit(const std::string& id, const std::string& rel,
+                     const std::string& share = "team-a") {
+    return SubmitPayload(id, share,
+                         rel.empty() ? BasePayload().dump() : PayloadWithCheckpoint(Dir(rel)));
+  }
+
+  // The same with input channel "train" at `rel`.
+  std::string Read(const std::string& id, const std::string& rel, const std::string& share) {
+    return SubmitPayload(id, share, PayloadWithChannel(Dir(rel)));
+  }
+
+  std::string SubmitPayload(const std::string& id, const std::string& share,
+                            const std::string& payload) {
     JobRecord job;
     job.seq = next_seq_++;
     job.id = id;
+    job.queue = "q";
+    job.share = Share(share);
     job.status = model::JobStatus::kSubmitted;
-    if (Status s = claims_.Claim(rel.empty() ? "" : Dir(rel), job, jobs_, store_); !s.ok()) {
-      return s.message();
-    }
+    const api::LaunchInfo launch = api::ParsePayload(payload, id).launch;
+    if (Status s = claims_.Claim(launch, job, jobs_, store_); !s.ok()) return s.message();
     jobs_.emplace(job.seq, std::move(job));  // accepted: the controller adds it
-    store_.payloads[id] = PayloadWithCheckpoint(Dir(rel));
+    store_.payloads[id] = payload;
     return "";
   }
+
+  // The share names the records point to (the controller interns them).
+  std::string_view Share(const std::string& name) { return *shares_.insert(name).first; }
 
   JobRecord& Job(const std::string& id) {
     for (auto& [seq, job] : jobs_) {
@@ -97,6 +130,7 @@ class CheckpointClaimsTest : public ::testing::Test {
   }
 
   fs::path base_;
+  std::set<std::string> shares_;
   model::JobId next_seq_ = 1;
   CheckpointClaims::Jobs jobs_;
   PayloadStore store_;
@@ -125,17 +159,105 @@ TEST_F(CheckpointClaimsTest, ALiveJobsLocationIsRefusedNamingIt) {
   EXPECT_EQ(store_.gets, 0) << "no restored jobs named a location before: nothing to read";
 }
 
-TEST_F(CheckpointClaimsTest, AFinishedOrVanishedJobsLocationIsFreeAgain) {
+TEST_F(CheckpointClaimsTest, AFinishedJobsLocationStaysItsShares) {
   ASSERT_EQ(Submit("job-a", "ck/a"), "");
   ASSERT_EQ(Submit("job-b", "ck/b"), "");
   Job("job-a").status = model::JobStatus::kRunning;
   EXPECT_NE(Submit("job-x", "ck/a"), "");
   Job("job-a").status = model::JobStatus::kSucceeded;
-  EXPECT_EQ(Submit("job-c", "ck/a"), "") << "its job finished";
+  const std::string other_share =
+      "is a checkpoint location of another quota share (a share's checkpoint locations stay its "
+      "own after its jobs have finished)";
+  EXPECT_EQ(
+      Submit("job-y", "ck/a", "team-b"),
+      "serviceRequestPayload.CheckpointConfig.S3Uri: file://" + Dir("ck/a") + " " + other_share)
+      << "another share would restore its checkpoints, or plant its own";
+  EXPECT_NE(Submit("job-z", "ck/a/inner", "team-b").find("is inside a checkpoint location of"),
+            std::string::npos);
+  EXPECT_NE(Submit("job-w", "ck", "team-b").find("contains a checkpoint location of"),
+            std::string::npos);
+  EXPECT_EQ(Submit("job-c", "ck/a"), "") << "its own share uses it again";
   // job-b's submission was refused after its claim (or rolled back): it is not among the jobs.
   jobs_.erase(Job("job-b").seq);
-  EXPECT_EQ(Submit("job-d", "ck/b"), "") << "its job is gone";
+  EXPECT_EQ(Submit("job-d", "ck/b", "team-b"), "") << "its job is gone";
   EXPECT_NE(Submit("job-e", "ck").find("of job job-c,"), std::string::npos);
+}
+
+TEST_F(CheckpointClaimsTest, AQueuesShareIsNotTheSameNameInAnotherQueue) {
+  ASSERT_EQ(Submit("job-a", "ck/a"), "");
+  Job("job-a").status = model::JobStatus::kFailed;
+  JobRecord job;
+  job.seq = next_seq_++;
+  job.id = "other-queue";
+  job.queue = "q2";
+  job.share = Share("team-a");
+  api::LaunchInfo launch;
+  launch.checkpoint_sync_dir = Dir("ck/a");
+  EXPECT_NE(claims_.Claim(launch, job, jobs_, store_).message().find("another quota share"),
+            std::string::npos)
+      << "its jobs run as another uid";
+}
+
+TEST_F(CheckpointClaimsTest, AnInputChannelNeverReadsAnotherSharesCheckpoints) {
+  ASSERT_EQ(Submit("job-a", "ck/a"), "");
+  const std::string field =
+      "serviceRequestPayload.InputDataConfig.train.DataSource.S3DataSource.S3Uri: file://";
+  const std::string other = " a checkpoint location of another quota share";
+  EXPECT_EQ(Read("steal", "ck/a", "team-b"),
+            field + Dir("ck/a") + " is" + other +
+                " (a share's checkpoint locations stay its own after its jobs have finished)");
+  EXPECT_EQ(Read("steal-2", "ck", "team-b").rfind(field + Dir("ck") + " contains" + other, 0), 0U);
+  EXPECT_EQ(Read("steal-3", "ck/a/inner", "team-b")
+                .rfind(field + Dir("ck/a/inner") + " is inside" + other, 0),
+            0U);
+  EXPECT_NE(Read("steal-4", "alias", "team-b").find(" is" + other), std::string::npos)
+      << "a link to the location is the location";
+  EXPECT_EQ(Read("own", "ck/a", "team-a"), "") << "a share reads its own checkpoints";
+  EXPECT_EQ(Read("own-2", "ck", "team-a"), "");
+  EXPECT_EQ(Read("beside", "ck/a2", "team-b"), "");
+  Job("job-a").status = model::JobStatus::kSucceeded;
+  EXPECT_NE(Read("later", "ck/a", "team-b").find(other), std::string::npos)
+      << "the location stays team-a's after its job finished";
+}
+
+TEST_F(CheckpointClaimsTest, NoCheckpointLocationWhereAnotherSharesLiveJobReads) {
+  ASSERT_EQ(Read("reader", "ck", "team-b"), "");
+  EXPECT_EQ(Read("reader-2", "ck", "team-c"), "")
+      << "readers of different shares do not exclude each other";
+  Job("reader-2").status = model::JobStatus::kSucceeded;
+  const std::string reads =
+      "an input channel of a job of another quota share, which has not finished";
+  EXPECT_EQ(Submit("job-a", "ck/a"), "serviceRequestPayload.CheckpointConfig.S3Uri: file://" +
+                                         Dir("ck/a") + " is inside " + reads);
+  EXPECT_EQ(Submit("job-b", "ck/a", "team-b"), "") << "its own share's reader";
+  Job("reader").status = model::JobStatus::kFailed;
+  EXPECT_EQ(Submit("job-c", "ck/c"), "") << "a finished job reads nothing";
+  EXPECT_NE(Read("reader-3", "ck", "team-c").find("contains a checkpoint location"),
+            std::string::npos)
+      << "team-b's and team-a's locations are under it now";
+}
+
+TEST_F(CheckpointClaimsTest, AtLaunchTheLocationsAreResolvedAgainAndItsOwnClaimsDoNotCount) {
+  fs::create_directories(base_ / "b");
+  fs::create_directory_symlink(base_ / "b", base_ / "link");
+  ASSERT_EQ(Submit("job-a", "ck/a"), "");
+  ASSERT_EQ(Read("job-b", "link", "team-b"), "");
+  api::LaunchInfo launch;
+  launch.channels = {{"train", Dir("link")}};
+  EXPECT_TRUE(claims_.CheckAtLaunch(launch, Job("job-b"), jobs_, store_).ok());
+  EXPECT_TRUE(claims_
+                  .CheckAtLaunch(api::LaunchInfo{.checkpoint_sync_dir = Dir("ck/a")}, Job("job-a"),
+                                 jobs_, store_)
+                  .ok())
+      << "its own claim";
+  // The link now leads into team-a's location.
+  fs::remove(base_ / "link");
+  fs::create_directory_symlink(base_ / "ck" / "a", base_ / "link");
+  const Status s = claims_.CheckAtLaunch(launch, Job("job-b"), jobs_, store_);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("is a checkpoint location of another quota share"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(claims_.size(), 2U) << "a check at launch records nothing";
 }
 
 TEST_F(CheckpointClaimsTest, ASequenceNumberUsedAgainIsNotTheSameJob) {
@@ -146,7 +268,7 @@ TEST_F(CheckpointClaimsTest, ASequenceNumberUsedAgainIsNotTheSameJob) {
   other.seq = seq;
   other.id = "job-other";
   jobs_.emplace(seq, std::move(other));
-  EXPECT_EQ(Submit("job-b", "ck/a"), "");
+  EXPECT_EQ(Submit("job-b", "ck/a", "team-b"), "");
 }
 
 TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloads) {
@@ -154,6 +276,8 @@ TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloads) {
     JobRecord job;
     job.seq = next_seq_++;
     job.id = id;
+    job.queue = "q";
+    job.share = Share("team-a");
     job.status = status;
     jobs_.emplace(job.seq, std::move(job));
     store_.payloads[id] = std::move(payload);
@@ -161,21 +285,29 @@ TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloads) {
   restored("live", model::JobStatus::kRunnable, PayloadWithCheckpoint(Dir("ck/a")));
   restored("done", model::JobStatus::kSucceeded, PayloadWithCheckpoint(Dir("ck/b")));
   restored("none", model::JobStatus::kRunning, R"({"ResourceConfig": {}})");
+  restored("reader", model::JobStatus::kRunning, PayloadWithChannel(Dir("ck/r")));
+  restored("read", model::JobStatus::kSucceeded, PayloadWithChannel(Dir("ck/s")));
   // The field name in escapes: found all the same.
   std::string escaped = PayloadWithCheckpoint(Dir("ck/c"));
-  escaped.replace(escaped.find("CheckpointConfig"), 1, "\\u0043");
+  escaped.replace(escaped.find("file://"), 1, "\\u0066");
   restored("escaped", model::JobStatus::kRunning, escaped);
-  EXPECT_EQ(Submit("new-1", "ck/b"), "");
-  EXPECT_EQ(store_.gets, 3) << "the finished job's payload is not read";
-  EXPECT_NE(Submit("new-2", "ck/a").find("of job live,"), std::string::npos);
-  EXPECT_NE(Submit("new-3", "ck/c").find("of job escaped,"), std::string::npos);
-  EXPECT_EQ(store_.gets, 3) << "read once";
+  EXPECT_EQ(Submit("new-1", "ck/b"), "") << "the finished job's location is its share's";
+  EXPECT_EQ(store_.gets, 6) << "every stored job's payload is read";
+  EXPECT_NE(Submit("new-2", "ck/b", "team-b").find("of another quota share"), std::string::npos);
+  EXPECT_NE(Submit("new-3", "ck/a").find("of job live,"), std::string::npos);
+  EXPECT_NE(Submit("new-4", "ck/c").find("of job escaped,"), std::string::npos);
+  EXPECT_NE(Submit("new-5", "ck/r/x", "team-b").find("an input channel of a job"),
+            std::string::npos);
+  EXPECT_EQ(Submit("new-6", "ck/s/x", "team-b"), "") << "a finished job's channel counts no more";
+  EXPECT_EQ(store_.gets, 6) << "read once";
 }
 
 TEST_F(CheckpointClaimsTest, AStoreThatFailsIsAFaultAndIsReadAgainNextTime) {
   JobRecord live;
   live.seq = next_seq_++;
   live.id = "live";
+  live.queue = "q";
+  live.share = Share("team-a");
   live.status = model::JobStatus::kRunnable;
   jobs_.emplace(live.seq, std::move(live));
   store_.payloads["live"] = PayloadWithCheckpoint(Dir("ck/a"));
@@ -183,18 +315,24 @@ TEST_F(CheckpointClaimsTest, AStoreThatFailsIsAFaultAndIsReadAgainNextTime) {
   JobRecord job;
   job.seq = next_seq_++;
   job.id = "new";
-  EXPECT_EQ(claims_.Claim(Dir("ck/a"), job, jobs_, store_).code(), StatusCode::kInternal);
+  EXPECT_EQ(
+      claims_.Claim(api::LaunchInfo{.checkpoint_sync_dir = Dir("ck/a")}, job, jobs_, store_).code(),
+      StatusCode::kInternal);
   store_.fail = false;
   EXPECT_NE(Submit("new", "ck/a").find("of job live,"), std::string::npos);
 }
 
-TEST_F(CheckpointClaimsTest, FinishedJobsClaimsDoNotPileUp) {
+TEST_F(CheckpointClaimsTest, ClaimsDoNotPileUp) {
   for (int i = 0; i < 5000; ++i) {
     const std::string id = "job-" + std::to_string(i);
-    ASSERT_EQ(Submit(id, "ck/" + std::to_string(i)), "");
+    ASSERT_EQ(Submit(id, "ck/same"), "");
     Job(id).status = model::JobStatus::kFailed;
+    ASSERT_EQ(Read(id + "-reads", "ck/same", "team-a"), "");
+    Job(id + "-reads").status = model::JobStatus::kSucceeded;
   }
-  EXPECT_LT(claims_.size(), 2100U);
+  EXPECT_LT(claims_.size(), 2100U) << "one share's finished claims of one location, and finished "
+                                      "jobs' channels, are swept";
+  EXPECT_NE(Submit("other", "ck/same", "team-b"), "") << "the newest claim is kept";
 }
 
 }  // namespace
