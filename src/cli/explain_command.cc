@@ -11,9 +11,10 @@ namespace allot::cli {
 
 namespace {
 
+// The field as text, escaped (EscapeControls): names and reasons come from callers and jobs.
 std::string Text(const Json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
-  return j[key].is_string() ? j[key].get<std::string>() : FormatNumber(j[key]);
+  return EscapeControls(j[key].is_string() ? j[key].get<std::string>() : FormatNumber(j[key]));
 }
 
 // "name (id)", or "a job of share S" when the server hid who it is.

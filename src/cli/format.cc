@@ -9,22 +9,32 @@
 
 namespace allot::cli {
 
-void Table::Add(std::vector<std::string> row) {
+std::string EscapeControls(std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
-  for (std::string& cell : row) {
-    std::string shown;
-    for (const char c : cell) {
-      const auto byte = static_cast<unsigned char>(c);
-      if (byte < 0x20 || byte == 0x7f) {
-        shown += "\\x";
-        shown += kHex[byte >> 4];
-        shown += kHex[byte & 15];
-      } else {
-        shown += c;
-      }
+  std::string shown;
+  shown.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0U;
+    if (byte < 0x20 || byte == 0x7f) {
+      shown += "\\x";
+      shown += kHex[byte >> 4U];
+      shown += kHex[byte & 15U];
+    } else if (byte == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      // U+0080..U+009F: some terminals take these as controls too (U+009B is a CSI).
+      shown += "\\u00";
+      shown += kHex[next >> 4U];
+      shown += kHex[next & 15U];
+      ++i;
+    } else {
+      shown += text[i];
     }
-    cell = std::move(shown);
   }
+  return shown;
+}
+
+void Table::Add(std::vector<std::string> row) {
+  for (std::string& cell : row) cell = EscapeControls(cell);
   rows_.push_back(std::move(row));
 }
 

@@ -6,16 +6,22 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace allot::cli {
+
+// `text` with its control characters shown as \xNN (C0 and DEL) or \u00NN (C1, as UTF-8 writes
+// them), for whatever a caller or a job chose and the server recorded (a name, a statusReason,
+// a newline or an escape sequence in them): printed, it is one line that never drives the
+// terminal (clears the screen, sets the title, colours a fake status line).
+std::string EscapeControls(std::string_view text);
 
 // Columns padded to their widest cell; the last column is not padded.
 class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
-  // Control characters in a cell (a newline, an escape sequence a caller put in a name the
-  // server recorded) are shown as \xNN: a row is always one line, and never drives the terminal.
+  // Each cell is shown with EscapeControls: a row is always one line.
   void Add(std::vector<std::string> row);
   bool empty() const { return rows_.empty(); }
   void Print(std::ostream& out) const;

@@ -41,7 +41,7 @@ void WarnIfItCanNeverFit(Client& client, const std::string& job_id) {
   const std::string reason = job.value("statusReason", "");
   if (reason.starts_with("MISCONFIGURATION:")) {
     std::cerr << "allot: warning: job " << job_id << " can never start with the "
-              << "current limits: " << reason << '\n';
+              << "current limits: " << EscapeControls(reason) << '\n';
   }
 }
 

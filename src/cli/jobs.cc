@@ -75,16 +75,21 @@ Json BuildSubmitRequest(const SubmitOptions& o, const std::string& default_name)
 
 namespace {
 
+// Every value is escaped (EscapeControls), the ones made from the payload's raw strings (the
+// command, the environment) too: a tenant's or a job's text never drives the operator's terminal
+// and never starts a line of its own.
 void Line(std::ostream& out, const std::string& label, const std::string& value) {
   if (value.empty()) return;
   std::string padded = label + ":";
   padded.resize(std::max<std::size_t>(padded.size() + 1, 14), ' ');
-  out << padded << value << '\n';
+  out << padded << EscapeControls(value) << '\n';
 }
 
+// The field as text, escaped: a statusReason holds what a job wrote to /opt/ml/output/failure or
+// a caller gave TerminateServiceJob, and the lines printed without Line show it too.
 std::string Str(const Json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
-  return j[key].is_string() ? j[key].get<std::string>() : FormatNumber(j[key]);
+  return EscapeControls(j[key].is_string() ? j[key].get<std::string>() : FormatNumber(j[key]));
 }
 
 std::string Elapsed(const Json& from, const Json& to) {

@@ -42,6 +42,12 @@ int RunLogs(const LogsArgs& a, const std::string& endpoint) {
 void AddLogsCommand(CLI::App& app, Runner* run) {
   auto args = std::make_shared<LogsArgs>();
   CLI::App* sub = app.add_subcommand("logs", "print a job's output (stdout of algo-1 by default)");
+  // Like cat: the output is the job's, and what it prints (escape sequences too) reaches the
+  // terminal; `allot describe` escapes what it shows, this does not.
+  sub->footer(
+      "The job's bytes are printed as it wrote them, control characters and terminal escape "
+      "sequences included, as cat would print its file: pipe through `cat -v` or `less` to see "
+      "them instead.");
   auto endpoint = AddEndpointOption(sub);
   sub->add_option("job", args->job, "job id or ARN")->required();
   sub->add_option("--attempt", args->attempt, "attempt number (default: the latest)");

@@ -46,6 +46,69 @@ TEST(Describe, ShowsWhoSubmittedAndTheLimitsEachAttemptRanUnder) {
       << out.str();
 }
 
+// What the operator's terminal must never get from a tenant's or a job's text: ESC, BEL, a
+// newline that starts a line of its own, the C1 CSI (U+009B).
+void ExpectNoControls(const std::string& text) {
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+  EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << text;
+}
+
+TEST(Format, EscapeControlsShowsControlsAndKeepsOtherText) {
+  EXPECT_EQ(EscapeControls("a\x1b[2J\x1b]0;T\x07\nb\x7f"), "a\\x1b[2J\\x1b]0;T\\x07\\x0ab\\x7f");
+  EXPECT_EQ(EscapeControls("\xc2\x9b"
+                           "31m \xc2\x85"),
+            "\\u009b31m \\u0085");
+  // Printable UTF-8, whose later bytes lie in 0x80-0x9f too, stays as it is.
+  EXPECT_EQ(EscapeControls("caf\xc3\xa9 \xe2\x82\xac \xc2\xa0 \xe6\x97\xa5"),
+            "caf\xc3\xa9 \xe2\x82\xac \xc2\xa0 \xe6\x97\xa5");
+  EXPECT_EQ(EscapeControls("\xc2"), "\xc2") << "a lead byte at the end";
+}
+
+// F6: a job's failure file and a tenant's TerminateServiceJob.reason become statusReason;
+// `allot describe`, run by the operator, shows them escaped, as `allot audit` does.
+TEST(Describe, ShowsWhatJobsAndCallersWroteEscaped) {
+  const std::string hostile =
+      "boom\x1b[2J\x1b]0;PWNED-TITLE\x07\x1b[32mFAKE: job SUCCEEDED\x1b[0m\nStatus:       "
+      "SUCCEEDED\r\xc2\x9b"
+      "2J";
+  const Json payload = {
+      {"AlgorithmSpecification",
+       {{"ContainerEntrypoint", {"/bin/sh"}}, {"ContainerArguments", {"-c", "echo \x1b[8m"}}}},
+      {"Environment", {{"X", "\x1b]0;env\x07"}}}};
+  const Json job = {
+      {"jobId", "j1"},
+      {"jobName", "n"},
+      {"status", "FAILED"},
+      {"statusReason", hostile},
+      {"serviceRequestPayload", payload.dump()},
+      {"retryStrategy",
+       {{"attempts", 2}, {"evaluateOnExit", {{{"action", "RETRY"}, {"onStatusReason", hostile}}}}}},
+      {"attempts", {{{"startedAt", 1000}, {"stoppedAt", 2000}, {"statusReason", hostile}}}},
+      {"preemptionSummary",
+       {{"preemptedAttemptCount", 1},
+        {"recentPreemptedAttempts", {{{"startedAt", 1000}, {"statusReason", hostile}}}}}},
+      {"allot",
+       {{"attempt", 1},
+        {"submittedBy", "alice"},
+        {"waitingReason", {{"message", hostile}, {"rule", "x"}}}}}};
+  std::ostringstream out;
+  PrintJob(job, out);
+  const std::string text = out.str();
+  ExpectNoControls(text);
+  EXPECT_NE(text.find("Reason:       boom\\x1b[2J\\x1b]0;PWNED-TITLE\\x07\\x1b[32mFAKE: job "
+                      "SUCCEEDED\\x1b[0m\\x0aStatus:       SUCCEEDED\\x0d\\u009b2J\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Command:      /bin/sh -c 'echo \\x1b[8m'"), std::string::npos) << text;
+  // The one Status line is the server's: the reason's "Status:" stays inside its own line.
+  std::size_t status_lines = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) status_lines += line.starts_with("Status:");
+  EXPECT_EQ(status_lines, 1U) << text;
+}
+
 TEST(ClusterSpec, ParsesTheExampleShape) {
   const ClusterSpec spec = ParseClusterSpec(R"(
 serviceEnvironments:

@@ -110,6 +110,36 @@ class CliTest(ServerCase):
         self.wait_listed(first, "FAILED")
         self.assertIn("Reason:       test over", self.allot("describe", second).stdout)
 
+    def test_describe_jobs_and_explain_escape_what_jobs_and_callers_wrote(self):
+        """F6: a job's failure file and a tenant's TerminateServiceJob.reason become statusReason;
+        the CLI shows them escaped, never as escape sequences for the operator's terminal."""
+        hostile = "\x1b[2J\x1b]0;PWNED-TITLE\x07\x1b[32mFAKE: job SUCCEEDED\x1b[0m"
+        failed = self.submit("-q", "training", "-s", "team-a", "-n", "esc", "--", "/bin/sh", "-c",
+                             "printf 'boom%s' > /opt/ml/output/failure; exit 3"
+                             % hostile.replace("\x1b", "\\033").replace("\x07", "\\007"))
+        self.wait_listed(failed, "FAILED")
+        stopped = self.submit("-q", "training", "-s", "team-a", "-n", "esc2", "--", "sleep", "60")
+        self.wait_listed(stopped, "RUNNING")
+        self.allot("cancel", stopped, "--reason", "bye" + hostile + "\u009b2J")
+        self.wait_listed(stopped, "FAILED")
+        outputs = {
+            "describe failed": self.allot("describe", failed).stdout,
+            "describe stopped": self.allot("describe", stopped).stdout,
+            "jobs": self.allot("jobs", "--queue", "training").stdout,
+            "explain": self.allot("explain", failed, check=False).stdout,
+        }
+        for what, out in outputs.items():
+            with self.subTest(what):
+                for control in ("\x1b", "\x07", "\u009b"):
+                    self.assertNotIn(control, out)
+        self.assertIn("Reason:       Received status from SageMaker: AlgorithmError: boom\\x1b[2J"
+                      "\\x1b]0;PWNED-TITLE\\x07\\x1b[32mFAKE: job SUCCEEDED\\x1b[0m\n",
+                      outputs["describe failed"])
+        self.assertIn("bye\\x1b[2J", outputs["describe stopped"])
+        self.assertIn("\\u009b2J", outputs["describe stopped"])
+        # `allot logs` is cat: it prints the job's bytes as written, and its help says so.
+        self.assertIn("as it wrote them", self.allot("logs", "--help").stdout)
+
     def test_shares_table(self):
         out = self.allot("shares", "training").stdout
         header = out.splitlines()[0].split()
