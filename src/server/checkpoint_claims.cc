@@ -1,6 +1,7 @@
 #include "server/checkpoint_claims.h"
 
 #include <algorithm>
+#include <charconv>
 #include <iterator>
 #include <optional>
 #include <utility>
@@ -33,6 +34,12 @@ const char* Words(Relation relation) {
 // scheme in escapes, so only one without any is ruled out by its text).
 bool MayNameLocation(const std::string& payload) {
   return payload.find('\\') != std::string::npos || payload.find("file://") != std::string::npos;
+}
+
+// The job sequence number a stored claim names.
+bool ParseJobSeq(std::string_view text, model::JobId& out) {
+  const auto [ptr, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return error == std::errc() && ptr == text.data() + text.size();
 }
 
 // Whose files a job's checkpoints are: its (queue, share), as its uid is.
@@ -85,7 +92,26 @@ std::vector<CheckpointClaims::Wanted> CheckpointClaims::Resolve(const api::Launc
 
 Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
   Map restored;
+  Result<std::vector<store::Record>> stored = store.Load(store::Kind::kCheckpointClaim);
+  if (!stored.ok()) {
+    return Internal("cannot read the stored checkpoint locations: " + stored.status().message());
+  }
+  for (const store::Record& r : *stored) {
+    const std::size_t key_break = r.key.find('\n');
+    const std::size_t value_break = r.value.find('\n');
+    model::JobId seq = 0;
+    if (key_break == std::string::npos || value_break == std::string::npos ||
+        !ParseJobSeq(r.value.substr(0, value_break), seq)) {
+      continue;  // not one this code wrote
+    }
+    Use use{seq, r.value.substr(value_break + 1), r.key.substr(0, key_break), false};
+    const JobRecord* job = JobOf(use, jobs);
+    // A live job's claims come from its payload below, like those of jobs from before the records.
+    if (job == nullptr || !model::IsTerminal(job->status)) continue;
+    restored.emplace(r.key.substr(key_break + 1), std::move(use));
+  }
   for (const auto& [seq, job] : jobs) {
+    if (model::IsTerminal(job.status)) continue;  // a finished job reads nothing; see above
     Result<std::optional<std::string>> payload = store.Get(store::Kind::kJobPayload, job.id);
     if (!payload.ok()) {
       return Internal("cannot read the file:// locations of the stored jobs: " +
@@ -100,9 +126,7 @@ Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
     } catch (const ClientError&) {
       continue;  // no longer parses (the rules changed): it cannot launch, so it uses nothing
     }
-    const bool live = !model::IsTerminal(job.status);
     for (const Wanted& wanted : Resolve(launch)) {
-      if (wanted.reads && !live) continue;  // a finished job reads nothing
       restored.emplace(wanted.real, Use{job.seq, job.id, ShareOf(job), wanted.reads});
     }
   }
@@ -151,7 +175,7 @@ Status CheckpointClaims::Check(const Wanted& wanted, const JobRecord& job, const
 }
 
 Status CheckpointClaims::Claim(const api::LaunchInfo& launch, const JobRecord& job,
-                               const Jobs& jobs, store::Store& store) {
+                               const Jobs& jobs, store::Store& store, store::Batch& batch) {
   const std::vector<Wanted> wanted = Resolve(launch);
   if (wanted.empty()) return {};
   if (!loaded_) ALLOT_RETURN_IF_ERROR(LoadRestored(jobs, store));
@@ -164,6 +188,8 @@ Status CheckpointClaims::Claim(const api::LaunchInfo& launch, const JobRecord& j
     if (!w.reads) {
       const auto [first, last] = claims_.equal_range(w.real);
       KeepNewestFinished(first, last, jobs);
+      batch.Put(store::Kind::kCheckpointClaim, share + "\n" + w.real,
+                std::to_string(job.seq) + "\n" + job.id);
     }
     claims_.emplace(w.real, Use{job.seq, job.id, share, w.reads});
   }

@@ -16,9 +16,12 @@
 //
 // A share is a (queue, share) pair, as job uids are (job_identity.h).
 //
-// Claims are not written anywhere of their own: they are rebuilt from the stored payloads of the
-// jobs (all of them, finished or not) the first time a submission or a launch names a file://
-// location, so a server whose jobs name none never reads a payload for this. Nothing releases a
+// A checkpoint claim is stored (store::Kind::kCheckpointClaim, one record per share and location,
+// written with the submission), since a finished job's payload is not read again; the claims of
+// live jobs are rebuilt from their stored payloads. Both are read the first time after a start
+// that a submission or a launch names a file:// location, so a server whose jobs name none reads
+// nothing for this, and one with a million finished jobs reads no payload of theirs. (Jobs that
+// finished under a version before these records have no claim.) Nothing releases a
 // claim explicitly: one whose job is gone (a submission refused after its claim, or rolled back
 // with a failed write) or a finished job's input channel is dropped when met and by a sweep
 // whenever the claims have doubled since the last; of a share's finished checkpoint claims of one
@@ -53,10 +56,11 @@ class CheckpointClaims {
   //   job, a checkpoint location of another share (its job finished or not), or an input channel
   //   of a live job of another share;
   // - an input channel is, lies inside or contains a checkpoint location of another share.
-  // The first call with a location reads the payloads of the jobs in `jobs` from `store`; a store
-  // that fails then is a fault (kInternal), and the next call reads them again.
+  // The first call with a location reads the stored claims and the payloads of the live jobs in
+  // `jobs` from `store`; a store that fails then is a fault (kInternal), and the next call reads
+  // them again. The checkpoint claim goes into `batch`, the submission's.
   Status Claim(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
-               store::Store& store);
+               store::Store& store, store::Batch& batch);
 
   // The same checks for `job` (in `jobs`) as it launches, with its locations resolved again (a
   // link under a root may lead elsewhere since its submission); its own claims do not count and

@@ -34,6 +34,9 @@ enum class Kind : std::uint8_t {
   // Usage history and job lifecycle events (server/history_codec.h); keys sort by time.
   kUsageSample = 20,  // "<resolution>/<ms, 13 digits>/<queue>" -> every share and unit of it
   kJobEvent = 21,     // "<ms, 13 digits>/<sequence, 12 digits>" -> one lifecycle event
+  // "<queue/share>\n<canonical location>" -> "<job seq>\n<job id>": the newest job of the share
+  // whose checkpoint location it is (server/checkpoint_claims.h).
+  kCheckpointClaim = 22,
 };
 
 struct Op {

@@ -28,15 +28,27 @@ using api::ParseBody;
 
 namespace fs = std::filesystem;
 
-// Payloads by job id; Get fails while `fail` is set.
+// Payloads by job id, and the records batches kept (Keep); Get and Load fail while `fail` is set.
 class PayloadStore : public store::Store {
  public:
   void Submit(store::Batch /*batch*/, std::function<void(const Status&)> done) override {
     done(Status::Ok());
   }
   void Resume() override {}
-  Result<std::vector<store::Record>> Load(store::Kind /*kind*/) override {
-    return std::vector<store::Record>{};
+  Result<std::vector<store::Record>> Load(store::Kind kind) override {
+    if (fail) return Internal("disk gone");
+    std::vector<store::Record> out;
+    for (const auto& [key, value] : records[kind]) out.push_back({key, value});
+    return out;
+  }
+  void Keep(const store::Batch& batch) {
+    for (const store::Op& op : batch.ops) {
+      if (op.value) {
+        records[op.kind][op.key] = *op.value;
+      } else {
+        records[op.kind].erase(op.key);
+      }
+    }
   }
   Result<std::optional<std::string>> Get(store::Kind kind, std::string_view key) override {
     ++gets;
@@ -54,6 +66,7 @@ class PayloadStore : public store::Store {
   void Close() override {}
 
   std::map<std::string, std::string> payloads;
+  std::map<store::Kind, std::map<std::string, std::string>> records;
   bool fail = false;
   int gets = 0;
 };
@@ -113,9 +126,11 @@ class CheckpointClaimsTest : public ::testing::Test {
     job.share = Share(share);
     job.status = model::JobStatus::kSubmitted;
     const api::LaunchInfo launch = api::ParsePayload(payload, id).launch;
-    if (Status s = claims_.Claim(launch, job, jobs_, store_); !s.ok()) return s.message();
+    store::Batch batch;
+    if (Status s = claims_.Claim(launch, job, jobs_, store_, batch); !s.ok()) return s.message();
     jobs_.emplace(job.seq, std::move(job));  // accepted: the controller adds it
     store_.payloads[id] = payload;
+    store_.Keep(batch);  // written with the submission
     return "";
   }
 
@@ -193,7 +208,8 @@ TEST_F(CheckpointClaimsTest, AQueuesShareIsNotTheSameNameInAnotherQueue) {
   job.share = Share("team-a");
   api::LaunchInfo launch;
   launch.checkpoint_sync_dir = Dir("ck/a");
-  EXPECT_NE(claims_.Claim(launch, job, jobs_, store_).message().find("another quota share"),
+  store::Batch batch;
+  EXPECT_NE(claims_.Claim(launch, job, jobs_, store_, batch).message().find("another quota share"),
             std::string::npos)
       << "its jobs run as another uid";
 }
@@ -271,7 +287,13 @@ TEST_F(CheckpointClaimsTest, ASequenceNumberUsedAgainIsNotTheSameJob) {
   EXPECT_EQ(Submit("job-b", "ck/a", "team-b"), "");
 }
 
-TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloads) {
+// After a start: the live jobs' claims come from their payloads, the finished jobs' checkpoint
+// locations from the claims stored with their submissions, and no finished job's payload is read.
+TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloadsAndTheStoredClaims) {
+  ASSERT_EQ(Submit("done", "ck/b"), "");  // its claim is stored with its submission
+  Job("done").status = model::JobStatus::kSucceeded;
+  claims_ = CheckpointClaims();  // a restart: nothing in memory
+  store_.gets = 0;
   auto restored = [this](const std::string& id, model::JobStatus status, std::string payload) {
     JobRecord job;
     job.seq = next_seq_++;
@@ -283,7 +305,8 @@ TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloads) {
     store_.payloads[id] = std::move(payload);
   };
   restored("live", model::JobStatus::kRunnable, PayloadWithCheckpoint(Dir("ck/a")));
-  restored("done", model::JobStatus::kSucceeded, PayloadWithCheckpoint(Dir("ck/b")));
+  // Finished before the claims were stored: its payload is not read, so it claims nothing.
+  restored("old", model::JobStatus::kSucceeded, PayloadWithCheckpoint(Dir("ck/d")));
   restored("none", model::JobStatus::kRunning, R"({"ResourceConfig": {}})");
   restored("reader", model::JobStatus::kRunning, PayloadWithChannel(Dir("ck/r")));
   restored("read", model::JobStatus::kSucceeded, PayloadWithChannel(Dir("ck/s")));
@@ -292,14 +315,15 @@ TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloads) {
   escaped.replace(escaped.find("file://"), 1, "\\u0066");
   restored("escaped", model::JobStatus::kRunning, escaped);
   EXPECT_EQ(Submit("new-1", "ck/b"), "") << "the finished job's location is its share's";
-  EXPECT_EQ(store_.gets, 6) << "every stored job's payload is read";
+  EXPECT_EQ(store_.gets, 4) << "every live job's payload is read, no finished one's";
   EXPECT_NE(Submit("new-2", "ck/b", "team-b").find("of another quota share"), std::string::npos);
   EXPECT_NE(Submit("new-3", "ck/a").find("of job live,"), std::string::npos);
   EXPECT_NE(Submit("new-4", "ck/c").find("of job escaped,"), std::string::npos);
   EXPECT_NE(Submit("new-5", "ck/r/x", "team-b").find("an input channel of a job"),
             std::string::npos);
   EXPECT_EQ(Submit("new-6", "ck/s/x", "team-b"), "") << "a finished job's channel counts no more";
-  EXPECT_EQ(store_.gets, 6) << "read once";
+  EXPECT_EQ(Submit("new-7", "ck/d", "team-b"), "") << "no claim was stored for it";
+  EXPECT_EQ(store_.gets, 4) << "read once";
 }
 
 TEST_F(CheckpointClaimsTest, AStoreThatFailsIsAFaultAndIsReadAgainNextTime) {
@@ -315,9 +339,12 @@ TEST_F(CheckpointClaimsTest, AStoreThatFailsIsAFaultAndIsReadAgainNextTime) {
   JobRecord job;
   job.seq = next_seq_++;
   job.id = "new";
+  store::Batch batch;
   EXPECT_EQ(
-      claims_.Claim(api::LaunchInfo{.checkpoint_sync_dir = Dir("ck/a")}, job, jobs_, store_).code(),
+      claims_.Claim(api::LaunchInfo{.checkpoint_sync_dir = Dir("ck/a")}, job, jobs_, store_, batch)
+          .code(),
       StatusCode::kInternal);
+  EXPECT_TRUE(batch.empty());
   store_.fail = false;
   EXPECT_NE(Submit("new", "ck/a").find("of job live,"), std::string::npos);
 }
