@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
@@ -23,6 +24,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "api/decode.h"
@@ -32,6 +34,7 @@
 #include "api/sigv4.h"
 #include "api/tenancy_requests.h"
 #include "common/strings.h"
+#include "server/admission.h"
 #include "server/api_error.h"
 #include "server/audit.h"
 #include "server/log.h"
@@ -53,10 +56,20 @@
 // Deadlines (Options): a request's headers must arrive within http_header_timeout of its first
 // byte (of the accept for a connection's first request), its body within http_body_timeout of
 // the headers, and an answer must be written within http_body_timeout; a keep-alive connection
-// waits http_idle_timeout for the next request. Each client address may hold
-// http_max_connections_per_address connections and the server http_max_connections: a
-// connection beyond a cap closes an idle keep-alive connection (of that address) to make room,
-// or else answers 503 and is closed at once.
+// waits http_idle_timeout for the next request.
+//
+// Admission (MakeRoom; docs/security.md, "The API port" says it for operators). A client counts
+// under its AdmissionKey (server/admission.h): its address, all of loopback being one. Each key
+// may hold http_max_connections_per_address connections and the server http_max_connections.
+// Within those, connections still reading a request (from the accept, or from the first byte of
+// a keep-alive request, until the request is whole) have a smaller budget: kReadingPerAddress
+// per key and kReadingInAll in all. A new connection beyond a reading budget closes the oldest
+// reading connection (of its key, or of all); one beyond a cap closes an idle keep-alive
+// connection (of its key when its key's cap is the one reached), else the oldest reading one,
+// else it is answered 503 and closed at once. So slow or silent clients can hold reading slots
+// only until newer connections push them out, while a client that sends its request whole is
+// read long before a budget's worth of newer connections arrive after it: it is always served.
+// The closed ones get no answer, as on a deadline.
 
 namespace allot::server {
 
@@ -75,6 +88,12 @@ constexpr std::uint32_t kMaxHeader = 32 * 1024;
 constexpr std::size_t kReadChunk = 4096;
 constexpr auto kStopGrace = std::chrono::seconds(10);  // Stop() waits this long for answers
 constexpr auto kLinger = std::chrono::seconds(2);      // reading on after an early answer
+// The budgets of connections still reading a request (the file's comment, "Admission"). A
+// prompt client's request is read within a turn of its loop, so 16 per address is far more than
+// it needs, and bounds what one local process (a job) keeps reading at once. In all, 256 bound
+// the buffers that clients which have proven nothing hold (up to 96 KiB each).
+constexpr std::size_t kReadingPerAddress = 16;
+constexpr std::size_t kReadingInAll = 256;
 
 std::chrono::milliseconds Millis(Duration d) { return std::chrono::milliseconds(d); }
 
@@ -223,14 +242,25 @@ class HttpServer::Impl {
   Answer Handle(const Request& req, const Route& route, CallLog* call);
   Answer MetricsAnswer(const Request& req, const CallLog& call);
   void Dispatch(std::shared_ptr<Connection> conn, Request req, Route route);
-  void Unregister(Connection* conn, const asio::ip::address& peer);
+  // The connection began, or ended, reading a request (ReadingConnections).
+  void BeganReading(std::uint64_t serial, const asio::ip::address& key);
+  void EndedReading(std::uint64_t serial);
+  // A connection MakeRoom chose to close had read its request whole by then: it stays, and
+  // counts again.
+  void KeptOpen(std::uint64_t serial, const asio::ip::address& key);
+  void Unregister(std::uint64_t serial, const asio::ip::address& key);
   bool stopping() const { return stopping_.load(); }
   const Options& options() const { return options_; }
 
  private:
   void Accept();
   void Admit(asio::io_context& loop, tcp::socket socket);
-  bool MakeRoom(const asio::ip::address& peer);
+  bool MakeRoom(const asio::ip::address& key);
+  // Under mu_: chooses the reading connection `entry` names to be closed; it counts as gone
+  // from now on (displaced_).
+  void CloseReadingLocked(const ReadingConnections::Entry& entry,
+                          std::vector<std::shared_ptr<Connection>>* to_close);
+  void DropCountLocked(const asio::ip::address& key);  // one connection fewer from `key`
   void BeginStop();
   Result<WireReply> Run(const Request& req, const Route& route, const Caller& caller,
                         CallLog* call);
@@ -276,8 +306,18 @@ class HttpServer::Impl {
   // Per loop: an answering is posted and has not begun. Keys fixed at construction.
   std::map<const asio::io_context*, std::unique_ptr<std::atomic<bool>>> answer_posted_;
   std::mutex mu_;
-  std::unordered_map<Connection*, std::weak_ptr<Connection>> live_;
+  std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> live_;  // by serial
+  // By AdmissionKey: the connections in live_ and not in displaced_.
   std::map<asio::ip::address, int> per_address_;
+  // Chosen to be closed by MakeRoom, not yet gone: counted neither in per_address_ nor against
+  // http_max_connections, so that connections arriving before the close is done do not close
+  // more than their room.
+  std::unordered_set<std::uint64_t> displaced_;
+  ReadingConnections reading_;
+  // The budgets of reading connections: the constants, or the caps where those are smaller.
+  const std::size_t reading_per_address_;
+  const std::size_t reading_in_all_;
+  std::uint64_t next_serial_ = 0;  // the accepting loop only
   std::atomic<bool> stopping_{false};
   bool stop_timer_armed_ = false;  // guarded by mu_; never set once Serve() has returned
   // Loop 0 (run by the thread that calls Serve) accepts and serves connections; the others only
@@ -299,16 +339,23 @@ namespace {
 // threads only read whether it is idle and post to its loop.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
+  // `serial` is already counted as reading its first request (Admit).
   Connection(HttpServer::Impl& server, asio::io_context& loop, tcp::socket socket,
-             asio::ip::address peer)
-      : server_(server), loop_(loop), stream_(std::move(socket)), peer_(std::move(peer)) {}
+             asio::ip::address peer, asio::ip::address key, std::uint64_t serial)
+      : server_(server),
+        loop_(loop),
+        stream_(std::move(socket)),
+        peer_(std::move(peer)),
+        key_(std::move(key)),
+        serial_(serial) {}
   // Only a mutex lock could throw in Unregister; terminating then is right.
-  ~Connection() { server_.Unregister(this, peer_); }  // NOLINT(bugprone-exception-escape)
+  ~Connection() { server_.Unregister(serial_, key_); }  // NOLINT(bugprone-exception-escape)
 
   void Start() { ReadHeader(server_.options().http_header_timeout); }
   // Any thread: idle between keep-alive requests and not yet chosen to be closed.
   bool idle() const { return state_ == State::kIdle && !doomed_; }
   const asio::ip::address& peer() const { return peer_; }
+  const asio::ip::address& key() const { return key_; }
   asio::io_context& loop() const { return loop_; }
   bool on_loop() const { return loop_.get_executor().running_in_this_thread(); }
 
@@ -321,6 +368,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
       self->doomed_ = false;
     });
     return true;
+  }
+  // Any thread: closes the connection if, when its loop gets to it, it is still reading a request
+  // or waiting for the next one: a newer connection displaced it (MakeRoom). One that has read
+  // its request whole meanwhile is answered as usual.
+  void CloseDisplaced() {
+    asio::post(loop_, [self = shared_from_this()] {
+      if (self->state_ == State::kReading || self->state_ == State::kIdle) return self->Close();
+      if (self->state_ != State::kClosing) self->server_.KeptOpen(self->serial_, self->key_);
+    });
   }
   // Any thread: closes the connection unless a request on it is being answered (that one ends
   // it).
@@ -349,6 +405,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void ReadHeader(Duration deadline) {
     state_ = State::kReading;
+    if (!counted_reading_) {
+      counted_reading_ = true;
+      server_.BeganReading(serial_, key_);
+    }
     parser_.emplace();
     parser_->header_limit(kMaxHeader);
     parser_->body_limit(kMaxBody);
@@ -397,6 +457,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void OnRequest() {
     stream_.expires_never();
+    counted_reading_ = false;
+    server_.EndedReading(serial_);
     Request req = parser_->release();
     parser_.reset();
     keep_alive_ = req.keep_alive();
@@ -474,7 +536,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   HttpServer::Impl& server_;
   asio::io_context& loop_;
   beast::tcp_stream stream_;
-  asio::ip::address peer_;
+  asio::ip::address peer_;  // for the log and aws:SourceIp
+  asio::ip::address key_;   // for the limits: AdmissionKey(peer_)
+  const std::uint64_t serial_;
+  // On the loop: this connection told the server it is reading a request and has not told it
+  // the request is whole. (MakeRoom may have taken it off the server's count since, to close it.)
+  bool counted_reading_ = true;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
@@ -504,6 +571,10 @@ void RefuseConnection(tcp::socket& socket) {
 HttpServer::Impl::Impl(Controller& controller)
     : controller_(controller),
       options_(controller.options()),
+      reading_per_address_(std::min(
+          kReadingPerAddress, static_cast<std::size_t>(options_.http_max_connections_per_address))),
+      reading_in_all_(
+          std::min(kReadingInAll, static_cast<std::size_t>(options_.http_max_connections))),
       workers_(static_cast<std::size_t>(std::max(1, options_.http_threads))) {
   // One loop per two cores (at most 4): the store's writer needs a core of its own. On the
   // 2-core benchmark machine one loop beat two (the second mostly waited for the controller's
@@ -624,45 +695,102 @@ void HttpServer::Impl::Admit(asio::io_context& loop, tcp::socket socket) {
   beast::error_code ec;
   const asio::ip::address peer = socket.remote_endpoint(ec).address();
   if (ec) return;  // gone already
-  if (!MakeRoom(peer)) return RefuseConnection(socket);
+  const asio::ip::address key = AdmissionKey(peer);
+  if (!MakeRoom(key)) return RefuseConnection(socket);
   // Headers and body go out in one write, but a small answer must not wait for Nagle.
   socket.set_option(tcp::no_delay(true), ec);
-  auto conn = std::make_shared<Connection>(*this, loop, std::move(socket), peer);
+  const std::uint64_t serial = next_serial_++;
+  auto conn = std::make_shared<Connection>(*this, loop, std::move(socket), peer, key, serial);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    live_.emplace(conn.get(), conn);
-    ++per_address_[peer];
+    live_.emplace(serial, conn);
+    ++per_address_[key];
+    // Reading from its accept: a client that connects and sends nothing holds a reading slot.
+    reading_.Begin(serial, key);
   }
   asio::post(loop, [conn = std::move(conn)] { conn->Start(); });
 }
 
-// True when a new connection from `peer` is under both caps, or an idle keep-alive connection
-// (of `peer` when its own cap is the one reached) was closed to make room for it.
-bool HttpServer::Impl::MakeRoom(const asio::ip::address& peer) {
-  std::vector<std::shared_ptr<Connection>> candidates;
+// True when there is room for a new connection from `key`, made as the file's comment says
+// ("Admission"): the oldest reading connection beyond a reading budget is closed; then, beyond a
+// cap, an idle keep-alive connection or else the oldest reading one. False when a cap is reached
+// and every connection under it is being answered (or was already chosen to close).
+bool HttpServer::Impl::MakeRoom(const asio::ip::address& key) {
+  std::vector<std::shared_ptr<Connection>> to_close;
+  std::vector<std::shared_ptr<Connection>> idle_candidates;
+  bool address_full = false;
+  bool total_full = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const auto it = per_address_.find(peer);
-    const bool address_full =
+    if (const auto displaced = reading_.Displaced(key, reading_per_address_, reading_in_all_)) {
+      CloseReadingLocked(*displaced, &to_close);
+    }
+    const auto it = per_address_.find(key);
+    address_full =
         it != per_address_.end() && it->second >= options_.http_max_connections_per_address;
-    const bool total_full = static_cast<int>(live_.size()) >= options_.http_max_connections;
-    if (!address_full && !total_full) return true;
-    for (auto& [raw, weak] : live_) {
-      auto conn = weak.lock();
-      if (conn && (!address_full || conn->peer() == peer)) candidates.push_back(std::move(conn));
+    total_full =
+        live_.size() - displaced_.size() >= static_cast<std::size_t>(options_.http_max_connections);
+    if (address_full || total_full) {
+      // All of them, filtered after the lock: a reference dropped here could be the last one,
+      // and the destructor takes mu_.
+      for (auto& [serial, weak] : live_) {
+        if (auto conn = weak.lock()) idle_candidates.push_back(std::move(conn));
+      }
     }
   }
-  for (auto& conn : candidates) {
-    if (conn->idle() && conn->CloseIdle()) return true;
+  for (auto& conn : to_close) conn->CloseDisplaced();
+  if (!address_full && !total_full) return true;
+  for (auto& conn : idle_candidates) {
+    if ((!address_full || conn->key() == key) && conn->idle() && conn->CloseIdle()) return true;
   }
-  return false;
+  // No idle connection to close: the oldest one still reading a request goes instead.
+  to_close.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto oldest = address_full ? reading_.OldestOf(key) : reading_.Oldest();
+    if (!oldest) return false;
+    CloseReadingLocked(*oldest, &to_close);
+  }
+  for (auto& conn : to_close) conn->CloseDisplaced();
+  return true;
 }
 
-void HttpServer::Impl::Unregister(Connection* conn, const asio::ip::address& peer) {
-  std::lock_guard<std::mutex> lock(mu_);
-  live_.erase(conn);
-  const auto it = per_address_.find(peer);
+// A connection whose last reference is going (its destructor waits for mu_) is not closed here:
+// it is gone by the time the new one is served.
+void HttpServer::Impl::CloseReadingLocked(const ReadingConnections::Entry& entry,
+                                          std::vector<std::shared_ptr<Connection>>* to_close) {
+  reading_.End(entry.serial);
+  const auto it = live_.find(entry.serial);
+  if (it == live_.end()) return;
+  if (displaced_.insert(entry.serial).second) DropCountLocked(entry.key);
+  if (auto conn = it->second.lock()) to_close->push_back(std::move(conn));
+}
+
+void HttpServer::Impl::DropCountLocked(const asio::ip::address& key) {
+  const auto it = per_address_.find(key);
   if (it != per_address_.end() && --it->second <= 0) per_address_.erase(it);
+}
+
+void HttpServer::Impl::KeptOpen(std::uint64_t serial, const asio::ip::address& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (displaced_.erase(serial) > 0) ++per_address_[key];
+}
+
+void HttpServer::Impl::BeganReading(std::uint64_t serial, const asio::ip::address& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  reading_.Begin(serial, key);
+}
+
+void HttpServer::Impl::EndedReading(std::uint64_t serial) {
+  std::lock_guard<std::mutex> lock(mu_);
+  reading_.End(serial);
+}
+
+void HttpServer::Impl::Unregister(std::uint64_t serial, const asio::ip::address& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  live_.erase(serial);
+  reading_.End(serial);
+  if (displaced_.erase(serial) == 0) DropCountLocked(key);
   // The grace timer alone would keep Serve() running once the last connection is gone.
   if (stop_timer_armed_ && live_.empty()) {
     stop_timer_armed_ = false;

@@ -5,10 +5,14 @@
 - The logs endpoint takes `offset` and `attempt` only as whole numbers in range.
 - Slow, unauthenticated connections that trickle their headers a byte a second neither starve
   /healthz nor the API; the server closes them after its header (or body) read deadline, and
-  refuses connections from one client address beyond its per-address cap.
+  a client address holds at most 16 connections that are still reading a request: a newer one
+  closes the oldest.
+- All of loopback (127.0.0.0/8) is one client address for those limits: a job on the machine
+  (no credentials) that sends half requests from 127.x.y.z, more of them than the server takes
+  connections, locks out neither /healthz nor a signed call (the hostile-team trial's F3).
 
-Slow clients connect from other loopback addresses (127.0.0.2 ...) where the test needs the
-well-behaved client on 127.0.0.1 not to share their address's cap.
+The slow clients bind 127.x.y.z source addresses before connecting; the server counts them all
+as 127.0.0.1, the address of the well-behaved clients.
 """
 
 import http.client
@@ -31,6 +35,9 @@ from allot_harness import REGION, ServerTestCase, allot_bin, wait_for
 HEADER_DEADLINE_S = 10
 BODY_DEADLINE_S = 30
 PER_ADDRESS_CAP = 64
+TOTAL_CAP = 1024
+# Connections still reading a request, per client address (src/server/http_server.cc).
+READING_PER_ADDRESS = 16
 # The generous bound on an answer while slow clients are connected (unloaded, it is milliseconds).
 ANSWER_BOUND_S = 5.0
 
@@ -218,9 +225,9 @@ class LogsQueryNumbersTest(NoInternalsMixin, ServerTestCase):
 
 
 class SlowClients:
-    """n connections from `source` that send a partial request a byte a second and never finish
-    it. A background thread trickles the bytes and notes when the server closes each one; it
-    stops after `max_seconds` whatever happens."""
+    """n connections from `source` (an address, or a list of them taken in turn) that send a
+    partial request a byte a second and never finish it. A background thread trickles the bytes
+    and notes when the server closes each one; it stops after `max_seconds` whatever happens."""
 
     REQUEST = (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 200)
 
@@ -234,11 +241,13 @@ class SlowClients:
         self.sent = 0
         self.body = body
         self._stop = threading.Event()
-        for _ in range(n):
+        sources = [source] if isinstance(source, str) else list(source)
+        self._lock = threading.Lock()  # the poll of the test's thread and of the trickling one
+        for i in range(n):
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.setblocking(True)
             s.settimeout(ANSWER_BOUND_S)
-            s.bind((source, 0))
+            s.bind((sources[i % len(sources)], 0))
             s.connect(("127.0.0.1", port))
             if body:  # complete headers, then a body that trickles
                 s.sendall(b"POST /v1/listservicejobs HTTP/1.1\r\nHost: 127.0.0.1\r\n"
@@ -251,36 +260,51 @@ class SlowClients:
         self._thread.start()
 
     def _poll_closed(self):
-        open_socks = [s for s in self.socks if s not in self.closed_at]
-        if not open_socks:
-            return
-        readable, _, _ = select.select(open_socks, [], [], 0)
-        for s in readable:
-            try:
-                data = s.recv(4096)
-            except OSError:
-                data = b""
-            if data:
-                self.answers[s] = self.answers.get(s, b"") + data
-            else:
-                self.closed_at[s] = time.monotonic() - self.started
+        # poll, not select: there may be more sockets than select's 1,024 descriptors.
+        with self._lock:
+            by_fd = {s.fileno(): s for s in self.socks if s not in self.closed_at}
+            if not by_fd:
+                return
+            poller = select.poll()
+            for fd in by_fd:
+                poller.register(fd, select.POLLIN)
+            for fd, _ in poller.poll(0):
+                s = by_fd[fd]
+                try:
+                    data = s.recv(4096)
+                except OSError:
+                    data = b""
+                if data:
+                    self.answers[s] = self.answers.get(s, b"") + data
+                else:
+                    self.closed_at[s] = time.monotonic() - self.started
 
     def _run(self):
         while not self._stop.is_set() and time.monotonic() - self.started < self.max_seconds:
             self._poll_closed()
             byte = b"a" if self.body else self.REQUEST[self.sent:self.sent + 1] or b"a"
             for s in self.socks:
-                if s in self.closed_at:
-                    continue
-                try:
-                    s.send(byte)
-                except OSError:
-                    self.closed_at[s] = time.monotonic() - self.started
+                with self._lock:
+                    if s in self.closed_at:
+                        continue
+                    try:
+                        s.send(byte)
+                    except OSError:
+                        self.closed_at[s] = time.monotonic() - self.started
             self.sent += 1
             self._stop.wait(1.0)
 
     def open_count(self):
         return len(self.socks) - len(self.closed_at)
+
+    def open_now(self):
+        """How many the server has not closed, by a fresh look."""
+        self._poll_closed()
+        return self.open_count()
+
+    def served(self):
+        """The answers that served a slow connection's request (2xx): the tests want none."""
+        return [data for data in self.answers.values() if data.startswith(b"HTTP/1.1 2")]
 
     def all_closed(self):
         self._poll_closed()
@@ -340,7 +364,8 @@ class SlowClientsTest(ServerTestCase):
         self.assertIn("schedulingPolicies", c.list_scheduling_policies())
 
     def test_slow_headers_and_body_are_closed_after_the_deadlines(self):
-        headers = self.open_slow(20, "127.0.0.6", max_seconds=HEADER_DEADLINE_S + 20)
+        # 15: within the reading budget of loopback, so that only the deadlines close them.
+        headers = self.open_slow(10, "127.0.0.6", max_seconds=HEADER_DEADLINE_S + 20)
         bodies = self.open_slow(5, "127.0.0.7", max_seconds=BODY_DEADLINE_S + 20, body=True)
         wait_for(headers.all_closed, timeout=HEADER_DEADLINE_S + 15, interval=0.5,
                  what="the server to close connections that trickle their headers")
@@ -352,27 +377,51 @@ class SlowClientsTest(ServerTestCase):
         for s, data in list(headers.answers.items()) + list(bodies.answers.items()):
             self.assertFalse(data.startswith(b"HTTP/1.1 200"), data)
 
-    def test_connections_beyond_the_per_address_cap_are_refused(self):
-        held = self.open_slow(PER_ADDRESS_CAP, "127.0.0.8", max_seconds=HEADER_DEADLINE_S)
+    def test_a_new_connection_beyond_the_reading_budget_closes_the_oldest(self):
+        # Two loopback addresses, one client for the server's limits.
+        held = self.open_slow(READING_PER_ADDRESS, "127.0.0.8", max_seconds=HEADER_DEADLINE_S)
         time.sleep(1)
-        extra = self.open_slow(10, "127.0.0.8", max_seconds=HEADER_DEADLINE_S)
-        wait_for(extra.all_closed, timeout=ANSWER_BOUND_S, interval=0.2,
-                 what="the server to refuse connections beyond the per-address cap")
-        for data in extra.answers.values():
-            self.assertTrue(data.startswith(b"HTTP/1.1 503"), data)
-        self.assertEqual(held.open_count(), PER_ADDRESS_CAP)
-        # Other addresses are not affected.
+        newer = self.open_slow(10, "127.0.0.9", max_seconds=HEADER_DEADLINE_S)
+        oldest, rest = held.socks[:10], held.socks[10:]
+        wait_for(lambda: held.open_now() == READING_PER_ADDRESS - 10, timeout=ANSWER_BOUND_S,
+                 interval=0.2, what="the 10 oldest slow connections to be closed")
+        self.assertEqual(set(held.closed_at), set(oldest))  # the oldest, not just any 10
+        self.assertTrue(all(s not in held.closed_at for s in rest))
+        self.assertEqual(newer.open_now(), 10)
+        self.assertEqual(held.answers, {})  # closed without an answer, as on a deadline
         self.assertEqual(healthz(self.server.port), (200, b"ok\n"))
         self.assertEqual(healthz(self.server.port, source="127.0.0.9"), (200, b"ok\n"))
-        # Once held connections go, the address may connect again.
-        held.close()
-        def served_again():
-            try:
-                return healthz(self.server.port, source="127.0.0.8")[0] == 200
-            except OSError:
-                return False
-        wait_for(served_again,
-                 timeout=ANSWER_BOUND_S, interval=0.2, what="127.0.0.8 to be served again")
+
+    def test_half_requests_from_many_loopback_addresses_lock_out_no_caller(self):
+        """F3: more half-sent requests than the server's connection cap, 11 from each of 100
+        loopback addresses (a job can use any of 127/8; each address was counted alone, each
+        under its cap of 64, and together they took all 1,024 connections)."""
+        sources = [f"127.0.5.{n}" for n in range(1, 101)]
+        slow = self.open_slow(TOTAL_CAP + 76, sources, max_seconds=HEADER_DEADLINE_S + 15)
+        self.assert_callers_served_and_slow_ones_closed(slow)
+
+    def test_half_requests_from_the_callers_own_address_lock_it_out_not(self):
+        """As many half-sent requests from 127.0.0.1 as its per-address cap: every local CLI user
+        and job connects from there too."""
+        slow = self.open_slow(PER_ADDRESS_CAP, "127.0.0.1", max_seconds=HEADER_DEADLINE_S + 15)
+        self.assert_callers_served_and_slow_ones_closed(slow)
+
+    def assert_callers_served_and_slow_ones_closed(self, slow):
+        time.sleep(1)  # every slow connection accepted and trickling
+        for source in ("127.0.0.1", "127.0.0.77"):
+            self.assertEqual(healthz(self.server.port, source=source), (200, b"ok\n"), source)
+        status, _, data = signed_call(self.server, "POST", "/v1/describejobqueues", b"{}",
+                                      {"Content-Type": "application/json"})
+        self.assertEqual(status, 200, data)
+        fresh = self.server.client(retries=1, read_timeout=ANSWER_BOUND_S)
+        self.assertIn("jobQueues", fresh.describe_job_queues())
+        self.assertGreater(slow.open_now(), 0, "the slow clients were gone before the answers came")
+        # Beyond the reading budget they were closed as newer ones came, the rest at the header
+        # deadline; none was answered.
+        self.assertLessEqual(slow.open_now(), READING_PER_ADDRESS)
+        wait_for(slow.all_closed, timeout=HEADER_DEADLINE_S + 10, interval=0.5,
+                 what="the server to close every slow connection")
+        self.assertEqual(slow.served(), [])
 
 
 class HttpFlagsTest(SlowClientsTest):
@@ -386,20 +435,23 @@ class HttpFlagsTest(SlowClientsTest):
     test_40_slow_clients_from_one_address = None
     test_200_slow_clients = None
     test_slow_headers_and_body_are_closed_after_the_deadlines = None
-    test_connections_beyond_the_per_address_cap_are_refused = None
+    test_a_new_connection_beyond_the_reading_budget_closes_the_oldest = None
+    test_half_requests_from_many_loopback_addresses_lock_out_no_caller = None
+    test_half_requests_from_the_callers_own_address_lock_it_out_not = None
 
     def test_flags_set_the_header_deadline_and_the_per_address_cap(self):
         held = self.open_slow(3, "127.0.0.10", max_seconds=30)
         time.sleep(0.5)
+        # A cap of 3 is a reading budget of 3: the two newer ones close the two oldest.
         extra = self.open_slow(2, "127.0.0.10", max_seconds=30)
-        wait_for(extra.all_closed, timeout=ANSWER_BOUND_S, interval=0.2,
-                 what="connections beyond --http-max-connections-per-address 3 refused")
-        for data in extra.answers.values():
-            self.assertTrue(data.startswith(b"HTTP/1.1 503"), data)
-        # The default deadline is 10 s; with 2 s the held ones are closed well before it.
-        wait_for(held.all_closed, timeout=8, interval=0.2,
+        wait_for(lambda: held.open_now() == 1, timeout=ANSWER_BOUND_S, interval=0.2,
+                 what="the oldest two of 3 closed by 2 more (--http-max-connections-per-address 3)")
+        self.assertNotIn(held.socks[2], held.closed_at)
+        self.assertEqual(held.answers, {})
+        # The default deadline is 10 s; with 2 s the rest are closed well before it.
+        wait_for(lambda: held.all_closed() and extra.all_closed(), timeout=8, interval=0.2,
                  what="trickling headers closed after --http-header-timeout-seconds 2")
-        self.assertTrue(all(1 <= t < 8 for t in held.closed_at.values()), held.closed_at)
+        self.assertTrue(all(1 <= t < 8 for t in extra.closed_at.values()), extra.closed_at)
         self.assertEqual(healthz(self.server.port), (200, b"ok\n"))
 
     def test_out_of_range_values_are_refused_at_start(self):
