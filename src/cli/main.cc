@@ -263,13 +263,13 @@ CLI::App* AddServerCommand(CLI::App& app, ServerFlags& f) {
       ->capture_default_str();
   serve
       ->add_option("--http-max-connections", f.server.http_max_connections,
-                   "open connections in all; beyond, an idle one is closed or the new one is "
-                   "answered 503")
+                   "open connections in all; beyond, an idle one or the oldest still reading a "
+                   "request is closed, else the new one is answered 503")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
   serve
       ->add_option("--http-max-connections-per-address", f.server.http_max_connections_per_address,
-                   "open connections per client address")
+                   "open connections per client address (all of loopback is one address)")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
   serve

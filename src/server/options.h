@@ -90,9 +90,11 @@ struct Options {
   // http_header_timeout of its first byte, its body within http_body_timeout of its headers, and
   // its answer must be written within http_body_timeout; a keep-alive connection waits
   // http_idle_timeout for its next request. A connection beyond http_max_connections_per_address
-  // from one client address, or beyond http_max_connections in all, first closes an idle
-  // keep-alive connection to make room, else is answered 503 and closed. http_threads is the
-  // number of workers that run requests.
+  // from one client address (all of loopback is one), or beyond http_max_connections in all,
+  // first closes an idle keep-alive connection to make room, then the oldest one still reading a
+  // request, else is answered 503 and closed; connections still reading a request have a smaller
+  // budget of their own (server/admission.h). http_threads is the number of workers that run
+  // requests.
   Duration http_header_timeout = Seconds(10);
   Duration http_body_timeout = Seconds(30);
   Duration http_idle_timeout = Seconds(30);
