@@ -42,6 +42,10 @@ bool ParseJobSeq(std::string_view text, model::JobId& out) {
   return error == std::errc() && ptr == text.data() + text.size();
 }
 
+// A finished job that never launched wrote nothing to its checkpoint location: it keeps no claim
+// there (else a submission cancelled at once would take a location, or a whole root, for good).
+bool NeverLaunched(const JobRecord& job) { return job.attempt == 0 && job.started_at == 0; }
+
 // Whose files a job's checkpoints are: its (queue, share), as its uid is.
 std::string ShareOf(const JobRecord& job) {
   return std::string(job.queue) + "/" + std::string(job.share);
@@ -107,7 +111,7 @@ Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
     Use use{seq, r.value.substr(value_break + 1), r.key.substr(0, key_break), false};
     const JobRecord* job = JobOf(use, jobs);
     // A live job's claims come from its payload below, like those of jobs from before the records.
-    if (job == nullptr || !model::IsTerminal(job->status)) continue;
+    if (job == nullptr || !model::IsTerminal(job->status) || NeverLaunched(*job)) continue;
     restored.emplace(r.key.substr(key_break + 1), std::move(use));
   }
   for (const auto& [seq, job] : jobs) {
@@ -147,6 +151,10 @@ Status CheckpointClaims::Check(const Wanted& wanted, const JobRecord& job, const
       continue;
     }
     const bool live = !model::IsTerminal(other->status);
+    if (!live && NeverLaunched(*other)) {
+      claims_.erase(it);
+      continue;
+    }
     const bool ours = use.share == share;
     std::string conflict;
     if (use.reads) {
@@ -175,7 +183,7 @@ Status CheckpointClaims::Check(const Wanted& wanted, const JobRecord& job, const
 }
 
 Status CheckpointClaims::Claim(const api::LaunchInfo& launch, const JobRecord& job,
-                               const Jobs& jobs, store::Store& store, store::Batch& batch) {
+                               const Jobs& jobs, store::Store& store) {
   const std::vector<Wanted> wanted = Resolve(launch);
   if (wanted.empty()) return {};
   if (!loaded_) ALLOT_RETURN_IF_ERROR(LoadRestored(jobs, store));
@@ -188,8 +196,6 @@ Status CheckpointClaims::Claim(const api::LaunchInfo& launch, const JobRecord& j
     if (!w.reads) {
       const auto [first, last] = claims_.equal_range(w.real);
       KeepNewestFinished(first, last, jobs);
-      batch.Put(store::Kind::kCheckpointClaim, share + "\n" + w.real,
-                std::to_string(job.seq) + "\n" + job.id);
     }
     claims_.emplace(w.real, Use{job.seq, job.id, share, w.reads});
   }
@@ -205,11 +211,21 @@ Status CheckpointClaims::CheckAtLaunch(const api::LaunchInfo& launch, const JobR
   return {};
 }
 
+store::Batch CheckpointClaims::LaunchRecords(const api::LaunchInfo& launch, const JobRecord& job) {
+  store::Batch batch;
+  for (const Wanted& w : Resolve(launch)) {
+    if (w.reads) continue;
+    batch.Put(store::Kind::kCheckpointClaim, ShareOf(job) + "\n" + w.real,
+              std::to_string(job.seq) + "\n" + job.id);
+  }
+  return batch;
+}
+
 void CheckpointClaims::KeepNewestFinished(Map::iterator first, Map::iterator last,
                                           const Jobs& jobs) {
   auto finished_checkpoint = [&jobs](const Use& use) {
     const JobRecord* job = JobOf(use, jobs);
-    return !use.reads && job != nullptr && model::IsTerminal(job->status);
+    return !use.reads && job != nullptr && model::IsTerminal(job->status) && !NeverLaunched(*job);
   };
   std::map<std::string, model::JobId> newest;  // share -> its newest finished claim here
   for (auto it = first; it != last; ++it) {
@@ -227,7 +243,8 @@ void CheckpointClaims::KeepNewestFinished(Map::iterator first, Map::iterator las
 void CheckpointClaims::Sweep(const Jobs& jobs) {
   std::erase_if(claims_, [&jobs](const auto& claim) {
     const JobRecord* job = JobOf(claim.second, jobs);
-    return job == nullptr || (claim.second.reads && model::IsTerminal(job->status));
+    return job == nullptr ||
+           (model::IsTerminal(job->status) && (claim.second.reads || NeverLaunched(*job)));
   });
   for (auto first = claims_.begin(); first != claims_.end();) {
     const auto last = claims_.upper_bound(first->first);

@@ -17,7 +17,8 @@
 // A share is a (queue, share) pair, as job uids are (job_identity.h).
 //
 // A checkpoint claim is stored (store::Kind::kCheckpointClaim, one record per share and location,
-// written with the submission), since a finished job's payload is not read again; the claims of
+// committed when a job launches with it, so a job that never ran leaves none), since a finished
+// job's payload is not read again; the claims of
 // live jobs are rebuilt from their stored payloads. Both are read the first time after a start
 // that a submission or a launch names a file:// location, so a server whose jobs name none reads
 // nothing for this, and one with a million finished jobs reads no payload of theirs. (Jobs that
@@ -58,15 +59,19 @@ class CheckpointClaims {
   // - an input channel is, lies inside or contains a checkpoint location of another share.
   // The first call with a location reads the stored claims and the payloads of the live jobs in
   // `jobs` from `store`; a store that fails then is a fault (kInternal), and the next call reads
-  // them again. The checkpoint claim goes into `batch`, the submission's.
+  // them again.
   Status Claim(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
-               store::Store& store, store::Batch& batch);
+               store::Store& store);
 
   // The same checks for `job` (in `jobs`) as it launches, with its locations resolved again (a
   // link under a root may lead elsewhere since its submission); its own claims do not count and
   // nothing is recorded.
   Status CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
                        store::Store& store);
+
+  // The records that keep `job`'s checkpoint location its share's once it finished: to commit
+  // before the job launches (and writes there). Empty when it names none.
+  static store::Batch LaunchRecords(const api::LaunchInfo& launch, const JobRecord& job);
 
   // Claims held, live or not yet dropped (for tests).
   std::size_t size() const { return claims_.size(); }

@@ -269,6 +269,7 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
   // The payload is read outside the lock: a store read must not stall every API call.
   Result<LaunchInfo> launch = ReadLaunchInfo(id, name, /*check_paths=*/true);
   Status s = launch.status();
+  store::Batch claim_records;
   if (launch.ok() && (!launch->channels.empty() || !launch->checkpoint_sync_dir.empty())) {
     // A link under a root may lead elsewhere since the submission: into another share's
     // checkpoints, say. The claims are checked again where the paths lead now (in memory; only
@@ -279,8 +280,11 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
       if (s.code() == StatusCode::kInvalidArgument) {
         s = FailedPrecondition("no longer allowed at launch: " + s.message());
       }
+      if (s.ok()) claim_records = CheckpointClaims::LaunchRecords(*launch, *job);
     }
   }
+  // Durable before the job may write there: its location stays its share's once it finished.
+  if (s.ok() && !claim_records.empty()) s = store_->Commit(std::move(claim_records));
   if (s.ok()) {
     const LaunchInfo& info = launch.value();
     spec.name = info.training_job_name;

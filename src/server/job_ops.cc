@@ -143,7 +143,7 @@ Result<Controller::Reply> Controller::Handle(const api::SubmitServiceJobRequest&
   job.Compact();
   job.seq = next_seq_++;
   job.created_at = Now();
-  ALLOT_RETURN_IF_ERROR(checkpoint_claims_.Claim(r.parsed.launch, job, jobs_, *store_, pending_));
+  ALLOT_RETURN_IF_ERROR(checkpoint_claims_.Claim(r.parsed.launch, job, jobs_, *store_));
   const std::string id = job.id;
   const model::JobSpec spec = job.Spec();
   Touch(AddJob(std::move(job)));

@@ -125,12 +125,11 @@ class CheckpointClaimsTest : public ::testing::Test {
     job.queue = "q";
     job.share = Share(share);
     job.status = model::JobStatus::kSubmitted;
+    job.attempt = 1;  // as if it launched (a job that never did keeps no claim once finished)
     const api::LaunchInfo launch = api::ParsePayload(payload, id).launch;
-    store::Batch batch;
-    if (Status s = claims_.Claim(launch, job, jobs_, store_, batch); !s.ok()) return s.message();
+    if (Status s = claims_.Claim(launch, job, jobs_, store_); !s.ok()) return s.message();
     jobs_.emplace(job.seq, std::move(job));  // accepted: the controller adds it
     store_.payloads[id] = payload;
-    store_.Keep(batch);  // written with the submission
     return "";
   }
 
@@ -208,8 +207,7 @@ TEST_F(CheckpointClaimsTest, AQueuesShareIsNotTheSameNameInAnotherQueue) {
   job.share = Share("team-a");
   api::LaunchInfo launch;
   launch.checkpoint_sync_dir = Dir("ck/a");
-  store::Batch batch;
-  EXPECT_NE(claims_.Claim(launch, job, jobs_, store_, batch).message().find("another quota share"),
+  EXPECT_NE(claims_.Claim(launch, job, jobs_, store_).message().find("another quota share"),
             std::string::npos)
       << "its jobs run as another uid";
 }
@@ -290,7 +288,10 @@ TEST_F(CheckpointClaimsTest, ASequenceNumberUsedAgainIsNotTheSameJob) {
 // After a start: the live jobs' claims come from their payloads, the finished jobs' checkpoint
 // locations from the claims stored with their submissions, and no finished job's payload is read.
 TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloadsAndTheStoredClaims) {
-  ASSERT_EQ(Submit("done", "ck/b"), "");  // its claim is stored with its submission
+  ASSERT_EQ(Submit("done", "ck/b"), "");
+  // Its claim is stored as it launches.
+  store_.Keep(CheckpointClaims::LaunchRecords(
+      api::ParsePayload(PayloadWithCheckpoint(Dir("ck/b")), "done").launch, Job("done")));
   Job("done").status = model::JobStatus::kSucceeded;
   claims_ = CheckpointClaims();  // a restart: nothing in memory
   store_.gets = 0;
@@ -326,6 +327,22 @@ TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloadsAndTheSto
   EXPECT_EQ(store_.gets, 4) << "read once";
 }
 
+// A job that never launched wrote nothing: once it finished (cancelled while it waited), its
+// location, even a whole root, is no share's; one that launched keeps its share's.
+TEST_F(CheckpointClaimsTest, AJobThatNeverLaunchedKeepsNoLocation) {
+  ASSERT_EQ(Submit("waited", "ck"), "");
+  EXPECT_NE(Submit("other", "ck/x", "team-b").find("of another quota share"), std::string::npos)
+      << "while it waits it holds the location";
+  Job("waited").attempt = 0;  // cancelled before it ever launched
+  Job("waited").status = model::JobStatus::kFailed;
+  EXPECT_EQ(Submit("other-2", "ck/x", "team-b"), "");
+  EXPECT_TRUE(CheckpointClaims::LaunchRecords(api::LaunchInfo{}, Job("other-2")).empty());
+  EXPECT_EQ(CheckpointClaims::LaunchRecords(api::LaunchInfo{.checkpoint_sync_dir = Dir("ck/x")},
+                                            Job("other-2"))
+                .ops.size(),
+            1U);
+}
+
 TEST_F(CheckpointClaimsTest, AStoreThatFailsIsAFaultAndIsReadAgainNextTime) {
   JobRecord live;
   live.seq = next_seq_++;
@@ -339,12 +356,9 @@ TEST_F(CheckpointClaimsTest, AStoreThatFailsIsAFaultAndIsReadAgainNextTime) {
   JobRecord job;
   job.seq = next_seq_++;
   job.id = "new";
-  store::Batch batch;
   EXPECT_EQ(
-      claims_.Claim(api::LaunchInfo{.checkpoint_sync_dir = Dir("ck/a")}, job, jobs_, store_, batch)
-          .code(),
+      claims_.Claim(api::LaunchInfo{.checkpoint_sync_dir = Dir("ck/a")}, job, jobs_, store_).code(),
       StatusCode::kInternal);
-  EXPECT_TRUE(batch.empty());
   store_.fail = false;
   EXPECT_NE(Submit("new", "ck/a").find("of job live,"), std::string::npos);
 }
