@@ -401,13 +401,22 @@ std::vector<pid_t> Members(const std::string& dir) {
   return pids;
 }
 
-void AddTreeUsage(int dir_fd, DiskUsed& total) {
+bool Passed(const DiskUsed& total, const DiskUsed& stop_at) {
+  return total.uncounted || (stop_at.bytes > 0 && total.bytes > stop_at.bytes) ||
+         (stop_at.files > 0 && total.files > stop_at.files);
+}
+
+// One open directory per level: the depth is capped, so a job's chain of directories can neither
+// run the walk out of descriptors nor out of stack.
+void AddTreeUsage(int dir_fd, int depth, const DiskUsed& stop_at, DiskUsed& total) {
   DIR* dir = ::fdopendir(dir_fd);
   if (dir == nullptr) {
     ::close(dir_fd);
+    total.uncounted = true;
     return;
   }
   while (const dirent* entry = ::readdir(dir)) {
+    if (Passed(total, stop_at)) break;
     const std::string_view name = entry->d_name;
     if (name == "." || name == "..") continue;
     struct stat st {};
@@ -415,9 +424,17 @@ void AddTreeUsage(int dir_fd, DiskUsed& total) {
     total.bytes += static_cast<std::int64_t>(st.st_blocks) * 512;
     ++total.files;
     if (!S_ISDIR(st.st_mode)) continue;
+    if (depth >= kMaxDiskWalkDepth) {
+      total.uncounted = true;
+      break;
+    }
     const int child =
         ::openat(::dirfd(dir), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (child >= 0) AddTreeUsage(child, total);
+    if (child >= 0) {
+      AddTreeUsage(child, depth + 1, stop_at, total);
+    } else if (errno != ENOENT) {  // gone since it was listed: nothing to count
+      total.uncounted = true;
+    }
   }
   ::closedir(dir);
 }
@@ -483,11 +500,11 @@ std::int64_t CgroupOomKills(const CgroupPlan& plan) {
   return text.ok() ? OomKills(*text) : 0;
 }
 
-DiskUsed DiskUsage(const std::vector<std::string>& paths) {
+DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_at) {
   DiskUsed total;
   for (const std::string& path : paths) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) AddTreeUsage(fd, total);
+    if (fd >= 0) AddTreeUsage(fd, 0, stop_at, total);
   }
   return total;
 }

@@ -174,7 +174,13 @@ std::int64_t CgroupOomKills(const CgroupPlan& plan);
 struct DiskUsed {
   std::int64_t bytes = 0;
   std::int64_t files = 0;
+  // A directory deeper than kMaxDiskWalkDepth below a path, or one that could not be opened: what
+  // it holds is not counted, so the caller takes the tree as over its limits.
+  bool uncounted = false;
 };
-DiskUsed DiskUsage(const std::vector<std::string>& paths);
+inline constexpr int kMaxDiskWalkDepth = 256;
+// The walk stops early once `stop_at` is passed (either figure, where positive): the caller needs
+// to know no more, and a job cannot make the walk longer than its limits.
+DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_at = {});
 
 }  // namespace allot::exec

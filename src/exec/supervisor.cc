@@ -39,9 +39,10 @@ constexpr Duration kDefaultGraceMs = Seconds(120);
 constexpr std::chrono::milliseconds kFirstRetry{50};
 constexpr std::chrono::milliseconds kLastRetry{2000};
 // How often the disk limit is checked while the job runs: every 2 s, or less often when a walk
-// of the job's trees takes long (pacing.h), at least once a minute.
+// of the job's trees takes long (pacing.h), at least every 20 s. A walk stops once a limit is
+// passed, so the file limit bounds its length.
 constexpr auto kDiskCheckInterval = std::chrono::seconds(2);
-constexpr auto kLongestDiskCheckInterval = std::chrono::seconds(60);
+constexpr auto kLongestDiskCheckInterval = std::chrono::seconds(20);
 
 struct Args {
   std::string dir;
@@ -276,9 +277,14 @@ class Supervision {
   // Why the job's trees are over a limit, or empty; said on stderr with the figures.
   std::string DiskOverLimit() const {
     if (!DiskLimited()) return "";
-    const DiskUsed used = DiskUsage(args_.disk_paths);
+    const DiskUsed used =
+        DiskUsage(args_.disk_paths, {args_.limits.disk_bytes, args_.limits.files});
     std::string failure;
-    if (args_.limits.disk_bytes > 0 && used.bytes > args_.limits.disk_bytes) {
+    if (used.uncounted) {
+      failure = args_.host + " has directories deeper than " + std::to_string(kMaxDiskWalkDepth) +
+                " levels, or that cannot be opened, in /opt/ml, its logs or its checkpoint "
+                "directory: they cannot be counted against its disk limit";
+    } else if (args_.limits.disk_bytes > 0 && used.bytes > args_.limits.disk_bytes) {
       failure = args_.host + " exceeded its disk limit of " + FormatBytes(args_.limits.disk_bytes) +
                 " in /opt/ml, its logs and its checkpoint directory";
     } else if (args_.limits.files > 0 && used.files > args_.limits.files) {

@@ -404,6 +404,16 @@ TEST_F(DiskLimitTest, TheNumberOfFilesIsLimitedToo) {
   EXPECT_EQ(exit.reason, Exceeded("limit of 100 files"));
 }
 
+// A chain of directories deeper than the walk goes is not room to hide files in.
+TEST_F(DiskLimitTest, ATreeTooDeepToCountIsOverTheLimit) {
+  const AttemptExit exit = RunLimited(
+      19, "d=\"$SM_MODEL_DIR\"; for i in $(seq 300); do d=\"$d/d\"; mkdir \"$d\"; done; exit 0",
+      {.disk_bytes = 1 << 30});
+  EXPECT_FALSE(exit.succeeded);
+  EXPECT_NE(exit.reason.find("has directories deeper than 256 levels"), std::string::npos)
+      << exit.reason;
+}
+
 TEST_F(DiskLimitTest, AJobWithinItsLimitsSucceeds) {
   const AttemptExit exit =
       RunLimited(18, "head -c 100000 /dev/zero > \"$SM_MODEL_DIR/f\"; echo done",
