@@ -8,6 +8,7 @@
 
 #include "server/api_error.h"
 #include "server/local_paths.h"
+#include "server/log.h"
 
 namespace allot::server {
 
@@ -41,6 +42,9 @@ bool ParseJobSeq(std::string_view text, model::JobId& out) {
   const auto [ptr, error] = std::from_chars(text.data(), text.data() + text.size(), out);
   return error == std::errc() && ptr == text.data() + text.size();
 }
+
+// The meta record that says the finished jobs' checkpoint claims are stored (see LoadRestored).
+constexpr char kClaimsRecordedKey[] = "checkpoint_claims_recorded";
 
 // A finished job that never launched wrote nothing to its checkpoint location: it keeps no claim
 // there (else a submission cancelled at once would take a location, or a whole root, for good).
@@ -114,8 +118,17 @@ Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
     if (job == nullptr || !model::IsTerminal(job->status) || NeverLaunched(*job)) continue;
     restored.emplace(r.key.substr(key_break + 1), std::move(use));
   }
+  // Once per store: the jobs that finished before the records existed get theirs, from their
+  // payloads (a one-time read of every launched finished job's payload).
+  Result<std::optional<std::string>> migrated = store.Get(store::Kind::kMeta, kClaimsRecordedKey);
+  if (!migrated.ok()) {
+    return Internal("cannot read the stored checkpoint locations: " + migrated.status().message());
+  }
+  const bool read_finished = !migrated->has_value();
+  store::Batch records;
   for (const auto& [seq, job] : jobs) {
-    if (model::IsTerminal(job.status)) continue;  // a finished job reads nothing; see above
+    const bool finished = model::IsTerminal(job.status);
+    if (finished && (!read_finished || NeverLaunched(job))) continue;  // see above
     Result<std::optional<std::string>> payload = store.Get(store::Kind::kJobPayload, job.id);
     if (!payload.ok()) {
       return Internal("cannot read the file:// locations of the stored jobs: " +
@@ -131,8 +144,21 @@ Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
       continue;  // no longer parses (the rules changed): it cannot launch, so it uses nothing
     }
     for (const Wanted& wanted : Resolve(launch)) {
+      if (finished && wanted.reads) continue;  // a finished job reads nothing
       restored.emplace(wanted.real, Use{job.seq, job.id, ShareOf(job), wanted.reads});
     }
+    if (finished) {
+      for (store::Op& op : LaunchRecords(launch, job).ops) records.ops.push_back(std::move(op));
+    }
+  }
+  if (read_finished) {
+    // Not waited for: should it fail, the next start reads them again.
+    records.Put(store::Kind::kMeta, kClaimsRecordedKey, "1");
+    store.Submit(std::move(records), [](const Status& s) {
+      if (!s.ok()) {
+        log::Warn("checkpoint_claims.record_failed", {{"error", s.message()}});
+      }
+    });
   }
   claims_.merge(restored);
   loaded_ = true;

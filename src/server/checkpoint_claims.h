@@ -21,8 +21,9 @@
 // job's payload is not read again; the claims of
 // live jobs are rebuilt from their stored payloads. Both are read the first time after a start
 // that a submission or a launch names a file:// location, so a server whose jobs name none reads
-// nothing for this, and one with a million finished jobs reads no payload of theirs. (Jobs that
-// finished under a version before these records have no claim.) Nothing releases a
+// nothing for this, and one with a million finished jobs reads no payload of theirs, except once
+// per store: the jobs that finished before these records existed get theirs then, and a meta
+// record says it was done. Nothing releases a
 // claim explicitly: one whose job is gone (a submission refused after its claim, or rolled back
 // with a failed write) or a finished job's input channel is dropped when met and by a sweep
 // whenever the claims have doubled since the last; of a share's finished checkpoint claims of one

@@ -31,7 +31,8 @@ namespace fs = std::filesystem;
 // Payloads by job id, and the records batches kept (Keep); Get and Load fail while `fail` is set.
 class PayloadStore : public store::Store {
  public:
-  void Submit(store::Batch /*batch*/, std::function<void(const Status&)> done) override {
+  void Submit(store::Batch batch, std::function<void(const Status&)> done) override {
+    Keep(batch);
     done(Status::Ok());
   }
   void Resume() override {}
@@ -51,8 +52,14 @@ class PayloadStore : public store::Store {
     }
   }
   Result<std::optional<std::string>> Get(store::Kind kind, std::string_view key) override {
-    ++gets;
     if (fail) return Internal("disk gone");
+    if (kind != store::Kind::kJobPayload) {
+      const auto& kept = records[kind];
+      const auto found = kept.find(std::string(key));
+      return found == kept.end() ? std::optional<std::string>()
+                                 : std::optional<std::string>(found->second);
+    }
+    ++gets;  // payloads read
     auto it = payloads.find(std::string(key));
     if (kind != store::Kind::kJobPayload || it == payloads.end()) {
       return std::optional<std::string>();
@@ -325,6 +332,27 @@ TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloadsAndTheSto
   EXPECT_EQ(Submit("new-6", "ck/s/x", "team-b"), "") << "a finished job's channel counts no more";
   EXPECT_EQ(Submit("new-7", "ck/d", "team-b"), "") << "no claim was stored for it";
   EXPECT_EQ(store_.gets, 4) << "read once";
+}
+
+// A store from before the claim records: the first load reads the launched finished jobs'
+// payloads once, stores their claims and a marker, and later loads read the records instead.
+TEST_F(CheckpointClaimsTest, JobsThatFinishedBeforeTheRecordsGetThemOnce) {
+  JobRecord old;
+  old.seq = next_seq_++;
+  old.id = "old";
+  old.queue = "q";
+  old.share = Share("team-a");
+  old.status = model::JobStatus::kSucceeded;
+  old.attempt = 1;
+  jobs_.emplace(old.seq, std::move(old));
+  store_.payloads["old"] = PayloadWithCheckpoint(Dir("ck/a"));
+  EXPECT_NE(Submit("steal", "ck/a", "team-b").find("of another quota share"), std::string::npos);
+  EXPECT_EQ(store_.gets, 1);
+  EXPECT_EQ(store_.records[store::Kind::kCheckpointClaim].size(), 1U);
+  EXPECT_EQ(store_.records[store::Kind::kMeta].size(), 1U);
+  claims_ = CheckpointClaims();  // a restart
+  EXPECT_NE(Submit("steal-2", "ck/a", "team-b").find("of another quota share"), std::string::npos);
+  EXPECT_EQ(store_.gets, 1) << "its payload is not read again";
 }
 
 // A job that never launched wrote nothing: once it finished (cancelled while it waited), its
