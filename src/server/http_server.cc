@@ -716,15 +716,11 @@ void HttpServer::Impl::Admit(asio::io_context& loop, tcp::socket socket) {
 // cap, an idle keep-alive connection or else the oldest reading one. False when a cap is reached
 // and every connection under it is being answered (or was already chosen to close).
 bool HttpServer::Impl::MakeRoom(const asio::ip::address& key) {
-  std::vector<std::shared_ptr<Connection>> to_close;
   std::vector<std::shared_ptr<Connection>> idle_candidates;
   bool address_full = false;
   bool total_full = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (const auto displaced = reading_.Displaced(key, reading_per_address_, reading_in_all_)) {
-      CloseReadingLocked(*displaced, &to_close);
-    }
     const auto it = per_address_.find(key);
     address_full =
         it != per_address_.end() && it->second >= options_.http_max_connections_per_address;
@@ -738,18 +734,26 @@ bool HttpServer::Impl::MakeRoom(const asio::ip::address& key) {
       }
     }
   }
-  for (auto& conn : to_close) conn->CloseDisplaced();
-  if (!address_full && !total_full) return true;
+  bool admitted = !address_full && !total_full;
   for (auto& conn : idle_candidates) {
-    if ((!address_full || conn->key() == key) && conn->idle() && conn->CloseIdle()) return true;
+    if (admitted) break;
+    admitted = (!address_full || conn->key() == key) && conn->idle() && conn->CloseIdle();
   }
-  // No idle connection to close: the oldest one still reading a request goes instead.
-  to_close.clear();
+  // Whether the newcomer is admitted is decided before any connection still reading a request
+  // is closed for it: one that is then answered 503 takes nobody's place.
+  std::vector<std::shared_ptr<Connection>> to_close;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const auto oldest = address_full ? reading_.OldestOf(key) : reading_.Oldest();
-    if (!oldest) return false;
-    CloseReadingLocked(*oldest, &to_close);
+    if (!admitted) {
+      // No idle connection to close: the oldest one still reading a request goes instead.
+      const auto oldest = address_full ? reading_.OldestOf(key) : reading_.Oldest();
+      if (!oldest) return false;
+      CloseReadingLocked(*oldest, &to_close);
+    }
+    // The newcomer reads a request first: it must fit the budgets of reading connections.
+    if (const auto displaced = reading_.Displaced(key, reading_per_address_, reading_in_all_)) {
+      CloseReadingLocked(*displaced, &to_close);
+    }
   }
   for (auto& conn : to_close) conn->CloseDisplaced();
   return true;
