@@ -140,6 +140,20 @@ class CheckpointClaimsTest : public ::testing::Test {
     return "";
   }
 
+  // A job of team-a that a start restored, with its stored payload.
+  void Stored(const std::string& id, model::JobStatus status, std::string payload,
+              int attempt = 0) {
+    JobRecord job;
+    job.seq = next_seq_++;
+    job.id = id;
+    job.queue = "q";
+    job.share = Share("team-a");
+    job.status = status;
+    job.attempt = attempt;
+    jobs_.emplace(job.seq, std::move(job));
+    store_.payloads[id] = std::move(payload);
+  }
+
   // The share names the records point to (the controller interns them).
   std::string_view Share(const std::string& name) { return *shares_.insert(name).first; }
 
@@ -302,26 +316,17 @@ TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloadsAndTheSto
   Job("done").status = model::JobStatus::kSucceeded;
   claims_ = CheckpointClaims();  // a restart: nothing in memory
   store_.gets = 0;
-  auto restored = [this](const std::string& id, model::JobStatus status, std::string payload) {
-    JobRecord job;
-    job.seq = next_seq_++;
-    job.id = id;
-    job.queue = "q";
-    job.share = Share("team-a");
-    job.status = status;
-    jobs_.emplace(job.seq, std::move(job));
-    store_.payloads[id] = std::move(payload);
-  };
-  restored("live", model::JobStatus::kRunnable, PayloadWithCheckpoint(Dir("ck/a")));
+
+  Stored("live", model::JobStatus::kRunnable, PayloadWithCheckpoint(Dir("ck/a")));
   // Finished before the claims were stored: its payload is not read, so it claims nothing.
-  restored("old", model::JobStatus::kSucceeded, PayloadWithCheckpoint(Dir("ck/d")));
-  restored("none", model::JobStatus::kRunning, R"({"ResourceConfig": {}})");
-  restored("reader", model::JobStatus::kRunning, PayloadWithChannel(Dir("ck/r")));
-  restored("read", model::JobStatus::kSucceeded, PayloadWithChannel(Dir("ck/s")));
+  Stored("old", model::JobStatus::kSucceeded, PayloadWithCheckpoint(Dir("ck/d")));
+  Stored("none", model::JobStatus::kRunning, R"({"ResourceConfig": {}})");
+  Stored("reader", model::JobStatus::kRunning, PayloadWithChannel(Dir("ck/r")));
+  Stored("read", model::JobStatus::kSucceeded, PayloadWithChannel(Dir("ck/s")));
   // The field name in escapes: found all the same.
   std::string escaped = PayloadWithCheckpoint(Dir("ck/c"));
   escaped.replace(escaped.find("file://"), 1, "\\u0066");
-  restored("escaped", model::JobStatus::kRunning, escaped);
+  Stored("escaped", model::JobStatus::kRunning, escaped);
   EXPECT_EQ(Submit("new-1", "ck/b"), "") << "the finished job's location is its share's";
   EXPECT_EQ(store_.gets, 4) << "every live job's payload is read, no finished one's";
   EXPECT_NE(Submit("new-2", "ck/b", "team-b").find("of another quota share"), std::string::npos);
@@ -337,15 +342,7 @@ TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloadsAndTheSto
 // A store from before the claim records: the first load reads the launched finished jobs'
 // payloads once, stores their claims and a marker, and later loads read the records instead.
 TEST_F(CheckpointClaimsTest, JobsThatFinishedBeforeTheRecordsGetThemOnce) {
-  JobRecord old;
-  old.seq = next_seq_++;
-  old.id = "old";
-  old.queue = "q";
-  old.share = Share("team-a");
-  old.status = model::JobStatus::kSucceeded;
-  old.attempt = 1;
-  jobs_.emplace(old.seq, std::move(old));
-  store_.payloads["old"] = PayloadWithCheckpoint(Dir("ck/a"));
+  Stored("old", model::JobStatus::kSucceeded, PayloadWithCheckpoint(Dir("ck/a")), /*attempt=*/1);
   EXPECT_NE(Submit("steal", "ck/a", "team-b").find("of another quota share"), std::string::npos);
   EXPECT_EQ(store_.gets, 1);
   EXPECT_EQ(store_.records[store::Kind::kCheckpointClaim].size(), 1U);
@@ -372,14 +369,7 @@ TEST_F(CheckpointClaimsTest, AJobThatNeverLaunchedKeepsNoLocation) {
 }
 
 TEST_F(CheckpointClaimsTest, AStoreThatFailsIsAFaultAndIsReadAgainNextTime) {
-  JobRecord live;
-  live.seq = next_seq_++;
-  live.id = "live";
-  live.queue = "q";
-  live.share = Share("team-a");
-  live.status = model::JobStatus::kRunnable;
-  jobs_.emplace(live.seq, std::move(live));
-  store_.payloads["live"] = PayloadWithCheckpoint(Dir("ck/a"));
+  Stored("live", model::JobStatus::kRunnable, PayloadWithCheckpoint(Dir("ck/a")));
   store_.fail = true;
   JobRecord job;
   job.seq = next_seq_++;
