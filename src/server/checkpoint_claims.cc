@@ -143,13 +143,12 @@ Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
     } catch (const ClientError&) {
       continue;  // no longer parses (the rules changed): it cannot launch, so it uses nothing
     }
-    for (const Wanted& wanted : Resolve(launch)) {
-      if (finished && wanted.reads) continue;  // a finished job reads nothing
-      restored.emplace(wanted.real, Use{job.seq, job.id, ShareOf(job), wanted.reads});
+    const std::vector<Wanted> wanted = Resolve(launch);
+    for (const Wanted& w : wanted) {
+      if (finished && w.reads) continue;  // a finished job reads nothing
+      restored.emplace(w.real, Use{job.seq, job.id, ShareOf(job), w.reads});
     }
-    if (finished) {
-      for (store::Op& op : LaunchRecords(launch, job).ops) records.ops.push_back(std::move(op));
-    }
+    if (finished) AddRecords(wanted, job, records);
   }
   if (read_finished) {
     // Not waited for: should it fail, the next start reads them again.
@@ -212,9 +211,8 @@ Status CheckpointClaims::Claim(const api::LaunchInfo& launch, const JobRecord& j
                                const Jobs& jobs, store::Store& store) {
   const std::vector<Wanted> wanted = Resolve(launch);
   if (wanted.empty()) return {};
-  if (!loaded_) ALLOT_RETURN_IF_ERROR(LoadRestored(jobs, store));
   // Every location is checked before any is recorded: a refusal leaves nothing behind.
-  for (const Wanted& w : wanted) ALLOT_RETURN_IF_ERROR(Check(w, job, jobs));
+  ALLOT_RETURN_IF_ERROR(CheckAll(wanted, job, jobs, store));
   // Before the new claims: their job is not in `jobs` yet.
   if (claims_.size() >= sweep_at_) Sweep(jobs);
   const std::string share = ShareOf(job);
@@ -228,23 +226,30 @@ Status CheckpointClaims::Claim(const api::LaunchInfo& launch, const JobRecord& j
   return {};
 }
 
-Status CheckpointClaims::CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job,
-                                       const Jobs& jobs, store::Store& store) {
-  const std::vector<Wanted> wanted = Resolve(launch);
-  if (wanted.empty()) return {};
+Status CheckpointClaims::CheckAll(const std::vector<Wanted>& wanted, const JobRecord& job,
+                                  const Jobs& jobs, store::Store& store) {
   if (!loaded_) ALLOT_RETURN_IF_ERROR(LoadRestored(jobs, store));
   for (const Wanted& w : wanted) ALLOT_RETURN_IF_ERROR(Check(w, job, jobs));
   return {};
 }
 
-store::Batch CheckpointClaims::LaunchRecords(const api::LaunchInfo& launch, const JobRecord& job) {
-  store::Batch batch;
-  for (const Wanted& w : Resolve(launch)) {
+Status CheckpointClaims::CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job,
+                                       const Jobs& jobs, store::Store& store,
+                                       store::Batch* records) {
+  const std::vector<Wanted> wanted = Resolve(launch);
+  if (wanted.empty()) return {};
+  ALLOT_RETURN_IF_ERROR(CheckAll(wanted, job, jobs, store));
+  if (records != nullptr) AddRecords(wanted, job, *records);
+  return {};
+}
+
+void CheckpointClaims::AddRecords(const std::vector<Wanted>& wanted, const JobRecord& job,
+                                  store::Batch& batch) {
+  for (const Wanted& w : wanted) {
     if (w.reads) continue;
     batch.Put(store::Kind::kCheckpointClaim, ShareOf(job) + "\n" + w.real,
               std::to_string(job.seq) + "\n" + job.id);
   }
-  return batch;
 }
 
 void CheckpointClaims::KeepNewestFinished(Map::iterator first, Map::iterator last,

@@ -66,13 +66,11 @@ class CheckpointClaims {
 
   // The same checks for `job` (in `jobs`) as it launches, with its locations resolved again (a
   // link under a root may lead elsewhere since its submission); its own claims do not count and
-  // nothing is recorded.
+  // nothing is recorded in memory. When they pass, `records` (if given) gets the records that
+  // keep its checkpoint location its share's once it finished, to commit before it launches
+  // (and writes there); none when it names no location.
   Status CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
-                       store::Store& store);
-
-  // The records that keep `job`'s checkpoint location its share's once it finished: to commit
-  // before the job launches (and writes there). Empty when it names none.
-  static store::Batch LaunchRecords(const api::LaunchInfo& launch, const JobRecord& job);
+                       store::Store& store, store::Batch* records = nullptr);
 
   // Claims held, live or not yet dropped (for tests).
   std::size_t size() const { return claims_.size(); }
@@ -97,6 +95,12 @@ class CheckpointClaims {
   // The job of `use` in `jobs`; null when it is gone.
   static const JobRecord* JobOf(const Use& use, const Jobs& jobs);
   static std::vector<Wanted> Resolve(const api::LaunchInfo& launch);
+  // The stored claims of `job`'s checkpoint locations among `wanted`, into `batch`.
+  static void AddRecords(const std::vector<Wanted>& wanted, const JobRecord& job,
+                         store::Batch& batch);
+  // Reads the restored jobs' claims on first use, then checks each of `wanted` (Check).
+  Status CheckAll(const std::vector<Wanted>& wanted, const JobRecord& job, const Jobs& jobs,
+                  store::Store& store);
   Status LoadRestored(const Jobs& jobs, store::Store& store);
   // Refuses `wanted` for `job` if a use of another job conflicts with it; drops the uses met that
   // count no more.

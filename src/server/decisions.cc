@@ -273,14 +273,13 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
   if (launch.ok() && (!launch->channels.empty() || !launch->checkpoint_sync_dir.empty())) {
     // A link under a root may lead elsewhere since the submission: into another share's
     // checkpoints, say. The claims are checked again where the paths lead now (in memory; only
-    // the first check after a start reads the stored payloads, as a submission would).
+    // the first check after a start reads the stored claims and payloads, as a submission would).
     std::lock_guard<std::mutex> lock(mu_);
     if (const JobRecord* job = JobBySeq(seq)) {
-      s = checkpoint_claims_.CheckAtLaunch(*launch, *job, jobs_, *store_);
+      s = checkpoint_claims_.CheckAtLaunch(*launch, *job, jobs_, *store_, &claim_records);
       if (s.code() == StatusCode::kInvalidArgument) {
         s = FailedPrecondition("no longer allowed at launch: " + s.message());
       }
-      if (s.ok()) claim_records = CheckpointClaims::LaunchRecords(*launch, *job);
     }
   }
   // Durable before the job may write there: its location stays its share's once it finished.

@@ -311,8 +311,12 @@ TEST_F(CheckpointClaimsTest, ASequenceNumberUsedAgainIsNotTheSameJob) {
 TEST_F(CheckpointClaimsTest, TheRestoredJobsClaimsComeFromTheirPayloadsAndTheStoredClaims) {
   ASSERT_EQ(Submit("done", "ck/b"), "");
   // Its claim is stored as it launches.
-  store_.Keep(CheckpointClaims::LaunchRecords(
-      api::ParsePayload(PayloadWithCheckpoint(Dir("ck/b")), "done").launch, Job("done")));
+  store::Batch launched;
+  ASSERT_TRUE(claims_
+                  .CheckAtLaunch(api::LaunchInfo{.checkpoint_sync_dir = Dir("ck/b")}, Job("done"),
+                                 jobs_, store_, &launched)
+                  .ok());
+  store_.Keep(launched);
   Job("done").status = model::JobStatus::kSucceeded;
   claims_ = CheckpointClaims();  // a restart: nothing in memory
   store_.gets = 0;
@@ -361,11 +365,15 @@ TEST_F(CheckpointClaimsTest, AJobThatNeverLaunchedKeepsNoLocation) {
   Job("waited").attempt = 0;  // cancelled before it ever launched
   Job("waited").status = model::JobStatus::kFailed;
   EXPECT_EQ(Submit("other-2", "ck/x", "team-b"), "");
-  EXPECT_TRUE(CheckpointClaims::LaunchRecords(api::LaunchInfo{}, Job("other-2")).empty());
-  EXPECT_EQ(CheckpointClaims::LaunchRecords(api::LaunchInfo{.checkpoint_sync_dir = Dir("ck/x")},
-                                            Job("other-2"))
-                .ops.size(),
-            1U);
+  store::Batch none;
+  ASSERT_TRUE(claims_.CheckAtLaunch(api::LaunchInfo{}, Job("other-2"), jobs_, store_, &none).ok());
+  EXPECT_TRUE(none.empty());
+  store::Batch launched;
+  ASSERT_TRUE(claims_
+                  .CheckAtLaunch(api::LaunchInfo{.checkpoint_sync_dir = Dir("ck/x")},
+                                 Job("other-2"), jobs_, store_, &launched)
+                  .ok());
+  EXPECT_EQ(launched.ops.size(), 1U);
 }
 
 TEST_F(CheckpointClaimsTest, AStoreThatFailsIsAFaultAndIsReadAgainNextTime) {
