@@ -49,9 +49,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kPollIntervalMs = 50;  // for supervisors without a pidfd (kernels before 5.3)
-// Checkpoint times are scanned every 500 ms, or less often while a scan takes long (pacing.h).
-constexpr auto kCheckpointScan = std::chrono::milliseconds(500);
-constexpr auto kLongestCheckpointScan = std::chrono::seconds(30);
 
 struct Attempt {
   model::JobId job = 0;
@@ -379,7 +376,7 @@ void LocalExecutorImpl::ScanCheckpoints(std::unique_lock<std::mutex>& lock) {
   for (const auto& [key, dir] : dirs) newest.push_back(NewestCheckpoint(dir));
   lock.lock();
   const Clock::time_point ended = Clock::now();
-  next_scan_ = ended + PacedInterval(ended - began, kCheckpointScan, kLongestCheckpointScan);
+  next_scan_ = ended + CheckpointScanInterval(ended - began);
   for (std::size_t i = 0; i < dirs.size(); ++i) {
     const auto it = attempts_.find(dirs[i].first);
     if (it == attempts_.end() || newest[i] <= it->second.checkpoint) continue;

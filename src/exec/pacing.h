@@ -20,4 +20,12 @@ inline std::chrono::steady_clock::duration PacedInterval(
   return std::clamp(took * kWalkShare, base, std::max(base, longest));
 }
 
+// Both executors scan the jobs' checkpoint directories for the newest checkpoint's time every
+// 500 ms, or less often while a scan takes long, at least every 30 s.
+inline constexpr std::chrono::milliseconds kCheckpointScan{500};
+inline std::chrono::steady_clock::duration CheckpointScanInterval(
+    std::chrono::steady_clock::duration took) {
+  return PacedInterval(took, kCheckpointScan, std::chrono::seconds(30));
+}
+
 }  // namespace allot::exec

@@ -46,9 +46,6 @@ Timestamp WallMillis() {
 using AttemptKey = std::pair<model::JobId, int>;
 
 constexpr char kRefPrefix[] = "slurm:";
-// Checkpoint times are scanned every 500 ms, or less often while a scan takes long (pacing.h).
-constexpr auto kCheckpointScan = std::chrono::milliseconds(500);
-constexpr auto kLongestCheckpointScan = std::chrono::seconds(30);
 
 Clock::duration Millis(Duration ms) { return std::chrono::milliseconds(ms); }
 
@@ -680,7 +677,7 @@ void SlurmExecutorImpl::ScanCheckpoints() {
   for (const auto& [key, dir] : dirs) newest.push_back(NewestCheckpoint(dir));
   std::lock_guard<std::mutex> lock(mu_);
   const Clock::time_point ended = Clock::now();
-  next_scan_ = ended + PacedInterval(ended - began, kCheckpointScan, kLongestCheckpointScan);
+  next_scan_ = ended + CheckpointScanInterval(ended - began);
   for (std::size_t i = 0; i < dirs.size(); ++i) {
     const auto it = attempts_.find(dirs[i].first);
     if (it == attempts_.end() || newest[i] <= it->second.checkpoint) continue;
