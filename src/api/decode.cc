@@ -191,9 +191,7 @@ Result<TagsRequest> DecodeTags(std::string_view method, const std::string& resou
         Refuse("tagKeys allows at most 50 keys, got " + std::to_string(keys.size()));
       }
       for (const std::string& key : keys) {
-        if (key.empty() || CodePoints(key) > model::rules::kMaxTagKeyLength) {
-          Refuse("tagKeys entries must be 1 to 128 characters, got " + Quoted(Json(key)));
-        }
+        RequireLength(key, "tagKeys entries", 1, model::rules::kMaxTagKeyLength);
       }
       return UntagResourceRequest{std::move(resource), keys};
     }

@@ -88,11 +88,8 @@ std::optional<std::vector<model::JobStateTimeLimitAction>> ReadTimeLimitActions(
   std::vector<model::JobStateTimeLimitAction> out;
   for (const Json& a : *actions) {
     const std::string reason = RequireString(a, "reason", "jobStateTimeLimitActions.reason");
-    const std::size_t length = CodePoints(reason);
-    if (length == 0 || length > model::rules::kMaxJobQueueReasonLength) {
-      Refuse("jobStateTimeLimitActions.reason must be 1 to 256 characters, got " +
-             std::to_string(length));
-    }
+    RequireLength(reason, "jobStateTimeLimitActions.reason", 1,
+                  model::rules::kMaxJobQueueReasonLength);
     RequireEnum(a, "state", {"RUNNABLE"}, "jobStateTimeLimitActions.state");
     const std::int64_t max =
         RequireInt(a, "maxTimeSeconds", model::rules::kMinTimeLimitSeconds,

@@ -37,9 +37,8 @@ std::optional<model::RetryStrategy> ReadRetry(const Json& r) {
       const std::string pattern =
           OptionalString(rule, "onStatusReason", "retryStrategy.evaluateOnExit.onStatusReason")
               .value_or("*");
-      if (CodePoints(pattern) > model::rules::kMaxOnStatusReason) {
-        Refuse("retryStrategy.evaluateOnExit.onStatusReason allows at most 512 characters");
-      }
+      RequireLength(pattern, "retryStrategy.evaluateOnExit.onStatusReason", 0,
+                    model::rules::kMaxOnStatusReason);
       retry.evaluate_on_exit.push_back(
           {action == "retry" ? model::RetryAction::kRetry : model::RetryAction::kExit, pattern});
     }
@@ -152,11 +151,7 @@ SubmitServiceJobRequest SubmitServiceJob(const Json& r) {
   if (out.quota_share) RefuseUnless(model::rules::CheckName(*out.quota_share, "quotaShareName"));
   out.client_token = OptionalString(r, "clientToken");
   if (out.client_token) {
-    // Characters, as AWS counts them, not bytes (the body was checked as UTF-8).
-    const std::size_t length = CodePoints(*out.client_token);
-    if (length == 0 || length > model::rules::kMaxClientTokenLength) {
-      Refuse("clientToken must be 1 to 64 characters, got " + std::to_string(length));
-    }
+    RequireLength(*out.client_token, "clientToken", 1, model::rules::kMaxClientTokenLength);
     out.request_hash = RequestHash(r);
   }
   out.priority = static_cast<std::int32_t>(
@@ -193,10 +188,7 @@ TerminateServiceJobRequest TerminateServiceJob(const Json& r) {
   TerminateServiceJobRequest out;
   out.job_id = RequireString(r, "jobId");
   out.reason = RequireString(r, "reason");
-  if (const std::size_t length = CodePoints(out.reason);
-      length > model::rules::kMaxTerminateReasonLength) {
-    Refuse("reason must be at most 1024 characters, got " + std::to_string(length));
-  }
+  RequireLength(out.reason, "reason", 0, model::rules::kMaxTerminateReasonLength);
   return out;
 }
 

@@ -135,6 +135,15 @@ void RefuseUnless(const Status& status) {
   if (!status.ok()) Refuse(status.message());
 }
 
+void RequireLength(std::string_view text, std::string_view what, std::size_t min,
+                   std::size_t max) {
+  const std::size_t length = CodePoints(text);
+  if (length >= min && length <= max) return;
+  const std::string allowed = min == 0 ? "at most " + std::to_string(max)
+                                       : std::to_string(min) + " to " + std::to_string(max);
+  Refuse(std::string(what) + " must be " + allowed + " characters, got " + std::to_string(length));
+}
+
 Json ReadTags(const Json& obj, const char* field) {
   const Json* tags = OptionalObject(obj, field);
   if (tags == nullptr) return Json::object();
@@ -142,13 +151,10 @@ Json ReadTags(const Json& obj, const char* field) {
   if (tags->size() > 50) Refuse(std::string(field) + " allows at most 50 tags");
   // The body was checked as UTF-8 (ReadBody), so characters can be counted.
   for (const auto& [k, v] : tags->items()) {
-    if (k.empty() || CodePoints(k) > model::rules::kMaxTagKeyLength) {
-      Refuse(std::string(field) + " keys must be 1 to 128 characters, got " + Quoted(Json(k)));
-    }
+    RequireLength(k, std::string(field) + " keys", 1, model::rules::kMaxTagKeyLength);
     if (!v.is_string()) Refuse(std::string(field) + "." + k + " must be a string");
-    if (CodePoints(v.get<std::string>()) > model::rules::kMaxTagValueLength) {
-      Refuse(std::string(field) + "." + k + " value exceeds 256 characters");
-    }
+    RequireLength(v.get_ref<const std::string&>(), std::string(field) + "." + k, 0,
+                  model::rules::kMaxTagValueLength);
   }
   return *tags;
 }

@@ -52,6 +52,11 @@ std::vector<std::string> OptionalStringList(const Json& obj, const char* field,
 // Each element of an array field must be an object (for lists of structures).
 void RequireObjects(const Json& list, const std::string& path);
 
+// A text's length in characters (code points, as AWS counts them), from `min` to `max`; a refusal
+// names `what` and the length sent, never the text.
+void RequireLength(std::string_view text, std::string_view what, std::size_t min,
+                   std::size_t max);
+
 // Refuses a Status that is not OK with its message (rules from model/rules.h).
 void RefuseUnless(const Status& status);
 

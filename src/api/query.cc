@@ -80,12 +80,6 @@ bool IsUtf8(std::string_view s) {
   return true;
 }
 
-std::size_t CodePoints(std::string_view utf8) {
-  std::size_t n = 0;
-  for (char c : utf8) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
-  return n;
-}
-
 std::string ScrubUtf8(std::string_view message) {
   std::string out;
   out.reserve(message.size());

@@ -22,8 +22,6 @@ std::string PercentDecode(std::string_view s, bool plus_is_space);
 QueryParams ParseQuery(std::string_view query);
 
 bool IsUtf8(std::string_view s);
-// The characters (code points) of valid UTF-8: AWS's lengths count characters, not bytes.
-std::size_t CodePoints(std::string_view utf8);
 // A message safe to send whatever it quotes: each byte that starts no UTF-8 sequence becomes
 // U+FFFD.
 std::string ScrubUtf8(std::string_view message);

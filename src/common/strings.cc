@@ -52,6 +52,12 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
   }
 }
 
+std::size_t CodePoints(std::string_view utf8) {
+  std::size_t n = 0;
+  for (char c : utf8) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
 std::string ZeroPadded(std::uint64_t value, int width) {
   char digits[20];  // 2^64 has 20 digits
   const std::size_t n =

@@ -26,6 +26,10 @@ std::string AsciiUpper(std::string_view s);
 // Equal but for ASCII letter case: EqualsIgnoreCase("Host", "host") is true.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
+// The characters (code points) of UTF-8 text: each byte that does not continue a sequence starts
+// one. AWS's lengths count characters, not bytes. CodePoints("caf\xC3\xA9") == 4.
+std::size_t CodePoints(std::string_view utf8);
+
 // The value of a hexadecimal digit (either case), or -1 for any other character.
 int HexDigitValue(char c);
 

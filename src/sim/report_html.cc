@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/strings.h"
 #include "sim/report.h"
 #include "sim/report_format.h"
 
@@ -54,13 +55,6 @@ double Drawable(double v) { return std::isfinite(v) ? v : 0; }
 
 // An SVG coordinate or length, one decimal (a tenth of a pixel is finer than any screen).
 std::string Px(double v) { return report::StripPointZero(report::Fixed(Drawable(v), 1)); }
-
-// Characters, not bytes: names may be UTF-8, and text width is estimated per character.
-std::size_t CodePoints(std::string_view text) {
-  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
-}
 
 // The first `n` characters, whole UTF-8 sequences only.
 std::string FirstCodePoints(std::string_view text, std::size_t n) {

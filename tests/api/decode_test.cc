@@ -888,6 +888,25 @@ TEST(DecodeSubmit, ClientTokenIsOneTo64Characters) {
   EXPECT_FALSE(Decode<SubmitServiceJobRequest>("submitservicejob", body).client_token.has_value());
 }
 
+// Every length refusal says the field, the range in characters and the length sent, never the
+// text (which may be large or another tenant's bytes pasted in error).
+TEST(DecodeLengths, RefusalsNameTheFieldTheRangeAndTheLength) {
+  auto message = [](std::string_view route, const Json& body) {
+    Result<Request> r = DecodeRequest(route, body);
+    return r.ok() ? std::string("accepted") : r.status().message();
+  };
+  Json submit = SubmitBody();
+  submit["clientToken"] = std::string(65, 't');
+  EXPECT_EQ(message("submitservicejob", submit), "clientToken must be 1 to 64 characters, got 65");
+  EXPECT_EQ(message("terminateservicejob", {{"jobId", "j"}, {"reason", std::string(1025, 'r')}}),
+            "reason must be at most 1024 characters, got 1025");
+  Json tags = CreateQueueBody();
+  tags["tags"] = {{std::string(129, 'k'), "v"}};
+  EXPECT_EQ(message("createjobqueue", tags), "tags keys must be 1 to 128 characters, got 129");
+  tags["tags"] = {{"k", std::string(257, 'v')}};
+  EXPECT_EQ(message("createjobqueue", tags), "tags.k must be at most 256 characters, got 257");
+}
+
 TEST(DecodeSubmit, ShareIdentifierIsRefused) {
   Json body = SubmitBody();
   body["shareIdentifier"] = "team-a";

@@ -149,6 +149,13 @@ TEST(Join, InvertsSplit) {
   }
 }
 
+TEST(CodePoints, CountsCharactersNotBytes) {
+  EXPECT_EQ(CodePoints(""), 0U);
+  EXPECT_EQ(CodePoints("abc"), 3U);
+  EXPECT_EQ(CodePoints("caf\xC3\xA9 \xF0\x9F\x99\x82"), 6U);  // 2- and 4-byte sequences
+  EXPECT_EQ(CodePoints("\xE2\x80\xA6"), 1U);
+}
+
 TEST(ZeroPadded, PadsToTheWidthAndNeverCuts) {
   EXPECT_EQ(ZeroPadded(42, 5), "00042");
   EXPECT_EQ(ZeroPadded(0, 3), "000");
