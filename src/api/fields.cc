@@ -135,8 +135,7 @@ void RefuseUnless(const Status& status) {
   if (!status.ok()) Refuse(status.message());
 }
 
-void RequireLength(std::string_view text, std::string_view what, std::size_t min,
-                   std::size_t max) {
+void RequireLength(std::string_view text, std::string_view what, std::size_t min, std::size_t max) {
   const std::size_t length = CodePoints(text);
   if (length >= min && length <= max) return;
   const std::string allowed = min == 0 ? "at most " + std::to_string(max)

@@ -54,8 +54,7 @@ void RequireObjects(const Json& list, const std::string& path);
 
 // A text's length in characters (code points, as AWS counts them), from `min` to `max`; a refusal
 // names `what` and the length sent, never the text.
-void RequireLength(std::string_view text, std::string_view what, std::size_t min,
-                   std::size_t max);
+void RequireLength(std::string_view text, std::string_view what, std::size_t min, std::size_t max);
 
 // Refuses a Status that is not OK with its message (rules from model/rules.h).
 void RefuseUnless(const Status& status);
