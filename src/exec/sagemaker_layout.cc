@@ -447,7 +447,8 @@ unsigned CountCpus(const std::string& list) {
 
 using Channels = std::vector<std::pair<std::string, fs::path>>;  // name, absolute source
 
-// Channels: names valid and distinct, sources existing directories.
+// Channels: names valid and distinct, sources existing directories with no symbolic link on
+// their paths.
 Result<Channels> ResolveChannels(const LaunchSpec& spec) {
   std::set<std::string> seen;
   Channels channels;
@@ -459,12 +460,21 @@ Result<Channels> ResolveChannels(const LaunchSpec& spec) {
       return InvalidArgument("channel '" + channel.name + "' is given twice");
     }
     std::error_code ec;
-    const fs::path source = fs::absolute(channel.source_dir, ec);
+    fs::path source = fs::absolute(channel.source_dir, ec).lexically_normal();
     if (channel.source_dir.empty() || ec || !fs::is_directory(source, ec)) {
       return FailedPrecondition("channel '" + channel.name + "': the directory '" +
                                 channel.source_dir + "' does not exist");
     }
-    channels.emplace_back(channel.name, source.lexically_normal());
+    if (source.has_parent_path() && source.filename().empty()) source = source.parent_path();
+    // The server resolved every link on the path before it checked it against its file roots.
+    // A link found on it now was put there since, and leads where nobody checked: bind nothing.
+    if (fs::canonical(source, ec) != source || ec) {
+      return FailedPrecondition("channel '" + channel.name + "': the directory '" +
+                                channel.source_dir +
+                                "' has a symbolic link on its path that was not there when the "
+                                "server checked it");
+    }
+    channels.emplace_back(channel.name, std::move(source));
   }
   return channels;
 }

@@ -198,14 +198,15 @@ Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::
     // It was accepted at submission: only a change of the rules since can refuse it now.
     return Internal(std::string("the stored serviceRequestPayload no longer parses: ") + e.what());
   }
-  if (check_paths) {
-    // Where its file:// URIs lead is checked again at each launch: a root may have been taken
-    // away, or a link under one swapped, since the job was submitted.
-    if (Status s = CheckLocalPaths(parsed, options_.file_roots, data_dir_); !s.ok()) {
-      return FailedPrecondition("no longer allowed at launch: " + s.message());
-    }
+  if (!check_paths) return std::move(parsed.launch);
+  // Where its file:// URIs lead is checked again at each launch: a root may have been taken
+  // away, or a link under one swapped, since the job was submitted. The launch gets the paths
+  // as they were checked, links resolved.
+  Result<LaunchInfo> resolved = ResolveLocalPaths(parsed, options_.file_roots, data_dir_);
+  if (!resolved.ok()) {
+    return FailedPrecondition("no longer allowed at launch: " + resolved.status().message());
   }
-  return std::move(parsed.launch);
+  return resolved;
 }
 
 namespace {

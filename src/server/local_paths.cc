@@ -105,8 +105,10 @@ std::string Printable(const std::string& path) {
   return quoted.substr(1, quoted.size() - 2);
 }
 
-// Refuses `path` (from the file:// URI in `field`) unless it lies in a root once resolved.
-Status CheckUnderRoot(const std::string& path, const std::string& field, const LocalRoots& roots) {
+// Refuses `path` (from the file:// URI in `field`) unless it lies in a root once resolved. When
+// `resolved` is given, it gets where the path leads, as checked.
+Status CheckUnderRoot(const std::string& path, const std::string& field, const LocalRoots& roots,
+                      std::string* resolved_path = nullptr) {
   const std::optional<std::string> real = CanonicalPath(path);
   bool allowed = real && (!roots.data_dir || !Overlaps(*real, *roots.data_dir));
   bool lexically = false;
@@ -115,7 +117,10 @@ Status CheckUnderRoot(const std::string& path, const std::string& field, const L
     lexically = lexically || IsUnder(path, root);
     resolved = resolved || (real && IsUnder(*real, root));
   }
-  if (allowed && resolved) return {};
+  if (allowed && resolved) {
+    if (resolved_path != nullptr) *resolved_path = *real;
+    return {};
+  }
   std::string set;
   for (const std::string& root : roots.given) set += (set.empty() ? "" : ", ") + Printable(root);
   return InvalidArgument(
@@ -127,31 +132,54 @@ Status CheckUnderRoot(const std::string& path, const std::string& field, const L
 
 }  // namespace
 
-Status CheckLocalPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
-                       const std::string& data_dir) {
+namespace {
+
+// CheckLocalPaths, and with `resolved` (a copy of parsed.launch) each local path of it replaced
+// by where it led when it was checked.
+Status CheckPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
+                  const std::string& data_dir, LaunchInfo* resolved) {
   const LaunchInfo& launch = parsed.launch;
   if (launch.channels.empty() && launch.checkpoint_sync_dir.empty() && parsed.output_dir.empty()) {
     return {};  // nothing local: no file system call
   }
   const LocalRoots roots = ResolveRoots(file_roots, data_dir);
-  for (const auto& [name, dir] : launch.channels) {
+  for (std::size_t i = 0; i < launch.channels.size(); ++i) {
+    const auto& [name, dir] = launch.channels[i];
     const std::string field =
         kPrefix + "InputDataConfig." + name + ".DataSource.S3DataSource.S3Uri";
+    std::string real;
     // First: a path outside the roots is not even looked at.
-    ALLOT_RETURN_IF_ERROR(CheckUnderRoot(dir, field, roots));
+    ALLOT_RETURN_IF_ERROR(CheckUnderRoot(dir, field, roots, &real));
     struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0) {
+    if (::stat(real.c_str(), &st) != 0) {
       return InvalidArgument(field + ": file://" + dir + " does not exist on this machine");
     }
+    if (resolved != nullptr) resolved->channels[i].second = std::move(real);
   }
   if (!launch.checkpoint_sync_dir.empty()) {
-    ALLOT_RETURN_IF_ERROR(
-        CheckUnderRoot(launch.checkpoint_sync_dir, kPrefix + "CheckpointConfig.S3Uri", roots));
+    ALLOT_RETURN_IF_ERROR(CheckUnderRoot(launch.checkpoint_sync_dir,
+                                         kPrefix + "CheckpointConfig.S3Uri", roots,
+                                         resolved ? &resolved->checkpoint_sync_dir : nullptr));
   }
   if (!parsed.output_dir.empty()) {
     return CheckUnderRoot(parsed.output_dir, kPrefix + "OutputDataConfig.S3OutputPath", roots);
   }
   return {};
+}
+
+}  // namespace
+
+Status CheckLocalPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
+                       const std::string& data_dir) {
+  return CheckPaths(parsed, file_roots, data_dir, nullptr);
+}
+
+Result<LaunchInfo> ResolveLocalPaths(const ParsedPayload& parsed,
+                                     const std::vector<std::string>& file_roots,
+                                     const std::string& data_dir) {
+  LaunchInfo resolved = parsed.launch;
+  ALLOT_RETURN_IF_ERROR(CheckPaths(parsed, file_roots, data_dir, &resolved));
+  return resolved;
 }
 
 }  // namespace allot::server

@@ -24,6 +24,13 @@ std::optional<std::string> CanonicalPath(const std::string& path);
 Result<std::vector<std::string>> CanonicalFileRoots(const std::vector<std::string>& roots,
                                                     const std::string& data_dir);
 
+// CheckLocalPaths at launch: the launch's paths as they were checked, every symbolic link
+// resolved, so that what the executor binds or copies is what was checked, whatever a link on
+// the way is changed to afterwards (the executor refuses a channel on which a link appears).
+Result<api::LaunchInfo> ResolveLocalPaths(const api::ParsedPayload& parsed,
+                                          const std::vector<std::string>& file_roots,
+                                          const std::string& data_dir);
+
 // The submission-time checks of the local paths a payload names: each input channel source,
 // CheckpointConfig.S3Uri and OutputDataConfig.S3OutputPath must lie, once symbolic links are
 // resolved, in one of `file_roots` (Options::file_roots; none: every file:// URI is refused) and

@@ -336,6 +336,21 @@ TEST_F(SageMakerLayoutTest, RejectsBadInput) {
   EXPECT_NE(result.status().message().find("nowhere"), std::string::npos);
 }
 
+// The server hands over each channel's path with its links resolved (as it checked it against
+// its file roots). A link on the path now was put there since and is never followed.
+TEST_F(SageMakerLayoutTest, AChannelWithALinkOnItsPathIsNotBound) {
+  fs::create_directory_symlink(root_ / "data", root_ / "alias");
+  LaunchSpec spec = TwoHostSpec();
+  spec.channels = {{"train", (root_ / "alias" / "train").string()}};
+  const auto result = PrepareHost(spec, 1, NoSandbox());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(result.status().message().find("channel 'train'"), std::string::npos);
+  EXPECT_NE(result.status().message().find("symbolic link"), std::string::npos);
+  spec.channels = {{"train", (root_ / "data" / "train" / "").string()}};  // a trailing '/'
+  EXPECT_TRUE(PrepareHost(spec, 1, NoSandbox()).ok());
+}
+
 TEST(SandboxAvailableTest, OffOrMissingBinary) {
   LayoutOptions off;
   off.sandbox = false;

@@ -157,6 +157,17 @@ class WithRootsTest(FileUriCase):
         with open(self.server.host_dir(job, 1, "algo-1", "stdout")) as f:
             self.assertEqual(f.read(), "hello from the root\n")
 
+    def test_a_link_inside_a_root_is_followed_as_it_was_checked(self):
+        # The server resolves the link at launch and hands the executor the path it checked;
+        # the executor binds that directory (and would refuse a path with a link on it).
+        os.symlink(self.path("data"), self.path("data-alias"))
+        job = self.submit(with_channel(self.path("data-alias", "train"),
+                                       'cat "$SM_CHANNEL_TRAIN/hello.txt"'))
+        d = self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
+        self.assertEqual(d["status"], "SUCCEEDED", d.get("statusReason"))
+        with open(self.server.host_dir(job, 1, "algo-1", "stdout")) as f:
+            self.assertEqual(f.read(), "hello from the root\n")
+
     def test_a_link_swapped_in_while_the_job_waited_fails_it_at_launch(self):
         os.makedirs(self.path("swap", "train"))
         sleepers = [self.submit(payload(SLEEPER)) for _ in range(2)]

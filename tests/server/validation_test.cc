@@ -273,6 +273,23 @@ TEST_F(FileRootsTest, CanonicalPathResolvesWhatExistsAndKeepsTheRest) {
   EXPECT_EQ(CanonicalPath("relative/path"), std::nullopt);
 }
 
+// At launch the executor gets the paths as checked: a link swapped afterwards changes nothing
+// that is bound or copied.
+TEST_F(FileRootsTest, ResolveLocalPathsHandsTheLaunchThePathsAsChecked) {
+  const std::vector<std::string> roots = {root().string()};
+  ParsedPayload parsed = WithUri("channel", (root() / "to-data").string());
+  parsed.launch.checkpoint_sync_dir = (root() / "to-data" / "ck").string();
+  Result<api::LaunchInfo> resolved = ResolveLocalPaths(parsed, roots, data_dir());
+  ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+  ASSERT_EQ(resolved->channels.size(), 1U);
+  EXPECT_EQ(resolved->channels[0].second, (root() / "data").string());
+  EXPECT_EQ(resolved->checkpoint_sync_dir, (root() / "data" / "ck").string());
+  EXPECT_EQ(resolved->argv, parsed.launch.argv);  // the rest as parsed
+  // What is refused at submission is refused here too.
+  EXPECT_FALSE(
+      ResolveLocalPaths(WithUri("channel", (root() / "to-etc").string()), roots, data_dir()).ok());
+}
+
 TEST_F(FileRootsTest, RootsAreCanonicalAndNeverSlashOrOverlappingTheDataDirectory) {
   Result<std::vector<std::string>> ok =
       CanonicalFileRoots({(root() / "to-data").string(), (base_ / "outside").string()}, data_dir());
