@@ -10,6 +10,8 @@
 - All of loopback (127.0.0.0/8) is one client address for those limits: a job on the machine
   (no credentials) that sends half requests from 127.x.y.z, more of them than the server takes
   connections, locks out neither /healthz nor a signed call (the hostile-team trial's F3).
+- At a cap with no idle and no reading connection to close, a newcomer is answered 503 and
+  closed, and nobody else is.
 
 The slow clients bind 127.x.y.z source addresses before connecting; the server counts them all
 as 127.0.0.1, the address of the well-behaved clients.
@@ -40,6 +42,19 @@ TOTAL_CAP = 1024
 READING_PER_ADDRESS = 16
 # The generous bound on an answer while slow clients are connected (unloaded, it is milliseconds).
 ANSWER_BOUND_S = 5.0
+
+
+def signed_request_bytes(server, target):
+    """A GET of `target` signed with SigV4 as botocore signs it, as the bytes a client sends."""
+    key, secret = server.credentials()
+    req = botocore.awsrequest.AWSRequest(method="GET", url=server.endpoint + target)
+    botocore.auth.SigV4Auth(botocore.credentials.Credentials(key, secret), "batch",
+                            REGION).add_auth(req)
+    lines = [f"GET {target} HTTP/1.1"]
+    lines += [f"{k}: {v}" for k, v in req.prepare().headers.items()]
+    if "host" not in {k.lower() for k in req.headers.keys()}:
+        lines.append(f"Host: 127.0.0.1:{server.port}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
 def signed_call(server, method, target, body=b"", headers=None, timeout=ANSWER_BOUND_S):
@@ -453,6 +468,42 @@ class HttpFlagsTest(SlowClientsTest):
                  what="trickling headers closed after --http-header-timeout-seconds 2")
         self.assertTrue(all(1 <= t < 8 for t in extra.closed_at.values()), extra.closed_at)
         self.assertEqual(healthz(self.server.port), (200, b"ok\n"))
+
+    def test_at_the_cap_with_nothing_to_close_a_newcomer_is_answered_503(self):
+        """The per-address cap (3 here) held by connections that are neither idle nor reading a
+        request: each is writing a log chunk (1 MiB of control bytes, about 6 MiB of JSON) to a
+        client that reads nothing. A newcomer closes nobody: it is answered 503 and closed. Once
+        they go, callers are served again."""
+        queue, _ = self.fx.qm_queue()
+        job = self.fx.submit(queue, share="qs",
+                             script="head -c 1048576 /dev/zero | tr '\\0' '\\1'")["jobId"]
+        self.fx.wait_status(job, "SUCCEEDED")
+        request = signed_request_bytes(self.server, f"/allot/v1/jobs/{job}/logs")
+        stalled = []
+        try:
+            for _ in range(3):
+                s = socket.socket()
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # reads nothing
+                s.connect(("127.0.0.1", self.server.port))
+                s.sendall(request)
+                stalled.append(s)
+            time.sleep(1)  # each request read whole, its answer filling the socket's buffers
+            # The answer comes at the accept, before any request: read it without sending one
+            # (a request sent after it may meet a closed socket).
+            for source in ("127.0.0.1", "127.0.0.13"):
+                with socket.create_connection(("127.0.0.1", self.server.port), timeout=5,
+                                              source_address=(source, 0)) as newcomer:
+                    answer = b""
+                    while chunk := newcomer.recv(4096):
+                        answer += chunk
+                self.assertTrue(answer.startswith(b"HTTP/1.1 503"), (source, answer))
+            self.assertTrue(all(s.fileno() >= 0 for s in stalled))
+        finally:
+            for s in stalled:
+                s.close()
+        wait_for(lambda: healthz(self.server.port) == (200, b"ok\n"), timeout=ANSWER_BOUND_S,
+                 interval=0.2, what="callers served once the stalled connections are gone")
+        self.assertIn("jobQueues", self.server.client(retries=1).describe_job_queues())
 
     def test_out_of_range_values_are_refused_at_start(self):
         for flag, value in (("--http-threads", "0"), ("--http-header-timeout-seconds", "0"),
