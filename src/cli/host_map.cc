@@ -37,6 +37,16 @@ std::int64_t Size(const std::string& unit, const std::string& key, const YAML::N
   return *size;
 }
 
+// A number of processes or files: a whole number, 0 (none) or more.
+std::int64_t Count(const std::string& unit, const std::string& key, const YAML::Node& value) {
+  std::int64_t n = -1;
+  if (!YAML::convert<std::int64_t>::decode(value, n) || n < 0) {
+    throw std::runtime_error(unit + ": limits." + key +
+                             " must be a whole number, 0 (none) or more");
+  }
+  return n;
+}
+
 }  // namespace
 
 std::map<std::string, std::vector<server::Options::Slot>> ReadHostMap(const std::string& path) {
@@ -79,14 +89,13 @@ std::map<std::string, server::Options::LimitOverrides> ReadHostMapLimits(const s
       if (key == "memory") {
         o.memory_bytes = Size(unit, key, kv.second);
       } else if (key == "pids") {
-        o.pids = kv.second.as<std::int64_t>();
+        o.pids = Count(unit, key, kv.second);
       } else if (key == "tmp") {
         o.tmp_bytes = Size(unit, key, kv.second);
       } else if (key == "disk") {
         o.disk_bytes = Size(unit, key, kv.second);
       } else if (key == "files") {
-        o.files = kv.second.as<std::int64_t>();
-        if (*o.files < 0) throw std::runtime_error(unit + ": files must be 0 or more");
+        o.files = Count(unit, key, kv.second);
       } else {
         throw std::runtime_error(unit + ": unknown limit " + key +
                                  " (memory, pids, tmp, disk, files)");

@@ -7,7 +7,8 @@
 //     - {gpus: "0", cpus: "0-3"}
 //   ml.p4d.24xlarge:
 //     slots: [{gpus: "0,1,2,3", cpus: "0-23"}]
-//     limits: {memory: 512G, pids: 16384, tmp: 8G, disk: 2T}   # each optional; 0 = none
+//     limits: {memory: 512G, pids: 16384, tmp: 8G, disk: 2T, files: 1000000}  # each optional;
+//                                                                        # 0 = none
 //
 // ReadHostMap (cli/commands.h) reads the slots of either form; ReadHostMapLimits the limits.
 
