@@ -439,6 +439,27 @@ void AddTreeUsage(int dir_fd, int depth, const DiskUsed& stop_at, DiskUsed& tota
   ::closedir(dir);
 }
 
+// The files `pid` holds open that no directory names any more (st_nlink 0), on `devices`, each
+// counted once in `counted`. A process gone meanwhile holds nothing.
+void AddDeletedOpenFiles(pid_t pid, const std::set<dev_t>& devices, const DiskUsed& stop_at,
+                         std::set<std::pair<dev_t, ino_t>>& counted, DiskUsed& total) {
+  const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* dir = ::opendir(fds.c_str());
+  if (dir == nullptr) return;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (Passed(total, stop_at)) break;
+    if (entry->d_name[0] == '.') continue;
+    struct stat st {};
+    // Follows the descriptor's link to the open file itself.
+    if (::fstatat(::dirfd(dir), entry->d_name, &st, 0) != 0) continue;
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 0 || devices.count(st.st_dev) == 0) continue;
+    if (!counted.emplace(st.st_dev, st.st_ino).second) continue;
+    total.bytes += static_cast<std::int64_t>(st.st_blocks) * 512;
+    ++total.files;
+  }
+  ::closedir(dir);
+}
+
 }  // namespace
 
 CgroupPlan PlanOwnCgroups(const std::string& name, const JobLimits& limits) {
@@ -500,11 +521,21 @@ std::int64_t CgroupOomKills(const CgroupPlan& plan) {
   return text.ok() ? OomKills(*text) : 0;
 }
 
-DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_at) {
+DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_at,
+                   const std::vector<pid_t>& holders) {
   DiskUsed total;
+  std::set<dev_t> devices;
   for (const std::string& path : paths) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) AddTreeUsage(fd, 0, stop_at, total);
+    if (fd < 0) continue;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0) devices.insert(st.st_dev);
+    AddTreeUsage(fd, 0, stop_at, total);
+  }
+  std::set<std::pair<dev_t, ino_t>> counted;
+  for (const pid_t pid : holders) {
+    if (Passed(total, stop_at)) break;
+    AddDeletedOpenFiles(pid, devices, stop_at, counted, total);
   }
   return total;
 }

@@ -181,6 +181,11 @@ struct DiskUsed {
 inline constexpr int kMaxDiskWalkDepth = 256;
 // The walk stops early once `stop_at` is passed (either figure, where positive): the caller needs
 // to know no more, and a job cannot make the walk longer than its limits.
-DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_at = {});
+//
+// The files that the processes `holders` keep open after deleting them count too, where they lie
+// on the file system of one of `paths`: no walk sees them, and they take the disk until they are
+// closed (each once, however many descriptors name it).
+DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_at = {},
+                   const std::vector<pid_t>& holders = {});
 
 }  // namespace allot::exec

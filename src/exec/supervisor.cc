@@ -143,9 +143,9 @@ sigset_t StopSignals() {
   return set;
 }
 
-// `sig` to every descendant of `root` (not `root` itself). In the sandbox the job runs in a
-// session and PID namespace of its own, below bwrap: its process group is not bwrap's.
-void SignalDescendants(pid_t root, int sig) {
+// Every descendant of `root` (not `root` itself), each after its parent. In the sandbox the job
+// runs in a session and PID namespace of its own, below bwrap: its process group is not bwrap's.
+std::vector<pid_t> Descendants(pid_t root) {
   std::map<pid_t, std::vector<pid_t>> children;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
@@ -162,14 +162,21 @@ void SignalDescendants(pid_t root, int sig) {
     pid_t parent = 0;
     if (fields >> state >> parent) children[parent].push_back(pid);
   }
+  std::vector<pid_t> out;
   std::vector<pid_t> pending = children[root];
   while (!pending.empty()) {
     const pid_t pid = pending.back();
     pending.pop_back();
-    ::kill(pid, sig);
+    out.push_back(pid);
     const auto it = children.find(pid);
     if (it != children.end()) pending.insert(pending.end(), it->second.begin(), it->second.end());
   }
+  return out;
+}
+
+// `sig` to every descendant of `root` (Descendants).
+void SignalDescendants(pid_t root, int sig) {
+  for (const pid_t pid : Descendants(root)) ::kill(pid, sig);
 }
 
 // <output_dir>/<name> written without following a link the job put in its /opt/ml: the
@@ -277,8 +284,11 @@ class Supervision {
   // Why the job's trees are over a limit, or empty; said on stderr with the figures.
   std::string DiskOverLimit() const {
     if (!DiskLimited()) return "";
+    // The job's processes: what they deleted but hold open takes the disk all the same.
+    std::vector<pid_t> holders = Descendants(child_);
+    holders.push_back(child_);
     const DiskUsed used =
-        DiskUsage(args_.disk_paths, {args_.limits.disk_bytes, args_.limits.files});
+        DiskUsage(args_.disk_paths, {args_.limits.disk_bytes, args_.limits.files}, holders);
     std::string failure;
     if (used.uncounted) {
       failure = args_.host + " has directories deeper than " + std::to_string(kMaxDiskWalkDepth) +

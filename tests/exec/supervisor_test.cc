@@ -404,6 +404,19 @@ TEST_F(DiskLimitTest, TheNumberOfFilesIsLimitedToo) {
   EXPECT_EQ(exit.reason, Exceeded("limit of 100 files"));
 }
 
+// Files deleted but held open take the disk until they are closed, and no walk sees them: three
+// of 600 kB (each under the limit, together over it) held by a job that then sleeps. At the end
+// the files are gone, so only a check while the job runs can catch it.
+TEST_F(DiskLimitTest, FilesDeletedButHeldOpenCount) {
+  const AttemptExit exit = RunLimited(
+      20,
+      "cd \"$SM_MODEL_DIR\"; for i in 3 4 5; do head -c 600000 /dev/urandom > h$i; done; "
+      "exec 3<h3 4<h4 5<h5; rm h3 h4 h5; sleep 30",
+      {.disk_bytes = 1 << 20});
+  EXPECT_FALSE(exit.succeeded);
+  EXPECT_EQ(exit.reason, Exceeded("disk limit of 1 MiB"));
+}
+
 // A chain of directories deeper than the walk goes is not room to hide files in.
 TEST_F(DiskLimitTest, ATreeTooDeepToCountIsOverTheLimit) {
   const AttemptExit exit = RunLimited(

@@ -226,6 +226,11 @@ class HostileJobsTest(ServerTestCase):
         self.assertIn("exceeded its disk limit of 64 MiB", d["statusReason"])
         self.assertIn("head=153", err)
         self.assertLessEqual(len(out), 64 << 20)
+        # Files deleted but held open: no walk sees them, yet they take the disk.
+        d, _, _ = self.attack("cd /opt/ml/model; for i in 1 2 3; do fallocate -l 30M h$i; done; "
+                              "exec 3<h1 4<h2 5<h3; rm h1 h2 h3; sleep 30", name="held-open")
+        self.assertEqual(d["status"], "FAILED")
+        self.assertIn("exceeded its disk limit of 64 MiB", d["statusReason"])
         # And the number of files, which a byte count does not see.
         d, _, _ = self.attack("mkdir /opt/ml/model/m; cd /opt/ml/model/m; "
                               "seq 2000 | xargs touch; sleep 30", name="inodes")
