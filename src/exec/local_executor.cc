@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "exec/attempt_end.h"
+#include "exec/checkpoint_scan.h"
 #include "exec/host_files.h"
 #include "exec/local_hosts.h"
-#include "exec/pacing.h"
 
 namespace allot::exec {
 
@@ -58,8 +58,9 @@ struct Attempt {
   std::optional<Clock::time_point> kill_deadline;  // the earliest any Stop asked for
   std::string job_dir;                             // empty: no checkpoint reports
   std::string sync_dir;
-  CopyIdentity copy_as;      // whom the checkpoint copy after the attempt runs as
-  Timestamp checkpoint = 0;  // the newest checkpoint file time reported (or known at launch)
+  CopyIdentity copy_as;           // whom the checkpoint copy after the attempt runs as
+  Timestamp checkpoint = 0;       // the newest checkpoint file time reported (or known at launch)
+  Clock::time_point next_scan{};  // of the checkpoint directory (ScanDueCheckpoints)
 };
 
 using AttemptKey = std::pair<model::JobId, int>;
@@ -156,8 +157,8 @@ class LocalExecutorImpl final : public Executor {
   bool detached_ = false;
   std::map<AttemptKey, Attempt> attempts_;
   std::set<AttemptKey> reserved_;  // between Launch()'s or Adopt()'s check and registration
-  std::deque<std::function<void()>> pending_;  // callbacks in order
-  Clock::time_point next_scan_ = Clock::now();
+  std::deque<std::function<void()>> pending_;               // callbacks in order
+  Clock::time_point next_scan_ = Clock::time_point::max();  // the earliest attempt's
 
   std::mutex detach_mu_;  // serializes Detach()
   std::thread watcher_;
@@ -362,31 +363,12 @@ void LocalExecutorImpl::WatchOnce() {
 }
 
 void LocalExecutorImpl::ScanCheckpoints(std::unique_lock<std::mutex>& lock) {
-  if (Clock::now() < next_scan_) return;
-  next_scan_ = Clock::now() + kCheckpointScan;
-  std::vector<std::pair<AttemptKey, std::string>> dirs;
-  for (const auto& [key, attempt] : attempts_) {
-    if (!attempt.job_dir.empty()) dirs.emplace_back(key, attempt.job_dir);
-  }
-  if (dirs.empty()) return;
-  lock.unlock();  // walking a directory tree may take a while
-  const Clock::time_point began = Clock::now();
-  std::vector<Timestamp> newest;
-  newest.reserve(dirs.size());
-  for (const auto& [key, dir] : dirs) newest.push_back(NewestCheckpoint(dir));
-  lock.lock();
-  const Clock::time_point ended = Clock::now();
-  next_scan_ = ended + CheckpointScanInterval(ended - began);
-  for (std::size_t i = 0; i < dirs.size(); ++i) {
-    const auto it = attempts_.find(dirs[i].first);
-    if (it == attempts_.end() || newest[i] <= it->second.checkpoint) continue;
-    it->second.checkpoint = newest[i];
-    if (callbacks_.checkpoint) {
-      Post([this, key = dirs[i].first, time = newest[i]] {
-        callbacks_.checkpoint(key.first, key.second, time);
+  next_scan_ = ScanDueCheckpoints(
+      attempts_, lock, [](const Attempt&) { return true; },
+      [this](const AttemptKey& key, Timestamp time) {
+        if (!callbacks_.checkpoint) return;
+        Post([this, key, time] { callbacks_.checkpoint(key.first, key.second, time); });
       });
-    }
-  }
 }
 
 void LocalExecutorImpl::WatchLoop() {
@@ -400,10 +382,9 @@ void LocalExecutorImpl::WatchLoop() {
     // or the next checkpoint scan is due.
     fds.clear();
     bool must_poll = wake_fd_ < 0;
-    bool scan = false;
+    const bool scan = next_scan_ != Clock::time_point::max();
     if (wake_fd_ >= 0) fds.push_back(pollfd{wake_fd_, POLLIN, 0});
     for (const auto& [key, attempt] : attempts_) {
-      scan = scan || !attempt.job_dir.empty();
       for (const Host& host : attempt.hosts) {
         if (!host.running) continue;
         if (host.pidfd >= 0) {

@@ -36,6 +36,7 @@ struct SlurmAttempt {
   std::string sync_dir;
   CopyIdentity copy_as;
   Timestamp checkpoint = 0;
+  std::chrono::steady_clock::time_point next_scan{};  // of job_dir (ScanDueCheckpoints)
   std::vector<SlurmHost> hosts;
   std::string slurm_id;  // empty while sbatch runs
   std::string job_id;    // the API's jobId: the Slurm job's --comment, checked before trusting it

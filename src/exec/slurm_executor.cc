@@ -21,10 +21,10 @@
 #include "common/strings.h"
 #include "env/files.h"
 #include "exec/attempt_end.h"
+#include "exec/checkpoint_scan.h"
 #include "exec/host_files.h"
 #include "exec/hostlist.h"
 #include "exec/local_executor.h"
-#include "exec/pacing.h"
 #include "exec/sagemaker_layout.h"
 #include "exec/slurm_attempt.h"
 #include "exec/slurm_launch.h"
@@ -129,7 +129,6 @@ class SlurmExecutorImpl final : public Executor {
   std::map<std::string, std::string> node_addresses_;
   std::set<std::string> short_types_;  // instance types already warned about
   Clock::time_point next_node_check_ = Clock::now();
-  Clock::time_point next_scan_ = Clock::now();
   bool poll_failing_ = false;
   // For health(), read without mu_: the last successful squeue (epoch ms) and the last one's
   // outcome.
@@ -661,33 +660,13 @@ bool SlurmExecutorImpl::ObserveOne(SlurmAttempt& attempt, const SlurmJob* job,
 }
 
 void SlurmExecutorImpl::ScanCheckpoints() {
-  std::vector<std::pair<AttemptKey, std::string>> dirs;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (Clock::now() < next_scan_) return;
-    next_scan_ = Clock::now() + kCheckpointScan;
-    for (const auto& [key, attempt] : attempts_) {
-      if (attempt.started && !attempt.job_dir.empty()) dirs.emplace_back(key, attempt.job_dir);
-    }
-  }
-  if (dirs.empty()) return;
-  const Clock::time_point began = Clock::now();
-  std::vector<Timestamp> newest;
-  newest.reserve(dirs.size());
-  for (const auto& [key, dir] : dirs) newest.push_back(NewestCheckpoint(dir));
-  std::lock_guard<std::mutex> lock(mu_);
-  const Clock::time_point ended = Clock::now();
-  next_scan_ = ended + CheckpointScanInterval(ended - began);
-  for (std::size_t i = 0; i < dirs.size(); ++i) {
-    const auto it = attempts_.find(dirs[i].first);
-    if (it == attempts_.end() || newest[i] <= it->second.checkpoint) continue;
-    it->second.checkpoint = newest[i];
-    if (callbacks_.checkpoint) {
-      Post([this, key = dirs[i].first, time = newest[i]] {
-        callbacks_.checkpoint(key.first, key.second, time);
+  std::unique_lock<std::mutex> lock(mu_);
+  ScanDueCheckpoints(
+      attempts_, lock, [](const SlurmAttempt& a) { return a.started; },
+      [this](const AttemptKey& key, Timestamp time) {
+        if (!callbacks_.checkpoint) return;
+        Post([this, key, time] { callbacks_.checkpoint(key.first, key.second, time); });
       });
-    }
-  }
 }
 
 // Keeps the nodes' addresses for /etc/hosts, and says when a partition has fewer usable nodes
