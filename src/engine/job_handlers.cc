@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "common/glob.h"
+#include "common/strings.h"
 #include "engine/accounting.h"
 #include "engine/handlers.h"
 #include "engine/job_index.h"
@@ -28,8 +29,11 @@ Status CheckRetry(const model::RetryStrategy& r) {
                            std::to_string(r.evaluate_on_exit.size()));
   }
   for (const model::EvaluateOnExit& e : r.evaluate_on_exit) {
-    if (e.on_status_reason.size() > model::rules::kMaxOnStatusReason) {
-      return InvalidArgument("evaluateOnExit.onStatusReason allows at most 512 characters");
+    // Characters, as the wire counts them: 512 of them may take up to 2,048 bytes.
+    if (const std::size_t length = CodePoints(e.on_status_reason);
+        length > model::rules::kMaxOnStatusReason) {
+      return InvalidArgument("evaluateOnExit.onStatusReason must be at most 512 characters, got " +
+                             std::to_string(length));
     }
   }
   return Status::Ok();

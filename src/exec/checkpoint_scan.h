@@ -3,7 +3,7 @@
 // The executors' periodic scan of their attempts' checkpoint directories for the newest
 // checkpoint's time (both executors; docs/design/execution.md). Each attempt is scanned on its
 // own pace: a job whose directory holds a million files makes its own scans rarer, not its
-// neighbours'.
+// neighbours' (which wait at most for one of its walks, on the same thread).
 
 #include <chrono>
 #include <mutex>
@@ -20,7 +20,9 @@ namespace allot::exec {
 // Scans, with `lock` (held on entry and on return) released while walking, the checkpoint
 // directory of each attempt in `attempts` (a map from a key to an attempt with `job_dir`,
 // `checkpoint` and `next_scan`) that `eligible` takes and whose next scan is due. An attempt's
-// next scan then waits CheckpointScanInterval of its own walk. `newer(key, time)` is called, under
+// next scan then waits CheckpointScanInterval of its own walk times the number of attempts
+// scanned: so the walks of N slow attempts together take a twentieth of the thread, as one's
+// does alone (until the interval's ceiling). `newer(key, time)` is called, under
 // the lock, for each attempt whose newest checkpoint is later than the one it had. Returns when
 // the next scan is due (time_point::max() with nothing to scan).
 template <typename Attempts, typename Eligible, typename Newer>
@@ -36,11 +38,12 @@ std::chrono::steady_clock::time_point ScanDueCheckpoints(Attempts& attempts,
     Clock::duration took{};
   };
   std::vector<Due> due;
+  int scanned = 0;
   const Clock::time_point now = Clock::now();
   for (const auto& [key, attempt] : attempts) {
-    if (eligible(attempt) && !attempt.job_dir.empty() && attempt.next_scan <= now) {
-      due.push_back({key, attempt.job_dir});
-    }
+    if (!eligible(attempt) || attempt.job_dir.empty()) continue;
+    ++scanned;
+    if (attempt.next_scan <= now) due.push_back({key, attempt.job_dir});
   }
   if (!due.empty()) {
     lock.unlock();  // walking a directory tree may take a while
@@ -54,7 +57,7 @@ std::chrono::steady_clock::time_point ScanDueCheckpoints(Attempts& attempts,
     for (const Due& d : due) {
       const auto it = attempts.find(d.key);
       if (it == attempts.end()) continue;
-      it->second.next_scan = ended + CheckpointScanInterval(d.took);
+      it->second.next_scan = ended + CheckpointScanInterval(d.took * scanned);
       if (d.newest <= it->second.checkpoint) continue;
       it->second.checkpoint = d.newest;
       newer(d.key, d.newest);

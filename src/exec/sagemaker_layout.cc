@@ -471,8 +471,9 @@ Result<Channels> ResolveChannels(const LaunchSpec& spec) {
     if (fs::canonical(source, ec) != source || ec) {
       return FailedPrecondition("channel '" + channel.name + "': the directory '" +
                                 channel.source_dir +
-                                "' has a symbolic link on its path that was not there when the "
-                                "server checked it");
+                                "' has a symbolic link on its path, which the server resolved "
+                                "when it checked it: it was put there since (on a Slurm node, "
+                                "the path must also lead there without links, as on the server)");
     }
     channels.emplace_back(channel.name, std::move(source));
   }

@@ -16,6 +16,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -439,25 +440,48 @@ void AddTreeUsage(int dir_fd, int depth, const DiskUsed& stop_at, DiskUsed& tota
   ::closedir(dir);
 }
 
-// The files `pid` holds open that no directory names any more (st_nlink 0), on `devices`, each
-// counted once in `counted`. A process gone meanwhile holds nothing.
-void AddDeletedOpenFiles(pid_t pid, const std::set<dev_t>& devices, const DiskUsed& stop_at,
-                         std::set<std::pair<dev_t, ino_t>>& counted, DiskUsed& total) {
-  const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
-  DIR* dir = ::opendir(fds.c_str());
-  if (dir == nullptr) return;
+// The files in `dir` (a process's fd or map_files directory) that no directory names any more:
+// regular files with no link left, on `devices`, owned by `uid` (a file someone else replaced
+// while the job had it open, a dataset refreshed by rsync say, is not the job's), each counted
+// once in `counted`. Only entries whose link says "(deleted)" are stat'ed: a stat of a live file
+// on a hung network mount could block the supervisor.
+void AddDeletedFilesIn(const std::string& dir_path, uid_t uid, const std::set<dev_t>& devices,
+                       const DiskUsed& stop_at, std::set<std::pair<dev_t, ino_t>>& counted,
+                       DiskUsed& total) {
+  static constexpr std::string_view kDeleted = " (deleted)";
+  DIR* dir = ::opendir(dir_path.c_str());
+  if (dir == nullptr) return;  // gone meanwhile: it holds nothing
+  std::array<char, 4096> target{};
   while (const dirent* entry = ::readdir(dir)) {
     if (Passed(total, stop_at)) break;
     if (entry->d_name[0] == '.') continue;
+    const ssize_t n = ::readlinkat(::dirfd(dir), entry->d_name, target.data(), target.size());
+    if (n <= 0 ||
+        !std::string_view(target.data(), static_cast<std::size_t>(n)).ends_with(kDeleted)) {
+      continue;
+    }
     struct stat st {};
-    // Follows the descriptor's link to the open file itself.
+    // Follows the entry's link to the open (or mapped) file itself.
     if (::fstatat(::dirfd(dir), entry->d_name, &st, 0) != 0) continue;
-    if (!S_ISREG(st.st_mode) || st.st_nlink != 0 || devices.count(st.st_dev) == 0) continue;
-    if (!counted.emplace(st.st_dev, st.st_ino).second) continue;
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 0 || st.st_uid != uid ||
+        devices.count(st.st_dev) == 0 || !counted.emplace(st.st_dev, st.st_ino).second) {
+      continue;
+    }
     total.bytes += static_cast<std::int64_t>(st.st_blocks) * 512;
     ++total.files;
   }
   ::closedir(dir);
+}
+
+// What `pid` holds open or mapped and deleted (AddDeletedFilesIn), as its own user.
+void AddDeletedOpenFiles(pid_t pid, const std::set<dev_t>& devices, const DiskUsed& stop_at,
+                         std::set<std::pair<dev_t, ino_t>>& counted, DiskUsed& total) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  struct stat owner {};
+  if (::stat(proc.c_str(), &owner) != 0) return;
+  for (const char* dir : {"/fd", "/map_files"}) {
+    AddDeletedFilesIn(proc + dir, owner.st_uid, devices, stop_at, counted, total);
+  }
 }
 
 }  // namespace

@@ -180,11 +180,14 @@ struct DiskUsed {
 };
 inline constexpr int kMaxDiskWalkDepth = 256;
 // The walk stops early once `stop_at` is passed (either figure, where positive): the caller needs
-// to know no more, and a job cannot make the walk longer than its limits.
+// to know no more, and a job cannot make the walk of its trees longer than its limits.
 //
-// The files that the processes `holders` keep open after deleting them count too, where they lie
-// on the file system of one of `paths`: no walk sees them, and they take the disk until they are
-// closed (each once, however many descriptors name it).
+// The files that the processes `holders` keep open or mapped after deleting them count too,
+// where they lie on the file system of one of `paths` and belong to the holder's user: no walk
+// sees them, and they take the disk until they are closed (each once, however many descriptors
+// name it). Their number is the job's to choose (bounded by its descriptors), so the caller
+// paces these checks by how long they take. A file in flight on a socket, or held by a process
+// that left the job's tree, is not seen: each is bounded by RLIMIT_FSIZE alone.
 DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_at = {},
                    const std::vector<pid_t>& holders = {});
 

@@ -39,8 +39,8 @@ constexpr Duration kDefaultGraceMs = Seconds(120);
 constexpr std::chrono::milliseconds kFirstRetry{50};
 constexpr std::chrono::milliseconds kLastRetry{2000};
 // How often the disk limit is checked while the job runs: every 2 s, or less often when a walk
-// of the job's trees takes long (pacing.h), at least every 20 s. A walk stops once a limit is
-// passed, so the file limit bounds its length.
+// of the job's trees and its open files takes long (pacing.h), at least every 20 s. A walk stops
+// once a limit is passed, so the file limit bounds the trees' part.
 constexpr auto kDiskCheckInterval = std::chrono::seconds(2);
 constexpr auto kLongestDiskCheckInterval = std::chrono::seconds(20);
 
@@ -230,7 +230,8 @@ class Supervision {
   // checks (or just before exiting) still fails the job. True when it is over a limit now.
   bool CheckDiskAtEnd() {
     if (!limit_failure_.empty()) return false;
-    limit_failure_ = DiskOverLimit();
+    // No holders: the job's pid may belong to another process by now.
+    limit_failure_ = DiskOverLimit(/*with_open_files=*/false);
     return !limit_failure_.empty();
   }
 
@@ -282,11 +283,14 @@ class Supervision {
   bool DiskLimited() const { return args_.limits.disk_bytes > 0 || args_.limits.files > 0; }
 
   // Why the job's trees are over a limit, or empty; said on stderr with the figures.
-  std::string DiskOverLimit() const {
+  std::string DiskOverLimit(bool with_open_files = true) const {
     if (!DiskLimited()) return "";
     // The job's processes: what they deleted but hold open takes the disk all the same.
-    std::vector<pid_t> holders = Descendants(child_);
-    holders.push_back(child_);
+    std::vector<pid_t> holders;
+    if (with_open_files) {
+      holders = Descendants(child_);
+      holders.push_back(child_);
+    }
     const DiskUsed used =
         DiskUsage(args_.disk_paths, {args_.limits.disk_bytes, args_.limits.files}, holders);
     std::string failure;

@@ -1,7 +1,5 @@
 #include "server/admission.h"
 
-#include <algorithm>
-
 namespace allot::server {
 
 namespace ip = boost::asio::ip;
@@ -12,13 +10,8 @@ ip::address AdmissionKey(const ip::address& peer) {
     v4 = peer.to_v4();
   } else if (peer.to_v6().is_v4_mapped()) {
     v4 = ip::make_address_v4(ip::v4_mapped, peer.to_v6());
-  } else if (peer.to_v6().is_loopback()) {
-    return ip::address_v4::loopback();
   } else {
-    // An IPv6 host is given a /64 (RFC 7421) and may use any address in it: its network counts.
-    ip::address_v6::bytes_type bytes = peer.to_v6().to_bytes();
-    std::fill(bytes.begin() + 8, bytes.end(), 0);
-    return ip::address_v6(bytes);
+    return peer.to_v6().is_loopback() ? ip::address(ip::address_v4::loopback()) : peer;
   }
   return v4.is_loopback() ? ip::address(ip::address_v4::loopback()) : ip::address(v4);
 }

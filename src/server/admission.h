@@ -18,10 +18,11 @@ namespace allot::server {
 
 // The address a client counts as for the per-address limits: its own, except that every
 // loopback address (127.0.0.0/8, ::1, and 127/8 mapped into IPv6 as ::ffff:127.x.y.z) counts as
-// 127.0.0.1, any other IPv4-mapped IPv6 address as that IPv4 address, and any other IPv6
-// address as its /64 network (the host's bits zero). Any local process, a job included, may
-// connect from any of 127/8's 16M addresses, and an IPv6 host from any of its /64's: counted one
-// by one, a limit per address would bound nothing such a client holds.
+// 127.0.0.1, and any other IPv4-mapped IPv6 address as that IPv4 address. Any local process, a
+// job included, may connect from any of 127/8's 16M addresses: counted one by one, a limit per
+// address would bound nothing a local process holds. Other IPv6 addresses count one by one, not
+// by /64: a /64 is often a subnet of many machines (a cloud subnet, a LAN), which would then share
+// one client's limits.
 boost::asio::ip::address AdmissionKey(const boost::asio::ip::address& peer);
 
 // The connections that are still reading a request: from their accept (or, on a keep-alive

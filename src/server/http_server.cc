@@ -66,10 +66,11 @@
 // per key and kReadingInAll in all. A new connection beyond a reading budget closes the oldest
 // reading connection (of its key, or of all); one beyond a cap closes an idle keep-alive
 // connection (of its key when its key's cap is the one reached), else the oldest reading one,
-// else it is answered 503 and closed at once. So slow or silent clients can hold reading slots
-// only until newer connections push them out, while a client that sends its request whole is
-// read long before a budget's worth of newer connections arrive after it: it is always served.
-// The closed ones get no answer, as on a deadline.
+// else the one whose answer has waited longest (kStalledWrite at least) for a client that does
+// not read it, else it is answered 503 and closed at once. So slow or silent clients can hold
+// reading slots only until newer connections push them out, while a client that sends its request
+// whole is read long before a budget's worth of newer connections arrive after it: it is always
+// served. The closed ones get no answer, as on a deadline.
 
 namespace allot::server {
 
@@ -88,6 +89,9 @@ constexpr std::uint32_t kMaxHeader = 32 * 1024;
 constexpr std::size_t kReadChunk = 4096;
 constexpr auto kStopGrace = std::chrono::seconds(10);  // Stop() waits this long for answers
 constexpr auto kLinger = std::chrono::seconds(2);      // reading on after an early answer
+// An answer its client has not taken for this long may be cut off to make room (MakeRoom): a
+// client reading its answers takes a socket buffer's worth (4 MiB at most) in far less.
+constexpr auto kStalledWrite = std::chrono::seconds(2);
 // The budgets of connections still reading a request (the file's comment, "Admission"). A
 // prompt client's request is read within a turn of its loop, so 16 per address is far more than
 // it needs, and bounds what one local process (a job) keeps reading at once. In all, 256 bound
@@ -378,6 +382,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
       if (self->state_ != State::kClosing) self->server_.KeptOpen(self->serial_, self->key_);
     });
   }
+  // Any thread: when the answer being written has waited for its client since before
+  // `stalled_before`, the time it began writing; else nullopt.
+  std::optional<std::chrono::steady_clock::time_point> StalledSince(
+      std::chrono::steady_clock::time_point stalled_before) const {
+    const std::chrono::steady_clock::rep ticks = writing_since_.load();
+    if (ticks == 0 || doomed_) return std::nullopt;
+    const std::chrono::steady_clock::time_point since{std::chrono::steady_clock::duration(ticks)};
+    if (since >= stalled_before) return std::nullopt;
+    return since;
+  }
+  // Any thread: closes a connection whose answer its client does not take, to make room for a
+  // new one (MakeRoom). False when another caller chose it already.
+  bool CloseStalled() {
+    if (doomed_.exchange(true)) return false;
+    asio::post(loop_, [self = shared_from_this()] {
+      if (self->state_ == State::kWriting) self->Close();
+      self->doomed_ = false;
+    });
+    return true;
+  }
   // Any thread: closes the connection unless a request on it is being answered (that one ends
   // it).
   void OnStop() {
@@ -495,9 +519,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     res_.prepare_payload();
     if (head_) res_.body().clear();  // Content-Length stays that of the GET
     stream_.expires_after(Millis(server_.options().http_body_timeout));
+    writing_since_ = std::chrono::steady_clock::now().time_since_epoch().count();
     http::async_write(
         stream_, res_,
         [self = shared_from_this(), keep_alive, linger](beast::error_code ec, std::size_t) {
+          self->writing_since_ = 0;
           if (ec) return self->Close();
           if (linger) return self->Linger();
           if (!keep_alive) return self->Close();
@@ -546,7 +572,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
   std::atomic<State> state_{State::kReading};  // written on the loop only
-  std::atomic<bool> doomed_{false};            // CloseIdle chose it
+  std::atomic<bool> doomed_{false};            // CloseIdle or CloseStalled chose it
+  // When the answer being written began (steady_clock ticks), 0 while none is: written on the
+  // loop, read by MakeRoom.
+  std::atomic<std::chrono::steady_clock::rep> writing_since_{0};
   bool keep_alive_ = false;
   bool head_ = false;
   unsigned version_ = 11;
@@ -713,10 +742,11 @@ void HttpServer::Impl::Admit(asio::io_context& loop, tcp::socket socket) {
 
 // True when there is room for a new connection from `key`, made as the file's comment says
 // ("Admission"): the oldest reading connection beyond a reading budget is closed; then, beyond a
-// cap, an idle keep-alive connection or else the oldest reading one. False when a cap is reached
-// and every connection under it is being answered (or was already chosen to close).
+// cap, an idle keep-alive connection, else the oldest reading one, else the one whose answer
+// has waited longest for its client. False when a cap is reached and every connection under it
+// is being answered promptly (or was already chosen to close).
 bool HttpServer::Impl::MakeRoom(const asio::ip::address& key) {
-  std::vector<std::shared_ptr<Connection>> idle_candidates;
+  std::vector<std::shared_ptr<Connection>> candidates;
   bool address_full = false;
   bool total_full = false;
   {
@@ -730,14 +760,17 @@ bool HttpServer::Impl::MakeRoom(const asio::ip::address& key) {
       // All of them, filtered after the lock: a reference dropped here could be the last one,
       // and the destructor takes mu_.
       for (auto& [serial, weak] : live_) {
-        if (auto conn = weak.lock()) idle_candidates.push_back(std::move(conn));
+        if (auto conn = weak.lock()) candidates.push_back(std::move(conn));
       }
     }
   }
   bool admitted = !address_full && !total_full;
-  for (auto& conn : idle_candidates) {
+  const auto mine = [&](const std::shared_ptr<Connection>& conn) {
+    return !address_full || conn->key() == key;
+  };
+  for (auto& conn : candidates) {
     if (admitted) break;
-    admitted = (!address_full || conn->key() == key) && conn->idle() && conn->CloseIdle();
+    admitted = mine(conn) && conn->idle() && conn->CloseIdle();
   }
   // Whether the newcomer is admitted is decided before any connection still reading a request
   // is closed for it: one that is then answered 503 takes nobody's place.
@@ -747,10 +780,30 @@ bool HttpServer::Impl::MakeRoom(const asio::ip::address& key) {
     if (!admitted) {
       // No idle connection to close: the oldest one still reading a request goes instead.
       const auto oldest = address_full ? reading_.OldestOf(key) : reading_.Oldest();
-      if (!oldest) return false;
-      CloseReadingLocked(*oldest, &to_close);
+      if (oldest) {
+        CloseReadingLocked(*oldest, &to_close);
+        admitted = true;
+      }
     }
+  }
+  if (!admitted) {
+    // Neither: the connection whose answer has waited longest for a client that does not take
+    // it (kStalledWrite at least), so that clients that read nothing cannot hold a cap either.
+    const auto stalled_before = std::chrono::steady_clock::now() - kStalledWrite;
+    std::shared_ptr<Connection> stalled;
+    std::chrono::steady_clock::time_point oldest;
+    for (auto& conn : candidates) {
+      const auto since = mine(conn) ? conn->StalledSince(stalled_before) : std::nullopt;
+      if (since && (!stalled || *since < oldest)) {
+        stalled = conn;
+        oldest = *since;
+      }
+    }
+    if (!stalled || !stalled->CloseStalled()) return false;
+  }
+  {
     // The newcomer reads a request first: it must fit the budgets of reading connections.
+    std::lock_guard<std::mutex> lock(mu_);
     if (const auto displaced = reading_.Displaced(key, reading_per_address_, reading_in_all_)) {
       CloseReadingLocked(*displaced, &to_close);
     }

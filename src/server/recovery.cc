@@ -232,8 +232,13 @@ bool Controller::AdoptAttempt(JobRecord& job) {
       .recorded_hosts = job.history ? job.history->hosts : std::vector<exec::HostProcess>{}};
   // Checkpoints sync back to CheckpointConfig.S3Uri: the payload says where (a dispatched job
   // is rare beside the stored ones, so reading it here costs little).
-  if (Result<LaunchInfo> launch = ReadLaunchInfo(job.id, job.name); launch.ok()) {
+  // Where the path leads is checked again, as at a launch: the copy goes where was checked.
+  if (Result<LaunchInfo> launch = ReadLaunchInfo(job.id, job.name, /*check_paths=*/true);
+      launch.ok()) {
     spec.checkpoint_sync_dir = launch->checkpoint_sync_dir;
+  } else {
+    log::Warn("recovery.checkpoint_sync_skipped",
+              {{"job", job.id}, {"error", launch.status().message()}});
   }
   // The share's user as stored at its launch: the checkpoint copy after the attempt runs as it.
   if (options_.sandbox) {

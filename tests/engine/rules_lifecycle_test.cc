@@ -169,6 +169,34 @@ TEST(RetryStrategy, AttemptsAndFirstMatchingEvaluateOnExitRule) {
   }
 }
 
+// onStatusReason is up to 512 characters, as the wire counts them: 300 two-byte characters (600
+// bytes) are accepted, 513 characters are not.
+TEST(RetryStrategy, OnStatusReasonIsCountedInCharacters) {
+  std::string accented;
+  for (int i = 0; i < 300; ++i) accented += "\xC3\xA9";
+  Engine e;
+  Play(e, OneShare());
+  Decisions out;
+  EXPECT_TRUE(e.Apply(Job({.id = 1,
+                           .share = "A",
+                           .need = {{kG5, 1}},
+                           .attempts = 2,
+                           .evaluate_on_exit = {{RetryAction::kRetry, accented}}},
+                          1000),
+                      1000, &out)
+                  .ok());
+  const Status refused =
+      e.Apply(Job({.id = 2,
+                   .share = "A",
+                   .need = {{kG5, 1}},
+                   .attempts = 2,
+                   .evaluate_on_exit = {{RetryAction::kRetry, std::string(513, 'x')}}},
+                  2000),
+              2000, &out);
+  EXPECT_EQ(refused.message(),
+            "evaluateOnExit.onStatusReason must be at most 512 characters, got 513");
+}
+
 TEST(RetryStrategy, AttemptsCountsEveryFailedAttemptButNoRequeue) {
   // attempts = 3: failures, interleaved with free requeues, until the third failure.
   Engine e;

@@ -101,7 +101,8 @@ class SageMakerLayoutTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(scratch_.path().empty());
-    root_ = scratch_.path();
+    // Without links (a TMPDIR may have one): channels must be paths the server resolved.
+    root_ = fs::canonical(scratch_.path());
     Write(root_ / "data" / "train" / "a.txt", "hello\n");
   }
 
