@@ -14,6 +14,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -473,14 +474,29 @@ void AddDeletedFilesIn(const std::string& dir_path, uid_t uid, const std::set<de
   ::closedir(dir);
 }
 
+// The real uid of `pid` (status's "Uid:" line), or nullopt once it is gone. Not the owner of a
+// file under /proc/PID: they are root's for a process that made itself not dumpable.
+std::optional<uid_t> RealUid(const std::string& proc) {
+  const Result<std::string> status = env::ReadFile(proc + "/status");
+  if (!status.ok()) return std::nullopt;
+  for (std::string_view line : Split(*status, '\n')) {
+    if (!line.starts_with("Uid:")) continue;
+    line = Trim(line.substr(4));
+    uid_t uid = 0;
+    const auto [end, error] = std::from_chars(line.data(), line.data() + line.size(), uid);
+    if (error == std::errc()) return uid;
+  }
+  return std::nullopt;
+}
+
 // What `pid` holds open or mapped and deleted (AddDeletedFilesIn), as its own user.
 void AddDeletedOpenFiles(pid_t pid, const std::set<dev_t>& devices, const DiskUsed& stop_at,
                          std::set<std::pair<dev_t, ino_t>>& counted, DiskUsed& total) {
   const std::string proc = "/proc/" + std::to_string(pid);
-  struct stat owner {};
-  if (::stat(proc.c_str(), &owner) != 0) return;
+  const std::optional<uid_t> uid = RealUid(proc);
+  if (!uid) return;
   for (const char* dir : {"/fd", "/map_files"}) {
-    AddDeletedFilesIn(proc + dir, owner.st_uid, devices, stop_at, counted, total);
+    AddDeletedFilesIn(proc + dir, *uid, devices, stop_at, counted, total);
   }
 }
 

@@ -231,6 +231,19 @@ class HostileJobsTest(ServerTestCase):
                               "exec 3<h1 4<h2 5<h3; rm h1 h2 h3; sleep 30", name="held-open")
         self.assertEqual(d["status"], "FAILED")
         self.assertIn("exceeded its disk limit of 64 MiB", d["statusReason"])
+        # The same by a process that made itself not dumpable (/proc/PID is then root's).
+        hidden = ("import ctypes, os, time\n"
+                  "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE: 0\n"
+                  "held = []\n"
+                  "for i in range(3):\n"
+                  "    f = open(f'/opt/ml/model/n{i}', 'wb')\n"
+                  "    os.posix_fallocate(f.fileno(), 0, 30 << 20)\n"
+                  "    os.unlink(f.name)\n"
+                  "    held.append(f)\n"
+                  "time.sleep(30)\n")
+        d, _, _ = self.attack(f"python3 -c \"{hidden}\"", name="held-open-undumpable")
+        self.assertEqual(d["status"], "FAILED")
+        self.assertIn("exceeded its disk limit of 64 MiB", d["statusReason"])
         # And the number of files, which a byte count does not see.
         d, _, _ = self.attack("mkdir /opt/ml/model/m; cd /opt/ml/model/m; "
                               "seq 2000 | xargs touch; sleep 30", name="inodes")
