@@ -365,14 +365,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Any thread: closes an idle keep-alive connection to make room for a new one. False when
   // another caller chose it already.
-  bool CloseIdle() {
-    if (doomed_.exchange(true)) return false;
-    asio::post(loop_, [self = shared_from_this()] {
-      if (self->state_ == State::kIdle) self->Close();
-      self->doomed_ = false;
-    });
-    return true;
-  }
+  bool CloseIdle() { return CloseToMakeRoom(State::kIdle); }
   // Any thread: closes the connection if, when its loop gets to it, it is still reading a request
   // or waiting for the next one: a newer connection displaced it (MakeRoom). One that has read
   // its request whole meanwhile is answered as usual.
@@ -394,14 +387,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   // Any thread: closes a connection whose answer its client does not take, to make room for a
   // new one (MakeRoom). False when another caller chose it already.
-  bool CloseStalled() {
-    if (doomed_.exchange(true)) return false;
-    asio::post(loop_, [self = shared_from_this()] {
-      if (self->state_ == State::kWriting) self->Close();
-      self->doomed_ = false;
-    });
-    return true;
-  }
+  bool CloseStalled() { return CloseToMakeRoom(State::kWriting); }
   // Any thread: closes the connection unless a request on it is being answered (that one ends
   // it).
   void OnStop() {
@@ -413,6 +399,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   enum class State { kIdle, kReading, kHandling, kWriting, kClosing };
+
+  // Closes the connection if, when its loop gets to it, it is still in `state` (doomed_ until
+  // then). False when another caller chose it already.
+  bool CloseToMakeRoom(State state) {
+    if (doomed_.exchange(true)) return false;
+    asio::post(loop_, [self = shared_from_this(), state] {
+      if (self->state_ == state) self->Close();
+      self->doomed_ = false;
+    });
+    return true;
+  }
 
   // Waits for the first byte of the next request on a keep-alive connection.
   void WaitForRequest() {
