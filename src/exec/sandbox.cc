@@ -555,6 +555,15 @@ void RemoveCgroups(const CgroupPlan& plan) {
   for (const std::string& parent : plan.parents) ::rmdir(parent.c_str());  // fails while in use
 }
 
+std::vector<pid_t> CgroupMembers(const CgroupPlan& plan) {
+  std::vector<pid_t> pids;
+  for (const std::string& dir : plan.dirs) {
+    const std::vector<pid_t> members = Members(dir);
+    pids.insert(pids.end(), members.begin(), members.end());
+  }
+  return pids;
+}
+
 std::int64_t CgroupOomKills(const CgroupPlan& plan) {
   if (plan.oom_events.empty()) return 0;
   const Result<std::string> text = env::ReadFile(plan.oom_events);

@@ -139,6 +139,10 @@ struct CgroupPlan {
   std::string oom_events;          // v1 memory.oom_control / v2 memory.events ("oom_kill N")
 };
 
+// The processes in the plan's own groups (`dirs`) now: every process of the job's host, however
+// it left the process tree (a daemon, an orphan).
+std::vector<pid_t> CgroupMembers(const CgroupPlan& plan);
+
 // `own_cgroups` is /proc/self/cgroup's text; `v2_controllers` the root's cgroup.controllers
 // ("" where there is none); `mount` the cgroup mount point (/sys/fs/cgroup). kNone where neither
 // v1 memory/pids nor a v2 hierarchy with memory and pids is there, or no limit is set.
@@ -186,8 +190,8 @@ inline constexpr int kMaxDiskWalkDepth = 256;
 // where they lie on the file system of one of `paths` and belong to the holder's user: no walk
 // sees them, and they take the disk until they are closed (each once, however many descriptors
 // name it). Their number is the job's to choose (bounded by its descriptors), so the caller
-// paces these checks by how long they take. A file in flight on a socket, or held by a process
-// that left the job's tree, is not seen: each is bounded by RLIMIT_FSIZE alone.
+// paces these checks by how long they take. A file in flight on a socket is not seen, nor one
+// held by a process the caller does not name: each is bounded by RLIMIT_FSIZE alone.
 DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_at = {},
                    const std::vector<pid_t>& holders = {});
 

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -199,7 +200,8 @@ int ExitCodeOf(const siginfo_t& info) {
 
 class Supervision {
  public:
-  Supervision(const Args& args, pid_t child) : args_(args), child_(child) {}
+  Supervision(const Args& args, pid_t child, const CgroupPlan& cgroups)
+      : args_(args), child_(child), cgroups_(cgroups) {}
 
   // Returns the command's exit code once it exited and its group is gone.
   int Run() {
@@ -288,8 +290,11 @@ class Supervision {
     // The job's processes: what they deleted but hold open takes the disk all the same.
     std::vector<pid_t> holders;
     if (with_open_files) {
-      holders = Descendants(child_);
-      holders.push_back(child_);
+      // Its tree, and its cgroup's members (which a daemon cannot leave).
+      std::set<pid_t> pids = {child_};
+      for (const pid_t pid : Descendants(child_)) pids.insert(pid);
+      for (const pid_t pid : CgroupMembers(cgroups_)) pids.insert(pid);
+      holders.assign(pids.begin(), pids.end());
     }
     const DiskUsed used =
         DiskUsage(args_.disk_paths, {args_.limits.disk_bytes, args_.limits.files}, holders);
@@ -326,6 +331,7 @@ class Supervision {
 
   const Args& args_;
   const pid_t child_;
+  const CgroupPlan& cgroups_;
   Clock::time_point next_disk_check_;
   std::string limit_failure_;
   bool reason_written_ = false;
@@ -485,7 +491,7 @@ int SuperviseMain(int argc, char** argv) {
     RemoveCgroups(cgroups);
     return 1;
   }
-  Supervision supervision(*args, *child);
+  Supervision supervision(*args, *child, cgroups);
   int exit_code = supervision.Run();
   // A host that exited 0 over its limit did not succeed: it fails as if stopped then.
   if (supervision.CheckDiskAtEnd() && exit_code == 0) exit_code = 1;

@@ -417,6 +417,22 @@ TEST_F(DiskLimitTest, FilesDeletedButHeldOpenCount) {
   EXPECT_EQ(exit.reason, Exceeded("disk limit of 1 MiB"));
 }
 
+// A daemon that left the job's process tree (a double fork, a session of its own) still holds
+// what it holds: with cgroups, it stays in the job's group, whose members count.
+TEST_F(DiskLimitTest, FilesHeldByADaemonThatLeftTheTreeCount) {
+  if (PlanOwnCgroups("probe", {.memory_bytes = 1 << 30}).kind == CgroupKind::kNone) {
+    GTEST_SKIP() << "no cgroup hierarchy for the memory limit here";
+  }
+  const AttemptExit exit = RunLimited(
+      21,
+      "cd \"$SM_MODEL_DIR\"; for i in 3 4 5; do head -c 600000 /dev/urandom > d$i; done; "
+      "(setsid sh -c 'exec 3<d3 4<d4 5<d5; rm d3 d4 d5; sleep 30' </dev/null >/dev/null 2>&1 &); "
+      "sleep 30",
+      {.memory_bytes = 1 << 30, .disk_bytes = 1 << 20});
+  EXPECT_FALSE(exit.succeeded);
+  EXPECT_EQ(exit.reason, Exceeded("disk limit of 1 MiB"));
+}
+
 // A chain of directories deeper than the walk goes is not room to hide files in.
 TEST_F(DiskLimitTest, ATreeTooDeepToCountIsOverTheLimit) {
   const AttemptExit exit = RunLimited(
