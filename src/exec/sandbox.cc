@@ -556,12 +556,11 @@ void RemoveCgroups(const CgroupPlan& plan) {
 }
 
 std::vector<pid_t> CgroupMembers(const CgroupPlan& plan) {
-  std::vector<pid_t> pids;
+  std::set<pid_t> pids;  // under cgroup v1, each process is in a group per controller
   for (const std::string& dir : plan.dirs) {
-    const std::vector<pid_t> members = Members(dir);
-    pids.insert(pids.end(), members.begin(), members.end());
+    for (const pid_t pid : Members(dir)) pids.insert(pid);
   }
-  return pids;
+  return {pids.begin(), pids.end()};
 }
 
 std::int64_t CgroupOomKills(const CgroupPlan& plan) {

@@ -16,7 +16,6 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -289,12 +288,12 @@ class Supervision {
     if (!DiskLimited()) return "";
     // The job's processes: what they deleted but hold open takes the disk all the same.
     std::vector<pid_t> holders;
-    if (with_open_files) {
-      // Its tree, and its cgroup's members (which a daemon cannot leave).
-      std::set<pid_t> pids = {child_};
-      for (const pid_t pid : Descendants(child_)) pids.insert(pid);
-      for (const pid_t pid : CgroupMembers(cgroups_)) pids.insert(pid);
-      holders.assign(pids.begin(), pids.end());
+    if (with_open_files && !cgroups_.dirs.empty()) {
+      // Its cgroup's members: the whole tree (each joins at its fork), and daemons that left it.
+      holders = CgroupMembers(cgroups_);
+    } else if (with_open_files) {
+      holders = Descendants(child_);  // without cgroups, a scan of every process's parent
+      holders.push_back(child_);
     }
     const DiskUsed used =
         DiskUsage(args_.disk_paths, {args_.limits.disk_bytes, args_.limits.files}, holders);
