@@ -161,6 +161,9 @@ SpawnRequest SupervisorRequest(const LaunchSpec& spec, const Host& host, const H
   if (plan.sandboxed) request.argv.emplace_back("--sandboxed");
   if (!plan.job_env_file.empty())
     request.argv.insert(request.argv.end(), {"--job-env", plan.job_env_file});
+  for (const std::string& source : plan.bind_by_fd) {
+    request.argv.insert(request.argv.end(), {"--bind-by-fd", source});
+  }
   AddLimitArgs(spec, host, plan, request.argv);
   request.argv.emplace_back("--");
   request.argv.insert(request.argv.end(), plan.argv.begin(), plan.argv.end());

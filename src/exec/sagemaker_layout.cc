@@ -854,6 +854,7 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
     JobLimits tmp;
     tmp.tmp_bytes = spec.limits.tmp_bytes;
     plan.enforced = DescribeLimits(layout.user, tmp);
+    for (const auto& [name, source] : layout.channels) plan.bind_by_fd.push_back(source.string());
   }
   return plan;
 }

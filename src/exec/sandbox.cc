@@ -318,6 +318,14 @@ std::vector<std::string> BwrapArgs(const BwrapPlan& plan) {
   return args;
 }
 
+std::size_t FindReadOnlyBind(const std::vector<std::string>& bwrap_args,
+                             const std::string& source) {
+  for (std::size_t i = 1; i + 2 < bwrap_args.size() && bwrap_args[i] != "--"; ++i) {
+    if (bwrap_args[i] == "--ro-bind" && bwrap_args[i + 1] == source) return i;
+  }
+  return std::string::npos;
+}
+
 CgroupPlan PlanCgroups(std::string_view own_cgroups, bool v1_memory, bool v1_pids,
                        std::string_view v2_controllers, const std::string& mount,
                        const std::string& name, const JobLimits& limits) {

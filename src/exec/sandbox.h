@@ -115,6 +115,12 @@ struct BwrapPlan {
 // `-- /run/allot/exec __jobexec --env-file ... [--uid U --gid G] -- <command...>`.
 std::vector<std::string> BwrapArgs(const BwrapPlan& plan);
 
+// The index of the first `--ro-bind source DEST` before bwrap's own `--`, or npos. The
+// supervisor makes each such pair `--ro-bind-fd FD DEST`, from a descriptor it opened: bwrap then
+// mounts what the descriptor holds and checks that the mount is that directory, so a link put on
+// the path after the supervisor opened it changes nothing.
+std::size_t FindReadOnlyBind(const std::vector<std::string>& bwrap_args, const std::string& source);
+
 // The /etc files a job sees besides the generated passwd, group and hosts.
 const std::vector<std::string>& EtcFiles();
 

@@ -27,7 +27,8 @@ enum ChildStage : int {
   kStageChdir = 3,
   kStageExec = 4,
   kStageCgroup = 5,
-  kStageRlimit = 6
+  kStageRlimit = 6,
+  kStageKeepFds = 7
 };
 
 struct ChildError {
@@ -85,6 +86,8 @@ struct ChildPlan {
   int stdout_fd = -1;  // -1: inherited
   int stderr_fd = -1;
   int pass_fd = -1;
+  const int* keep_fds = nullptr;
+  std::size_t keep_count = 0;
   bool new_session = true;
   const char* working_dir = nullptr;
   char* const* argv = nullptr;
@@ -125,6 +128,14 @@ int MoveTo(int fd, int target) {
   return ::dup2(fd, target);
 }
 
+// Clears close-on-exec on each descriptor; async-signal-safe. 0 or -1 (errno set).
+int KeepOpen(const int* fds, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    if (::fcntl(fds[i], F_SETFD, 0) < 0) return -1;
+  }
+  return 0;
+}
+
 void ResetSignals() {
   // Whatever the parent ignores or blocks, the program starts with the defaults.
   struct sigaction dfl {};
@@ -162,9 +173,13 @@ void ResetSignals() {
 #ifdef SYS_close_range
     ::syscall(SYS_close_range, plan.pass_fd >= 0 ? 4U : 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
 #endif
-    environ = plan.envp;  // execvp searches the program's PATH and passes this environment
-    ::execvp(plan.argv[0], plan.argv);
-    failure = {kStageExec, errno};
+    if (KeepOpen(plan.keep_fds, plan.keep_count) < 0) {
+      failure = {kStageKeepFds, errno};
+    } else {
+      environ = plan.envp;  // execvp searches the program's PATH and passes this environment
+      ::execvp(plan.argv[0], plan.argv);
+      failure = {kStageExec, errno};
+    }
   }
   WriteAll(plan.error_fd, &failure, sizeof failure);
   ::_exit(127);
@@ -217,6 +232,9 @@ Result<pid_t> AwaitExec(pid_t pid, int error_fd, const SpawnRequest& request) {
     case kStageRlimit:
       return Internal("cannot run '" + program +
                       "': cannot limit its file size: " + ErrnoText(failure.error));
+    case kStageKeepFds:
+      return Internal("cannot run '" + program +
+                      "': cannot pass it its descriptors: " + ErrnoText(failure.error));
     case kStageChdir:
       return Internal("cannot run '" + program + "': cannot enter '" + request.working_dir +
                       "': " + ErrnoText(failure.error));
@@ -232,6 +250,13 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
     return InvalidArgument("the command is empty");
   }
   const std::string& program = request.argv[0];
+  for (const int fd : request.keep_fds) {
+    // 0-2 are the standard streams and 3 pass_fd's place: the child's dup2 would replace them.
+    if (fd <= 2 || (fd == 3 && request.pass_fd >= 0)) {
+      return InvalidArgument("cannot run '" + program + "': descriptor " + std::to_string(fd) +
+                             " cannot be inherited at its number");
+    }
+  }
 
   // Everything the child needs is prepared here: it may not allocate after fork.
   std::vector<std::string> argv_storage = request.argv;
@@ -274,7 +299,8 @@ Result<pid_t> SpawnProcess(const SpawnRequest& request) {
   if (pid < 0) return Internal("cannot run '" + program + "': fork: " + ErrnoText(errno));
   if (pid == 0) {
     ChildMain(ChildPlan{error_write.get(), stdin_fd.get(), stdout_fd.get(), stderr_fd.get(),
-                        request.pass_fd, request.isolation == SpawnRequest::Isolation::kSession,
+                        request.pass_fd, request.keep_fds.data(), request.keep_fds.size(),
+                        request.isolation == SpawnRequest::Isolation::kSession,
                         request.working_dir.empty() ? nullptr : request.working_dir.c_str(),
                         argv.data(), envp.data(), cgroups.data(), request.ignore_sigterm,
                         request.max_file_bytes});

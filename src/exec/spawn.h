@@ -21,7 +21,10 @@ struct SpawnRequest {
   std::string stderr_path;
   enum class Isolation { kSession, kProcessGroup };
   Isolation isolation = Isolation::kSession;
-  int pass_fd = -1;         // when >= 0, inherited by the process as descriptor 3
+  int pass_fd = -1;  // when >= 0, inherited by the process as descriptor 3
+  // Open descriptors the process inherits at their own numbers (each above 3): the channels'
+  // directories, which the supervisor hands bubblewrap to bind (sandbox.h BindByDescriptor).
+  std::vector<int> keep_fds;
   std::string working_dir;  // empty: the caller's
   // cgroup.procs files the process joins (writing "0") before it execs; a failure is an error
   // like a failed exec, so a process never runs outside the limits it was given.
@@ -37,7 +40,7 @@ struct SpawnRequest {
 
 // Starts the process in a new session or a new process group (either way its pid is its process
 // group id), stdin from /dev/null, every signal at its default disposition and unblocked, no
-// descriptors but 0-2 (and 3, see pass_fd) inherited. Returns
+// descriptors but 0-2 (and 3, see pass_fd, and keep_fds) inherited. Returns
 // its pid once exec succeeded; if it failed, the child has been reaped and the error names the
 // command, e.g. "cannot run 'nosuchprog': No such file or directory".
 Result<pid_t> SpawnProcess(const SpawnRequest& request);

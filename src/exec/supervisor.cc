@@ -1,5 +1,6 @@
 #include "exec/supervisor.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -32,6 +34,7 @@
 namespace allot::exec {
 namespace {
 
+namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr Duration kDefaultGraceMs = Seconds(120);
@@ -56,6 +59,8 @@ struct Args {
   std::string cgroup_name;
   JobLimits limits;  // memory and pids (cgroups), disk (disk_paths); tmp is bwrap's
   std::vector<std::string> disk_paths;
+  // Directories the sandbox binds by descriptor (the channels), as the server checked them.
+  std::vector<std::string> bind_by_fd;
   std::vector<std::string> command;
 };
 
@@ -94,6 +99,8 @@ bool SetFlag(Args& args, const std::string& flag, const char* value) {
     return ParseNumber(value, args.limits.files);
   } else if (flag == "--disk-path") {
     args.disk_paths.emplace_back(value);
+  } else if (flag == "--bind-by-fd") {
+    args.bind_by_fd.emplace_back(value);
   } else {
     return false;
   }
@@ -428,6 +435,49 @@ void RecordLimitFailure(const Args& args, const std::string& limit_failure, cons
   if (!written.ok()) std::fprintf(stderr, "allot supervisor: %s\n", written.message().c_str());
 }
 
+// The directory at `path`, opened (O_PATH) only if it is there without a symbolic link on the
+// way: the descriptor's own path, which the kernel gives, is `path` itself. The server checked
+// that path against its file roots; a link put on it since would lead elsewhere.
+Result<int> OpenAsChecked(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return FailedPrecondition("cannot open the channel directory '" + path +
+                              "': " + std::strerror(errno));
+  }
+  std::error_code error;
+  const fs::path held = fs::read_symlink("/proc/self/fd/" + std::to_string(fd), error);
+  if (error || held != fs::path(path)) {
+    ::close(fd);
+    return FailedPrecondition("the channel directory '" + path +
+                              "' has a symbolic link on its path, put there after the server "
+                              "checked it: it is not bound");
+  }
+  return fd;
+}
+
+void CloseAll(const std::vector<int>& fds) {
+  for (const int fd : fds) ::close(fd);
+}
+
+// Each `--ro-bind SOURCE DEST` of bwrap's arguments for a source in `sources` becomes
+// `--ro-bind-fd FD DEST`, with a descriptor of its own (bwrap closes each once it mounted it);
+// the descriptors go into request.keep_fds.
+Status BindByDescriptors(const std::vector<std::string>& sources, SpawnRequest& request) {
+  // A directory named twice (two channels of one directory) is bound at both places.
+  for (const std::string& source : std::set<std::string>(sources.begin(), sources.end())) {
+    std::size_t at = FindReadOnlyBind(request.argv, source);
+    if (at == std::string::npos) return Internal("the sandbox binds nothing from '" + source + "'");
+    for (; at != std::string::npos; at = FindReadOnlyBind(request.argv, source)) {
+      Result<int> fd = OpenAsChecked(source);
+      if (!fd.ok()) return fd.status();
+      request.keep_fds.push_back(*fd);
+      request.argv[at] = "--ro-bind-fd";
+      request.argv[at + 1] = std::to_string(*fd);
+    }
+  }
+  return Status::Ok();
+}
+
 // Starts the command; 0 and its pid, or the exit code the supervisor ends with.
 Result<pid_t> StartCommand(Args& args, const CgroupPlan& cgroups) {
   Result<std::map<std::string, std::string>> environment = CommandEnvironment(args);
@@ -439,7 +489,14 @@ Result<pid_t> StartCommand(Args& args, const CgroupPlan& cgroups) {
   request.join_cgroups = cgroups.procs;
   request.ignore_sigterm = args.sandboxed;  // bwrap; the job gets the default back (job_exec)
   request.max_file_bytes = args.limits.disk_bytes;
-  return SpawnProcess(request);
+  const Status bound = BindByDescriptors(args.bind_by_fd, request);
+  if (!bound.ok()) {
+    CloseAll(request.keep_fds);
+    return bound;
+  }
+  Result<pid_t> pid = SpawnProcess(request);
+  CloseAll(request.keep_fds);  // bwrap has its own; it closes them once it mounted each
+  return pid;
 }
 
 }  // namespace
@@ -451,7 +508,8 @@ int SuperviseMain(int argc, char** argv) {
                  "usage: allot __supervise --dir DIR --output-dir DIR [--grace-ms N] "
                  "[--ready-fd N] [--sandboxed] [--job-env FILE] [--host NAME] [--enforced TEXT] "
                  "[--cgroup-name NAME --memory-limit BYTES --pids-limit N] "
-                 "[--disk-limit BYTES --file-limit N --disk-path DIR...] -- COMMAND...\n");
+                 "[--disk-limit BYTES --file-limit N --disk-path DIR...] [--bind-by-fd DIR...] "
+                 "-- COMMAND...\n");
     return 2;
   }
   // Blocked before the command starts, so a stop is never lost; the command gets the defaults.

@@ -101,6 +101,21 @@ TEST(BwrapArgsTest, JobTreeTmpAndTheExecStep) {
       tail);
 }
 
+// The supervisor binds each channel from a descriptor: it finds the channel's pair among
+// bwrap's own arguments, never in the job's command after bwrap's `--`.
+TEST(BwrapArgsTest, FindReadOnlyBindLooksAtBwrapsOwnArgumentsOnly) {
+  BwrapPlan plan = APlan();
+  plan.command = {"/bin/echo", "--ro-bind", "/srv/other", "/x"};
+  std::vector<std::string> args = BwrapArgs(plan);
+  const std::size_t at = FindReadOnlyBind(args, "/srv/train");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(at, Find(args, {"--ro-bind", "/srv/train", "/opt/ml/input/data/train"}));
+  EXPECT_EQ(FindReadOnlyBind(args, "/srv/other"), std::string::npos);
+  EXPECT_EQ(FindReadOnlyBind(args, "/srv"), std::string::npos);
+  args[at] = "--ro-bind-fd";  // what the supervisor makes of it: found no more
+  EXPECT_EQ(FindReadOnlyBind(args, "/srv/train"), std::string::npos);
+}
+
 TEST(BwrapArgsTest, UncappedTmpAndNoUser) {
   BwrapPlan plan = APlan();
   plan.tmp_bytes = 0;
