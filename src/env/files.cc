@@ -138,7 +138,7 @@ Result<int> OpenDirectoryBeneath(const std::string& base, const std::string& rel
   if (fd < 0) return BeneathError(base, errno);
   std::string path = base;
   for (const std::string& name : Components(relative)) {
-    path += "/" + name;
+    path += (path.back() == '/' ? "" : "/") + name;
     if (name == "..") {
       ::close(fd);
       return FailedPrecondition("'" + path + "' leaves its directory");

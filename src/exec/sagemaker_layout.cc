@@ -268,8 +268,9 @@ Status CopyTree(const fs::path& from, const fs::path& to) {
 // ---------------------------------------------------------------------------------------------
 // The sandbox.
 
-// Runs argv with 0-2 on /dev/null and returns whether it exited 0.
-bool RunQuietly(const std::vector<std::string>& argv) {
+// Runs argv with 0-2 on /dev/null (and `pass_fd`, when >= 0, as descriptor `pass_as`) and
+// returns whether it exited 0.
+bool RunQuietly(const std::vector<std::string>& argv, int pass_fd = -1, int pass_as = -1) {
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -279,6 +280,7 @@ bool RunQuietly(const std::vector<std::string>& argv) {
   for (int fd = 0; fd <= 2; ++fd) {
     posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
   }
+  if (pass_fd >= 0) posix_spawn_file_actions_adddup2(&actions, pass_fd, pass_as);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -304,8 +306,18 @@ bool ProbeSandbox(const std::string& bwrap) {
     }
   }
   argv.insert(argv.end(), {"--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size",
-                           "1048576", "--tmpfs", "/tmp", "--tmpfs", "/opt", "--", "/bin/true"});
-  return RunQuietly(argv);
+                           "1048576", "--tmpfs", "/tmp", "--tmpfs", "/opt"});
+  // Channels are bound from descriptors (`--ro-bind-fd`: bubblewrap 0.10, or a distribution's
+  // backport such as Debian 12's 0.8.0-2+deb12u1); a bubblewrap without it would fail every job
+  // that reads a channel, after its start.
+  const int usr = ::open("/usr", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (usr < 0) return false;
+  const int passed_as = usr == 3 ? 4 : 3;  // dup2 onto a number of its own clears O_CLOEXEC
+  argv.insert(argv.end(),
+              {"--ro-bind-fd", std::to_string(passed_as), "/opt/probe", "--", "/bin/true"});
+  const bool works = RunQuietly(argv, usr, passed_as);
+  ::close(usr);
+  return works;
 }
 
 // The GPU device nodes a job needs to see inside the sandbox's private /dev.
@@ -332,7 +344,8 @@ constexpr uid_t kNobody = 65534;
 
 Status NoSandboxError(const LayoutOptions& options) {
   return FailedPrecondition("no sandbox: bubblewrap ('" + options.bwrap +
-                            "') is missing or does not work here, and jobs run only in the "
+                            "') is missing, does not work here or lacks --ro-bind-fd (bubblewrap "
+                            "0.10, or a backport such as Debian 12's), and jobs run only in the "
                             "sandbox unless the server is started with --no-sandbox");
 }
 
@@ -461,18 +474,26 @@ Result<Channels> ResolveChannels(const LaunchSpec& spec) {
     }
     std::error_code ec;
     fs::path source = fs::absolute(channel.source_dir, ec).lexically_normal();
-    if (channel.source_dir.empty() || ec || !fs::is_directory(source, ec)) {
-      return FailedPrecondition("channel '" + channel.name + "': the directory '" +
-                                channel.source_dir + "' does not exist");
-    }
     if (source.has_parent_path() && source.filename().empty()) source = source.parent_path();
     // The server resolved every link on the path before it checked it against its file roots.
     // A link found on it now was put there since, and leads where nobody checked: bind nothing.
-    if (fs::canonical(source, ec) != source || ec) {
+    // No link is followed here, so the refusal tells nothing of where one leads.
+    const Result<int> fd = channel.source_dir.empty() || ec
+                               ? Result<int>(NotFound("no path"))
+                               : env::OpenDirectoryBeneath("/", source.string());
+    if (fd.ok()) ::close(*fd);
+    if (!fd.ok() && fd.status().code() == StatusCode::kNotFound) {
+      return FailedPrecondition("channel '" + channel.name + "': the directory '" +
+                                channel.source_dir + "' does not exist");
+    }
+    if (!fd.ok() && fd.status().code() != StatusCode::kFailedPrecondition) {
+      return FailedPrecondition("channel '" + channel.name + "': " + fd.status().message());
+    }
+    if (!fd.ok()) {
       return FailedPrecondition("channel '" + channel.name + "': the directory '" +
                                 channel.source_dir +
-                                "' has a symbolic link on its path, which the server resolved "
-                                "when it checked it: it was put there since (on a Slurm node, "
+                                "' has a symbolic link on its path, or something not a directory, "
+                                "which was put there after the server checked it (on a Slurm node, "
                                 "the path must also lead there without links, as on the server)");
     }
     channels.emplace_back(channel.name, std::move(source));

@@ -41,7 +41,7 @@ struct HostPlan {
   std::vector<std::string> disk_paths;  // the host's directory (/opt/ml, logs), the checkpoints
   std::string enforced;  // what bwrap enforces: "uid=200001 gid=200001 tmp=1 GiB"; "" unsandboxed
   // The channels' directories (sandboxed): the supervisor opens each and bwrap binds it from
-  // that descriptor, not by its name (sandbox.h BindByDescriptor).
+  // that descriptor, not by its name (supervisor.h --bind-by-fd).
   std::vector<std::string> bind_by_fd;
 };
 

@@ -22,8 +22,8 @@ struct SpawnRequest {
   enum class Isolation { kSession, kProcessGroup };
   Isolation isolation = Isolation::kSession;
   int pass_fd = -1;  // when >= 0, inherited by the process as descriptor 3
-  // Open descriptors the process inherits at their own numbers (each above 3): the channels'
-  // directories, which the supervisor hands bubblewrap to bind (sandbox.h BindByDescriptor).
+  // Open descriptors the process inherits at their own numbers (not 0-2, nor 3 with pass_fd):
+  // the channels' directories, which the supervisor hands bubblewrap (supervisor.h --bind-by-fd).
   std::vector<int> keep_fds;
   std::string working_dir;  // empty: the caller's
   // cgroup.procs files the process joins (writing "0") before it execs; a failure is an error

@@ -1,6 +1,5 @@
 #include "exec/supervisor.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -34,7 +33,6 @@
 namespace allot::exec {
 namespace {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr Duration kDefaultGraceMs = Seconds(120);
@@ -435,24 +433,16 @@ void RecordLimitFailure(const Args& args, const std::string& limit_failure, cons
   if (!written.ok()) std::fprintf(stderr, "allot supervisor: %s\n", written.message().c_str());
 }
 
-// The directory at `path`, opened (O_PATH) only if it is there without a symbolic link on the
-// way: the descriptor's own path, which the kernel gives, is `path` itself. The server checked
-// that path against its file roots; a link put on it since would lead elsewhere.
+// The directory at `path`, opened only if no symbolic link is on the way: each component is
+// opened without following a link (env::OpenDirectoryBeneath), so a refusal says nothing of where
+// a link leads or whether that exists. The server resolved the path's links and checked it
+// against its file roots; a link put on it since would lead elsewhere.
 Result<int> OpenAsChecked(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    return FailedPrecondition("cannot open the channel directory '" + path +
-                              "': " + std::strerror(errno));
-  }
-  std::error_code error;
-  const fs::path held = fs::read_symlink("/proc/self/fd/" + std::to_string(fd), error);
-  if (error || held != fs::path(path)) {
-    ::close(fd);
-    return FailedPrecondition("the channel directory '" + path +
-                              "' has a symbolic link on its path, put there after the server "
-                              "checked it: it is not bound");
-  }
-  return fd;
+  Result<int> fd = env::OpenDirectoryBeneath("/", path);
+  if (fd.ok()) return fd;
+  return FailedPrecondition("the channel directory '" + path +
+                            "' is no longer the one the server checked (" + fd.status().message() +
+                            "): it is not bound");
 }
 
 void CloseAll(const std::vector<int>& fds) {

@@ -5,7 +5,15 @@
 // and stdout/stderr already redirected to the host's log files; it does not die with the server.
 //
 //   allot __supervise --dir <host_dir> --output-dir <host-side /opt/ml/output>
-//                     [--grace-ms N] [--ready-fd N] [--sandboxed] -- <command...>
+//                     [--grace-ms N] [--ready-fd N] [--sandboxed] [--bind-by-fd DIR...]
+//                     [limits: see the usage line] -- <command...>
+//
+// --bind-by-fd DIR (sandboxed; one per channel): before the start the supervisor opens DIR and
+// makes each `--ro-bind DIR DEST` of bwrap's arguments `--ro-bind-fd FD DEST`, so bwrap mounts the
+// directory the supervisor holds, not whatever the path leads to by then. DIR comes from the
+// server with its links resolved (it checked it against its file roots); if the descriptor's own
+// path is not DIR, a link was put on the path since, and the start fails (127, reported on
+// --ready-fd).
 //
 // It starts the command in its own process group (the supervisor's session, the command's group,
 // inheriting the environment and the logs), then writes <host_dir>/supervisor.json (host_files.h)

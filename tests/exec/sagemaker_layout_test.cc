@@ -362,6 +362,29 @@ TEST(SandboxAvailableTest, OffOrMissingBinary) {
   EXPECT_FALSE(SandboxAvailable(missing));  // cached
 }
 
+// Channels are bound from descriptors: a bubblewrap without --ro-bind-fd (before 0.10, unless
+// backported) would fail every job that reads one, so it is no sandbox.
+TEST_F(SageMakerLayoutTest, ABubblewrapWithoutRoBindFdIsNoSandbox) {
+  const LayoutOptions real;
+  if (!SandboxAvailable(real)) GTEST_SKIP() << "bubblewrap is not available";
+  // A stand-in that runs the real one, refusing `refused` (an option bwrap does not know).
+  const auto stand_in = [&](const std::string& name, const std::string& refused) {
+    const fs::path path = root_ / name;
+    std::ofstream(path) << "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = " << refused
+                        << " ] && exit 1; done\nexec " << real.bwrap << " \"$@\"\n";
+    fs::permissions(path, fs::perms::owner_all);
+    LayoutOptions options;
+    options.bwrap = path.string();
+    return options;
+  };
+  EXPECT_TRUE(SandboxAvailable(stand_in("new-bwrap", "--no-such-option")));
+  const LayoutOptions old = stand_in("old-bwrap", "--ro-bind-fd");
+  EXPECT_FALSE(SandboxAvailable(old));
+  const auto refused = PrepareHost(TwoHostSpec(), 1, old);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("lacks --ro-bind-fd"), std::string::npos);
+}
+
 TEST_F(SageMakerLayoutTest, SandboxIsolatesTheJob) {
   const LayoutOptions options;
   if (!SandboxAvailable(options)) GTEST_SKIP() << "bubblewrap is not available";

@@ -4,12 +4,14 @@
 
 #include "exec/supervisor.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -210,35 +212,102 @@ std::vector<std::string> BwrapReading(const std::string& source, const std::stri
   return args;
 }
 
-// A channel's directory is bound from a descriptor the supervisor opened where the server checked
-// it: a symbolic link put on its path since (between the server's check and the sandbox's start;
-// under Slurm, hours) is refused, never followed to where it leads. The descriptor does not reach
-// the job.
-TEST_F(SupervisorTest, AChannelIsBoundFromItsCheckedDirectoryNeverThroughALinkPutThereSince) {
-  if (!SandboxAvailable(LayoutOptions{})) GTEST_SKIP() << "bubblewrap does not work here";
-  const std::string channel = dir_.path() + "/train";
-  const std::string secret = dir_.path() + "/secret";
-  std::filesystem::create_directory(channel);
-  std::filesystem::create_directory(secret);
-  WriteFile(channel + "/mine", "");
-  WriteFile(secret + "/theirs", "");
-  const std::vector<std::string> command =
-      BwrapReading(channel, "ls /data; echo fds $(ls /proc/self/fd)");
-  const std::vector<std::string> extra = {"--sandboxed", "--bind-by-fd", channel};
+// The supervisor's test tree: a channel directory holding "mine" and another holding "theirs".
+class ChannelBindTest : public SupervisorTest {
+ protected:
+  void SetUp() override {
+    if (!SandboxAvailable(LayoutOptions{})) GTEST_SKIP() << "bubblewrap does not work here";
+    std::filesystem::create_directory(channel_);
+    std::filesystem::create_directory(secret_);
+    WriteFile(channel_ + "/mine", "");
+    WriteFile(secret_ + "/theirs", "");
+  }
+  std::string Stderr() const { return ReadFile(dir_.path() + "/stderr"); }
 
-  ASSERT_EQ(Wait(SuperviseCommand(command, extra)), 0) << ReadFile(dir_.path() + "/stderr");
-  EXPECT_EQ(ReadHostStatus(dir_.path())->exit_code, 0) << ReadFile(dir_.path() + "/stderr");
+  const std::string channel_ = dir_.path() + "/train";
+  const std::string secret_ = dir_.path() + "/secret";
+  const std::vector<std::string> extra_ = {"--sandboxed", "--bind-by-fd", channel_};
+};
+
+// A channel's directory is bound from a descriptor the supervisor opened; bwrap closes it, so it
+// does not reach the job.
+TEST_F(ChannelBindTest, AChannelIsBoundFromADescriptorThatDoesNotReachTheJob) {
+  const auto command = BwrapReading(channel_, "ls /data; echo fds $(ls /proc/self/fd)");
+  ASSERT_EQ(Wait(SuperviseCommand(command, extra_)), 0) << Stderr();
+  EXPECT_EQ(ReadHostStatus(dir_.path())->exit_code, 0) << Stderr();
   EXPECT_EQ(ReadFile(Stdout()), "mine\nfds 0 1 2 3\n");  // 3: ls's own, of /proc/self/fd
+}
 
-  std::filesystem::rename(channel, channel + ".moved");
-  std::filesystem::create_directory_symlink(secret, channel);
-  ASSERT_TRUE(WriteHostStatus(dir_.path(), {-1, 0, 0}).ok());
-  EXPECT_EQ(Wait(SuperviseCommand(command, extra)), 127);
-  EXPECT_EQ(ReadHostStatus(dir_.path())->exit_code, -1);  // nothing ran
+// A symbolic link put on the channel's path after the server checked it (under Slurm, hours
+// before the start) is refused, not followed to where it leads.
+TEST_F(ChannelBindTest, ALinkPutOnTheChannelsPathBeforeTheStartIsRefused) {
+  std::filesystem::rename(channel_, channel_ + ".moved");
+  std::filesystem::create_directory_symlink(secret_, channel_);
+  EXPECT_EQ(Wait(SuperviseCommand(BwrapReading(channel_, "ls /data"), extra_)), 127);
+  EXPECT_FALSE(ReadHostStatus(dir_.path()).ok());  // nothing ran
   EXPECT_EQ(ReadFile(Stdout()).find("theirs"), std::string::npos);
-  EXPECT_NE(ReadFile(dir_.path() + "/stderr").find("has a symbolic link on its path"),
-            std::string::npos)
-      << ReadFile(dir_.path() + "/stderr");
+  EXPECT_NE(Stderr().find("is no longer the one the server checked"), std::string::npos)
+      << Stderr();
+}
+
+// A link swapped in after the supervisor opened the directory, just before bwrap mounts it (a
+// shell runs between the two and swaps it), changes nothing: bwrap mounts what the descriptor
+// holds. By name, the job would list "theirs".
+TEST_F(ChannelBindTest, ALinkSwappedInAfterTheSupervisorOpenedTheChannelChangesNothing) {
+  std::vector<std::string> command = {"/bin/sh", "-c",
+                                      "mv '" + channel_ + "' '" + channel_ + ".moved' && ln -s '" +
+                                          secret_ + "' '" + channel_ + "' && exec \"$@\"",
+                                      "sh"};
+  const auto bwrap = BwrapReading(channel_, "ls /data");
+  command.insert(command.end(), bwrap.begin(), bwrap.end());
+  ASSERT_EQ(Wait(SuperviseCommand(command, extra_)), 0) << Stderr();
+  EXPECT_TRUE(std::filesystem::is_symlink(channel_));  // the swap happened
+  EXPECT_EQ(ReadHostStatus(dir_.path())->exit_code, 0) << Stderr();
+  EXPECT_EQ(ReadFile(Stdout()), "mine\n");
+}
+
+// Two channels of one directory: each bind gets a descriptor of its own (bwrap closes each).
+TEST_F(ChannelBindTest, TwoChannelsOfOneDirectoryAreBothBound) {
+  std::vector<std::string> command = BwrapReading(channel_, "ls /data /data2");
+  const auto tail = std::find(command.begin() + 1, command.end(), "--");
+  command.insert(tail, {"--ro-bind", channel_, "/data2"});
+  std::vector<std::string> extra = extra_;
+  extra.insert(extra.end(), {"--bind-by-fd", channel_});
+  ASSERT_EQ(Wait(SuperviseCommand(command, extra)), 0) << Stderr();
+  EXPECT_EQ(ReadHostStatus(dir_.path())->exit_code, 0) << Stderr();
+  EXPECT_EQ(ReadFile(Stdout()), "/data:\nmine\n\n/data2:\nmine\n");
+}
+
+// keep_fds: the program inherits each at its number; 0-2, or 3 beside pass_fd, are refused.
+TEST(SpawnTest, KeptDescriptorsAreInheritedAtTheirNumbers) {
+  ScratchDir dir;
+  const int kept = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int moved = ::fcntl(kept, F_DUPFD_CLOEXEC, 20);
+  ::close(kept);
+  ASSERT_GE(moved, 20);
+  SpawnRequest request;
+  request.argv = {"/bin/sh", "-c", "test -e /proc/self/fd/" + std::to_string(moved)};
+  request.environment = CurrentEnvironment();
+  request.keep_fds = {moved};
+  Result<pid_t> pid = SpawnProcess(request);
+  ASSERT_TRUE(pid.ok()) << pid.status().message();
+  int wstatus = 0;
+  ASSERT_EQ(::waitpid(*pid, &wstatus, 0), *pid);
+  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << wstatus;
+  request.keep_fds.clear();  // without it, the close-on-exec descriptor is gone
+  pid = SpawnProcess(request);
+  ASSERT_TRUE(pid.ok());
+  ASSERT_EQ(::waitpid(*pid, &wstatus, 0), *pid);
+  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 1) << wstatus;
+  ::close(moved);
+
+  for (const int fd : {0, 2}) {
+    request.keep_fds = {fd};
+    EXPECT_EQ(SpawnProcess(request).status().code(), StatusCode::kInvalidArgument) << fd;
+  }
+  request.keep_fds = {3};
+  request.pass_fd = 4;
+  EXPECT_EQ(SpawnProcess(request).status().code(), StatusCode::kInvalidArgument);
 }
 
 // ---------------------------------------------------------------------------------------------
