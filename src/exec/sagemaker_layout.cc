@@ -29,6 +29,7 @@
 
 #include "common/strings.h"
 #include "env/files.h"
+#include "env/tree_walk.h"
 #include "exec/job_exec.h"
 #include "exec/sandbox.h"
 #include "exec/spawn.h"
@@ -365,20 +366,37 @@ std::string SelfExe(const LaunchSpec& spec) {
 }
 
 // Gives `root` and everything under it to the job's user; links are changed, never followed.
+// The job of another host of the attempt may be running and changing the tree meanwhile (the
+// checkpoint directory is the job's, and what an earlier attempt left there too): each entry is
+// changed through its parent's descriptor and no link is followed on the way (env::WalkTree), so
+// a directory swapped for a link to a file of the server's is never reached.
 Status GiveTree(const fs::path& root, const JobUser& user) {
-  if (::lchown(root.c_str(), user.uid, user.gid) != 0) {
-    return Internal("cannot give '" + root.string() + "' to uid " + std::to_string(user.uid) +
-                    ": " + std::strerror(errno));
+  const auto cannot = [&](const std::string& what, int error) {
+    return Internal("cannot give '" + root.string() + "'" + what + " to uid " +
+                    std::to_string(user.uid) + ": " + std::strerror(error));
+  };
+  const int top = env::OpenTreeTop(root.c_str());
+  if (top < 0 || ::fchown(top, user.uid, user.gid) != 0) {
+    const int error = errno;
+    if (top >= 0) ::close(top);
+    return cannot("", error);
   }
-  std::error_code ec;
-  fs::recursive_directory_iterator it(root, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (::lchown(it->path().c_str(), user.uid, user.gid) != 0 && errno != ENOENT) {
-      return Internal("cannot give '" + it->path().string() + "' to uid " +
-                      std::to_string(user.uid) + ": " + std::strerror(errno));
+  int failed = 0;
+  const env::WalkEnd end = env::WalkTree(top, kMaxDiskWalkDepth, [&](const env::WalkedEntry& e) {
+    if (::fchownat(e.dir_fd, e.name, user.uid, user.gid, AT_SYMLINK_NOFOLLOW) == 0 ||
+        errno == ENOENT) {
+      return true;
     }
+    failed = errno;
+    return false;
+  });
+  if (failed != 0) return cannot(" (an entry)", failed);
+  if (end == env::WalkEnd::kTooDeep) {
+    return FailedPrecondition("'" + root.string() + "' has directories deeper than " +
+                              std::to_string(kMaxDiskWalkDepth) +
+                              " levels, which cannot be given to the job's user");
   }
-  if (ec) return Internal("cannot read '" + root.string() + "': " + ErrorText(ec));
+  if (end == env::WalkEnd::kUnreadable) return cannot(" (a directory changed while read)", EIO);
   return Status::Ok();
 }
 
@@ -970,16 +988,17 @@ int CopyAsMain(int argc, char** argv) {
 
 Timestamp NewestFileTime(const std::string& dir) {
   Timestamp newest = 0;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
-  if (ec) return 0;
-  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it->path().filename().string().rfind(kPartialPrefix, 0) == 0) continue;
-    struct stat st {};
-    if (!Lstat(it->path(), &st) || !S_ISREG(st.st_mode)) continue;
-    newest = std::max(newest, static_cast<Timestamp>(MtimeNs(st) / 1000000));
-  }
+  const int top = env::OpenTreeTop(dir.c_str());
+  if (top < 0) return 0;
+  // The job's tree: links are not followed and the depth is capped (a job's chain of thousands of
+  // directories took gigabytes and thousands of descriptors of the server's with
+  // std::filesystem's iterator). Files below the cap are not seen.
+  (void)env::WalkTree(top, kMaxDiskWalkDepth, [&](const env::WalkedEntry& e) {
+    if (S_ISREG(e.st.st_mode) && std::string_view(e.name).rfind(kPartialPrefix, 0) != 0) {
+      newest = std::max(newest, static_cast<Timestamp>(MtimeNs(e.st) / 1000000));
+    }
+    return true;
+  });
   return newest;
 }
 

@@ -25,6 +25,7 @@
 
 #include "common/strings.h"
 #include "env/files.h"
+#include "env/tree_walk.h"
 
 namespace allot::exec {
 namespace {
@@ -416,37 +417,15 @@ bool Passed(const DiskUsed& total, const DiskUsed& stop_at) {
          (stop_at.files > 0 && total.files > stop_at.files);
 }
 
-// One open directory per level: the depth is capped, so a job's chain of directories can neither
-// run the walk out of descriptors nor out of stack.
-void AddTreeUsage(int dir_fd, int depth, const DiskUsed& stop_at, DiskUsed& total) {
-  DIR* dir = ::fdopendir(dir_fd);
-  if (dir == nullptr) {
-    ::close(dir_fd);
-    total.uncounted = true;
-    return;
-  }
-  while (const dirent* entry = ::readdir(dir)) {
-    if (Passed(total, stop_at)) break;
-    const std::string_view name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    struct stat st {};
-    if (::fstatat(::dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    total.bytes += static_cast<std::int64_t>(st.st_blocks) * 512;
+// The trees' entries (env::WalkTree: links never followed, the depth capped), until a limit is
+// passed.
+void AddTreeUsage(int dir_fd, const DiskUsed& stop_at, DiskUsed& total) {
+  const env::WalkEnd end = env::WalkTree(dir_fd, kMaxDiskWalkDepth, [&](const env::WalkedEntry& e) {
+    total.bytes += static_cast<std::int64_t>(e.st.st_blocks) * 512;
     ++total.files;
-    if (!S_ISDIR(st.st_mode)) continue;
-    if (depth >= kMaxDiskWalkDepth) {
-      total.uncounted = true;
-      break;
-    }
-    const int child =
-        ::openat(::dirfd(dir), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (child >= 0) {
-      AddTreeUsage(child, depth + 1, stop_at, total);
-    } else if (errno != ENOENT) {  // gone since it was listed: nothing to count
-      total.uncounted = true;
-    }
-  }
-  ::closedir(dir);
+    return !Passed(total, stop_at);
+  });
+  if (end == env::WalkEnd::kTooDeep || end == env::WalkEnd::kUnreadable) total.uncounted = true;
 }
 
 // The files in `dir` (a process's fd or map_files directory) that no directory names any more:
@@ -586,7 +565,7 @@ DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_a
     if (fd < 0) continue;
     struct stat st {};
     if (::fstat(fd, &st) == 0) devices.insert(st.st_dev);
-    AddTreeUsage(fd, 0, stop_at, total);
+    AddTreeUsage(fd, stop_at, total);
   }
   std::set<std::pair<dev_t, ino_t>> counted;
   for (const pid_t pid : holders) {

@@ -385,6 +385,56 @@ TEST_F(SageMakerLayoutTest, ABubblewrapWithoutRoBindFdIsNoSandbox) {
   EXPECT_NE(refused.status().message().find("lacks --ro-bind-fd"), std::string::npos);
 }
 
+// The job's checkpoint directory (what an earlier attempt left, what another host of this
+// attempt is writing) is given to the job's user without following a link to anything else, and
+// a chain of directories too deep to walk is refused, not walked.
+TEST_F(SageMakerLayoutTest, TheJobsTreeIsGivenToItsUserAndNothingALinkLeadsTo) {
+  if (!SandboxAvailable(LayoutOptions{}) || ::geteuid() != 0) {
+    GTEST_SKIP() << "needs root and bubblewrap";
+  }
+  LaunchSpec spec = TwoHostSpec();
+  spec.user = JobUser{200001, 200001};
+  const fs::path checkpoints = root_ / "job" / "checkpoints";
+  fs::create_directories(checkpoints / "sub");
+  Write(checkpoints / "sub" / "model.pt", "m");
+  Write(root_ / "secret", "s");
+  fs::create_symlink(root_ / "secret", checkpoints / "link");
+  ASSERT_TRUE(PrepareHost(spec, 1, LayoutOptions{}).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat((checkpoints / "sub" / "model.pt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 200001U);
+  ASSERT_EQ(::lstat((checkpoints / "link").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 200001U);  // the link itself
+  ASSERT_EQ(::stat((root_ / "secret").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0U);
+
+  fs::path deep = checkpoints / "sub";
+  for (int i = 0; i < 300; ++i) deep /= "d";
+  fs::create_directories(deep);
+  const auto refused = PrepareHost(spec, 1, LayoutOptions{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("deeper than 256 levels"), std::string::npos)
+      << refused.status().message();
+}
+
+// The newest checkpoint file, found without walking below the walk's cap: a job's chain of
+// thousands of directories took the server's memory and descriptors.
+TEST_F(SageMakerLayoutTest, NewestFileTimeLooksNoDeeperThanTheCap) {
+  const fs::path dir = root_ / "ck";
+  fs::path deep = dir;
+  for (int i = 0; i < 300; ++i) deep /= "d";
+  fs::create_directories(deep);
+  Write(dir / "near", "n");
+  Write(deep / "far", "f");
+  const auto set_mtime = [](const fs::path& path, std::time_t seconds) {
+    const struct timespec times[2] = {{seconds, 0}, {seconds, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+  };
+  set_mtime(dir / "near", 1'000'000);
+  set_mtime(deep / "far", 2'000'000);
+  EXPECT_EQ(NewestFileTime(dir.string()), 1'000'000'000);
+}
+
 TEST_F(SageMakerLayoutTest, SandboxIsolatesTheJob) {
   const LayoutOptions options;
   if (!SandboxAvailable(options)) GTEST_SKIP() << "bubblewrap is not available";
