@@ -65,8 +65,9 @@ class CheckpointClaims {
                store::Store& store);
 
   // The same checks for `job` (in `jobs`) as it launches, with its locations resolved again (a
-  // link under a root may lead elsewhere since its submission); its own claims do not count and
-  // nothing is recorded in memory. When they pass, `records` (if given) gets the records that
+  // link under a root may lead elsewhere since its submission), or for a job being submitted
+  // before whether its channels exist is asked; its own claims do not count and nothing is
+  // recorded in memory. When they pass, `records` (if given) gets the records that
   // keep its checkpoint location its share's once it finished, to commit before it launches
   // (and writes there); none when it names no location.
   Status CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,

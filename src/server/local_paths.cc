@@ -137,7 +137,7 @@ namespace {
 // CheckLocalPaths, and with `resolved` (a copy of parsed.launch) each local path of it replaced
 // by where it led when it was checked.
 Status CheckPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
-                  const std::string& data_dir, LaunchInfo* resolved) {
+                  const std::string& data_dir, bool channels_exist, LaunchInfo* resolved) {
   const LaunchInfo& launch = parsed.launch;
   if (launch.channels.empty() && launch.checkpoint_sync_dir.empty() && parsed.output_dir.empty()) {
     return {};  // nothing local: no file system call
@@ -151,7 +151,7 @@ Status CheckPaths(const ParsedPayload& parsed, const std::vector<std::string>& f
     // First: a path outside the roots is not even looked at.
     ALLOT_RETURN_IF_ERROR(CheckUnderRoot(dir, field, roots, &real));
     struct stat st {};
-    if (::stat(real.c_str(), &st) != 0) {
+    if (channels_exist && ::stat(real.c_str(), &st) != 0) {
       return InvalidArgument(field + ": file://" + dir + " does not exist on this machine");
     }
     if (resolved != nullptr) resolved->channels[i].second = std::move(real);
@@ -170,15 +170,16 @@ Status CheckPaths(const ParsedPayload& parsed, const std::vector<std::string>& f
 }  // namespace
 
 Status CheckLocalPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
-                       const std::string& data_dir) {
-  return CheckPaths(parsed, file_roots, data_dir, nullptr);
+                       const std::string& data_dir, bool channels_exist) {
+  return CheckPaths(parsed, file_roots, data_dir, channels_exist, nullptr);
 }
 
 Result<LaunchInfo> ResolveLocalPaths(const ParsedPayload& parsed,
                                      const std::vector<std::string>& file_roots,
                                      const std::string& data_dir) {
   LaunchInfo resolved = parsed.launch;
-  ALLOT_RETURN_IF_ERROR(CheckPaths(parsed, file_roots, data_dir, &resolved));
+  ALLOT_RETURN_IF_ERROR(
+      CheckPaths(parsed, file_roots, data_dir, /*channels_exist=*/false, &resolved));
   return resolved;
 }
 

@@ -24,9 +24,10 @@ std::optional<std::string> CanonicalPath(const std::string& path);
 Result<std::vector<std::string>> CanonicalFileRoots(const std::vector<std::string>& roots,
                                                     const std::string& data_dir);
 
-// CheckLocalPaths at launch: the launch's paths as they were checked, every symbolic link
-// resolved, so that what the executor binds or copies is what was checked, whatever a link on
-// the way is changed to afterwards (the executor refuses a channel on which a link appears).
+// CheckLocalPaths at launch, but for the channels' existence (the executor checks it, after the
+// checkpoint claims were checked again): the launch's paths as they were checked, every symbolic
+// link resolved, so that what the executor binds or copies is what was checked, whatever a link
+// on the way is changed to afterwards (the executor refuses a channel on which a link appears).
 Result<api::LaunchInfo> ResolveLocalPaths(const api::ParsedPayload& parsed,
                                           const std::vector<std::string>& file_roots,
                                           const std::string& data_dir);
@@ -34,9 +35,12 @@ Result<api::LaunchInfo> ResolveLocalPaths(const api::ParsedPayload& parsed,
 // The submission-time checks of the local paths a payload names: each input channel source,
 // CheckpointConfig.S3Uri and OutputDataConfig.S3OutputPath must lie, once symbolic links are
 // resolved, in one of `file_roots` (Options::file_roots; none: every file:// URI is refused) and
-// outside `data_dir`; an input channel's source must exist. A refusal (kInvalidArgument) names
-// the field and the --file-root setting. The roots are resolved again at each check.
+// outside `data_dir`; with `channels_exist`, an input channel's source must exist. A refusal
+// (kInvalidArgument) names the field and the --file-root setting. The roots are resolved again at
+// each check. Whether a channel exists is asked only after the checkpoint claims were checked
+// (server/checkpoint_claims.h): a path inside another share's location is refused alike whether
+// or not it exists, so the refusals tell nothing of what that location holds.
 Status CheckLocalPaths(const api::ParsedPayload& parsed, const std::vector<std::string>& file_roots,
-                       const std::string& data_dir);
+                       const std::string& data_dir, bool channels_exist);
 
 }  // namespace allot::server

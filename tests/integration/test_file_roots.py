@@ -335,14 +335,18 @@ class CheckpointLocationsStayTheirSharesTest(unittest.TestCase):
         for path in (location, secret):
             mode = os.stat(path).st_mode & 0o777
             self.assertEqual(mode & 0o077, 0, f"{path} is mode {mode:o}: another uid reads it")
-        os.makedirs(os.path.join(location, "sub"))  # a channel must exist to be checked
+        os.makedirs(os.path.join(location, "sub"))
         other_share = "a checkpoint location of another quota share"
 
         def qb_is_refused(when):
             with self.subTest(when=when):
+                # A file that is not there is refused as one that is: the refusal tells qb
+                # nothing of what qa's location holds.
                 for path, relation in ((location, "is"), (os.path.join(self.root, "ck"),
                                                           "contains"),
-                                       (os.path.join(location, "sub"), "is inside")):
+                                       (os.path.join(location, "sub"), "is inside"),
+                                       (os.path.join(location, "absent.pt"), "is inside"),
+                                       (os.path.join(location, "no", "such"), "is inside")):
                     self.refused("qb", with_channel(path, "cat $SM_CHANNEL_TRAIN/secret.txt"),
                                  f"{CHANNEL_FIELD}: file://{path} {relation} {other_share}")
                 self.refused("qb", with_checkpoint(location),

@@ -180,7 +180,8 @@ class FileRootsTest : public ::testing::Test {
 
   std::string Check(const std::string& kind, const std::string& path,
                     const std::vector<std::string>& roots) {
-    return CheckLocalPaths(WithUri(kind, path), roots, data_dir()).message();
+    return CheckLocalPaths(WithUri(kind, path), roots, data_dir(), /*channels_exist=*/true)
+        .message();
   }
 
   fs::path base_;
