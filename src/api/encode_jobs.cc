@@ -119,7 +119,9 @@ Json RetryStrategy(const model::RetryStrategy& retry) {
 Json Front(const std::vector<FrontEntry>& entries) {
   Json out = Json::array();
   for (const FrontEntry& e : entries) {
-    out.push_back({{"jobArn", e.job_arn}, {"earliestTimeAtPosition", e.earliest_time_at_position}});
+    Json entry = {{"earliestTimeAtPosition", e.earliest_time_at_position}};
+    if (e.job_arn) entry["jobArn"] = *e.job_arn;
+    out.push_back(std::move(entry));
   }
   return out;
 }

@@ -255,7 +255,7 @@ struct ListServiceJobsResponse {
 // --- GetJobQueueSnapshot ---
 
 struct FrontEntry {
-  std::string job_arn;
+  std::optional<std::string> job_arn;  // none for a job the caller may not describe
   Timestamp earliest_time_at_position = 0;
 };
 

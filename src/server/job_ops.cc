@@ -323,12 +323,14 @@ Result<Controller::Reply> Controller::Handle(const api::GetJobQueueSnapshotReque
   const JobQueueRecord& queue = *found;
   const std::string qname = queue.name;
   api::JobQueueSnapshotResponse out{.last_updated_at = Now()};
+  // A job the caller may not describe keeps its place, without its ARN (as explain's hidden
+  // jobs): the caller sees how many wait ahead, not whose.
   auto front = [&](const std::string& share) {
     std::vector<api::FrontEntry> entries;
     for (model::JobId seq : engine_.FrontOfQueue(qname, share, 100)) {
       const JobRecord& job = jobs_.at(seq);
-      entries.push_back(
-          {arns_.Job(job.id), job.runnable_since != 0 ? job.runnable_since : job.created_at});
+      entries.push_back({CanDescribe(job) ? std::optional(arns_.Job(job.id)) : std::nullopt,
+                         job.runnable_since != 0 ? job.runnable_since : job.created_at});
     }
     return entries;
   };

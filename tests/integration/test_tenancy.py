@@ -17,8 +17,8 @@ import unittest
 
 import botocore.exceptions
 
-from allot_harness import (ACCOUNT, REGION, AllotServer, Fixture, error_code, error_message,
-                           http_status, payload, wait_for)
+from allot_harness import (ACCOUNT, ARN_PREFIX, REGION, AllotServer, Fixture, error_code,
+                           error_message, http_status, payload, wait_for)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 POLICIES = os.path.join(HERE, "..", "..", "docs", "policies")
@@ -291,6 +291,32 @@ class TenancyTest(unittest.TestCase):
         self.client("alice").get_job_queue_snapshot(jobQueue="q")
         self.assert_denied(lambda: self.client("nobody").get_job_queue_snapshot(jobQueue="q"),
                            "batch:GetJobQueueSnapshot", "job-queue/q")
+
+    def test_the_snapshot_names_only_the_jobs_the_caller_may_describe(self):
+        # Each share runs two and keeps its third waiting (RESERVE, limit 2).
+        for _ in range(2):
+            self.submit("alice", "team-a")
+            self.submit("bob", "team-b")
+        mine = self.submit("alice", "team-a", name="waiting")
+        theirs = self.submit("bob", "team-b", name="waiting")
+        arn = ARN_PREFIX + "service-job/"
+
+        def front(user):
+            snap = self.client(user).get_job_queue_snapshot(jobQueue="q")
+            return (snap["frontOfQueue"]["jobs"],
+                    snap["frontOfQuotaShares"]["quotaShares"])
+
+        wait_for(lambda: len(front("viewer")[0]) == 2, what="one job waiting in each share")
+        jobs, shares = front("viewer")
+        self.assertEqual(sorted(j["jobArn"] for j in jobs), sorted([arn + mine, arn + theirs]))
+        jobs, shares = front("alice")
+        self.assertEqual(len(jobs), 2, jobs)  # bob's keeps its place, without its ARN
+        self.assertEqual([j.get("jobArn") for j in jobs if "jobArn" in j], [arn + mine])
+        for j in jobs:
+            self.assertIsInstance(j["earliestTimeAtPosition"], int)
+        self.assertEqual([j["jobArn"] for j in shares["team-a"]], [arn + mine])
+        self.assertEqual([set(j) for j in shares["team-b"]], [{"earliestTimeAtPosition"}])
+        self.assertNotIn(theirs, json.dumps(front("alice")))
 
     # --- the audit trail ---
 
