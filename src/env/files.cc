@@ -133,8 +133,11 @@ std::pair<std::string, std::string> SplitLast(const std::string& relative) {
 
 }  // namespace
 
-Result<int> OpenDirectoryBeneath(const std::string& base, const std::string& relative) {
-  int fd = ::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+namespace {
+
+// OpenDirectoryBeneath with `mode` (O_RDONLY or O_PATH) for every directory on the way.
+Result<int> OpenBeneath(const std::string& base, const std::string& relative, int mode) {
+  int fd = ::open(base.c_str(), mode | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return BeneathError(base, errno);
   std::string path = base;
   for (const std::string& name : Components(relative)) {
@@ -143,13 +146,23 @@ Result<int> OpenDirectoryBeneath(const std::string& base, const std::string& rel
       ::close(fd);
       return FailedPrecondition("'" + path + "' leaves its directory");
     }
-    const int next = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int next = ::openat(fd, name.c_str(), mode | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     const int error = errno;
     ::close(fd);
     if (next < 0) return BeneathError(path, error);
     fd = next;
   }
   return fd;
+}
+
+}  // namespace
+
+Result<int> OpenDirectoryBeneath(const std::string& base, const std::string& relative) {
+  return OpenBeneath(base, relative, O_RDONLY);
+}
+
+Result<int> OpenPathBeneath(const std::string& base, const std::string& relative) {
+  return OpenBeneath(base, relative, O_PATH);
 }
 
 Status MakeDirectoriesBeneath(const std::string& base, const std::string& relative) {

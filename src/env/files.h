@@ -30,6 +30,11 @@ Result<std::string> ReadFile(const std::string& path);
 // An O_DIRECTORY descriptor of base/relative ("" = base itself); the caller closes it.
 Result<int> OpenDirectoryBeneath(const std::string& base, const std::string& relative);
 
+// The same as an O_PATH descriptor, each directory on the way opened O_PATH too: only search
+// permission is needed (root on a root-squashed NFS export has no more), and the descriptor
+// serves to bind the directory (bwrap --ro-bind-fd), not to read it.
+Result<int> OpenPathBeneath(const std::string& base, const std::string& relative);
+
 // Creates the missing directories of base/relative (mode 0755), never through a link.
 Status MakeDirectoriesBeneath(const std::string& base, const std::string& relative);
 

@@ -498,7 +498,7 @@ Result<Channels> ResolveChannels(const LaunchSpec& spec) {
     // No link is followed here, so the refusal tells nothing of where one leads.
     const Result<int> fd = channel.source_dir.empty() || ec
                                ? Result<int>(NotFound("no path"))
-                               : env::OpenDirectoryBeneath("/", source.string());
+                               : env::OpenPathBeneath("/", source.string());
     if (fd.ok()) ::close(*fd);
     if (!fd.ok() && fd.status().code() == StatusCode::kNotFound) {
       return FailedPrecondition("channel '" + channel.name + "': the directory '" +
@@ -537,13 +537,16 @@ Result<fs::path> CheckpointLocalPath(const LaunchSpec& spec, bool sandboxed) {
     return InvalidArgument("CheckpointConfig.LocalPath '" + spec.checkpoint_local_path +
                            "' cannot be used as the checkpoint directory");
   }
-  // Outside /opt and /tmp (private in the sandbox) the host's read-only file system must
-  // provide the mount point.
-  std::error_code ec;
-  if (!IsUnder(local_path, "/opt") && !IsUnder(local_path, "/tmp") &&
-      !fs::is_directory(local_path, ec)) {
-    return InvalidArgument("CheckpointConfig.LocalPath '" + spec.checkpoint_local_path +
-                           "' must be under /opt or /tmp, or an existing directory");
+  // The sandbox's root is its own (bwrap makes the directories on the way); the system's
+  // directories are refused at submission. Inside (or over) a directory the admin shares
+  // read-only from the machine the mount point would have to exist there: refused by the paths
+  // alone, so that the answer never tells what exists on the machine.
+  for (const std::string& shared : spec.readonly_paths) {
+    if (IsUnder(local_path, shared) || IsUnder(shared, local_path)) {
+      return InvalidArgument("CheckpointConfig.LocalPath '" + spec.checkpoint_local_path +
+                             "' overlaps '" + shared +
+                             "', which the sandbox shares read-only from the machine");
+    }
   }
   return local_path;
 }
@@ -992,7 +995,8 @@ Timestamp NewestFileTime(const std::string& dir) {
   if (top < 0) return 0;
   // The job's tree: links are not followed and the depth is capped (a job's chain of thousands of
   // directories took gigabytes and thousands of descriptors of the server's with
-  // std::filesystem's iterator). Files below the cap are not seen.
+  // std::filesystem's iterator). The walk ends at the first directory below the cap, so files
+  // listed after it are not seen either; the disk limit fails such a job anyway.
   (void)env::WalkTree(top, kMaxDiskWalkDepth, [&](const env::WalkedEntry& e) {
     if (S_ISREG(e.st.st_mode) && std::string_view(e.name).rfind(kPartialPrefix, 0) != 0) {
       newest = std::max(newest, static_cast<Timestamp>(MtimeNs(e.st) / 1000000));

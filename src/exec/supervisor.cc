@@ -434,11 +434,11 @@ void RecordLimitFailure(const Args& args, const std::string& limit_failure, cons
 }
 
 // The directory at `path`, opened only if no symbolic link is on the way: each component is
-// opened without following a link (env::OpenDirectoryBeneath), so a refusal says nothing of where
+// opened without following a link (env::OpenPathBeneath), so a refusal says nothing of where
 // a link leads or whether that exists. The server resolved the path's links and checked it
 // against its file roots; a link put on it since would lead elsewhere.
 Result<int> OpenAsChecked(const std::string& path) {
-  Result<int> fd = env::OpenDirectoryBeneath("/", path);
+  Result<int> fd = env::OpenPathBeneath("/", path);
   if (fd.ok()) return fd;
   return FailedPrecondition("the channel directory '" + path +
                             "' is no longer the one the server checked (" + fd.status().message() +

@@ -11,9 +11,9 @@
 // --bind-by-fd DIR (sandboxed; one per channel): before the start the supervisor opens DIR and
 // makes each `--ro-bind DIR DEST` of bwrap's arguments `--ro-bind-fd FD DEST`, so bwrap mounts the
 // directory the supervisor holds, not whatever the path leads to by then. DIR comes from the
-// server with its links resolved (it checked it against its file roots); if the descriptor's own
-// path is not DIR, a link was put on the path since, and the start fails (127, reported on
-// --ready-fd).
+// server with its links resolved (it checked it against its file roots), and is opened one
+// component at a time with no link followed: if a link was put on the path since, the start
+// fails (127, reported on --ready-fd), saying nothing of where the link leads.
 //
 // It starts the command in its own process group (the supervisor's session, the command's group,
 // inheriting the environment and the logs), then writes <host_dir>/supervisor.json (host_files.h)

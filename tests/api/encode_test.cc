@@ -181,6 +181,15 @@ TEST(EncodeResponse, AJobDetailCarriesItsOptionsAndPreemptionSummary) {
   EXPECT_EQ(doc["preemptionSummary"]["recentPreemptedAttempts"][0]["stoppedAt"], 2);
 }
 
+// A job the caller may not describe keeps its place in the snapshot, without its ARN.
+TEST(EncodeResponse, ASnapshotEntryWithoutAnArnKeepsItsTime) {
+  JobQueueSnapshotResponse r{.last_updated_at = 9,
+                             .front_of_queue = {{"arn:j", 4}, {std::nullopt, 5}}};
+  EXPECT_EQ(EncodeResponse(r)["frontOfQueue"]["jobs"],
+            (Json{{{"jobArn", "arn:j"}, {"earliestTimeAtPosition", 4}},
+                  {{"earliestTimeAtPosition", 5}}}));
+}
+
 TEST(EncodeResponse, ASnapshotHasQuotaShareUtilizationOnlyForAQueueWithShares) {
   JobQueueSnapshotResponse plain{.last_updated_at = 9, .front_of_queue = {{"arn:j", 4}}};
   plain.total_usage = {{"ml.g5.xlarge", 1}};

@@ -520,8 +520,22 @@ TEST_F(SageMakerLayoutTest, SandboxCustomCheckpointPathAndExitCode) {
   EXPECT_EQ(PrepareHost(bad, 1, options).status().code(), StatusCode::kInvalidArgument);
   bad.checkpoint_local_path = "/opt/ml";
   EXPECT_EQ(PrepareHost(bad, 1, options).status().code(), StatusCode::kInvalidArgument);
-  bad.checkpoint_local_path = "/no-such-top-level-dir/ck";
+  // Over a directory shared read-only from the machine: refused by the paths alone.
+  bad.readonly_paths = {(root_ / "shared").string()};
+  bad.checkpoint_local_path = (root_ / "shared" / "ck").string();
   EXPECT_EQ(PrepareHost(bad, 1, options).status().code(), StatusCode::kInvalidArgument);
+  bad.checkpoint_local_path = root_.string();
+  EXPECT_EQ(PrepareHost(bad, 1, options).status().code(), StatusCode::kInvalidArgument);
+
+  // Anywhere else the sandbox makes the directory, whether or not the machine has it, so the
+  // answer tells nothing of what the machine holds.
+  LaunchSpec elsewhere = TwoHostSpec();
+  elsewhere.checkpoint_local_path = "/no-such-top-level-dir/ck";
+  elsewhere.argv = {"/bin/sh", "-c", "echo y > /no-such-top-level-dir/ck/d.txt"};
+  const auto made = PrepareHost(elsewhere, 2, options);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_EQ(RunPlan(*made, log), 0) << Read(log);
+  EXPECT_EQ(Read(root_ / "job" / "checkpoints" / "d.txt"), "y\n");
 }
 
 TEST_F(SageMakerLayoutTest, RestoreAndSyncRoundTrip) {
