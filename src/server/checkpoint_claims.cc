@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <iterator>
 #include <optional>
 #include <utility>
@@ -166,8 +167,20 @@ Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
 }
 
 Status CheckpointClaims::Check(const Wanted& wanted, const JobRecord& job, const Jobs& jobs) {
+  // As written too: a name inside another share's location is refused whatever a link there
+  // leads to (a link that location's jobs made), so the refusal tells nothing of what it holds.
+  std::string written = std::filesystem::path(wanted.path).lexically_normal().string();
+  if (written.size() > 1 && written.back() == '/') written.pop_back();
+  if (written != wanted.real) {
+    ALLOT_RETURN_IF_ERROR(CheckOne(wanted, written, job, jobs));
+  }
+  return CheckOne(wanted, wanted.real, job, jobs);
+}
+
+Status CheckpointClaims::CheckOne(const Wanted& wanted, const std::string& path,
+                                  const JobRecord& job, const Jobs& jobs) {
   const std::string share = ShareOf(job);
-  for (auto [it, relation] : Overlapping(claims_, wanted.real)) {
+  for (auto [it, relation] : Overlapping(claims_, path)) {
     const Use& use = it->second;
     if (use.seq == job.seq && use.id == job.id) continue;  // its own (at launch)
     const JobRecord* other = JobOf(use, jobs);

@@ -106,6 +106,9 @@ class CheckpointClaims {
   // Refuses `wanted` for `job` if a use of another job conflicts with it; drops the uses met that
   // count no more.
   Status Check(const Wanted& wanted, const JobRecord& job, const Jobs& jobs);
+  // Check for one form of the wanted location: `path`, as written or as resolved.
+  Status CheckOne(const Wanted& wanted, const std::string& path, const JobRecord& job,
+                  const Jobs& jobs);
   // Of each share's finished checkpoint claims in [first, last) (one location), drops all but
   // the newest: that one keeps the location the share's, also should a claim added after it be
   // refused or rolled back.

@@ -118,8 +118,6 @@ Result<Controller::Reply> Controller::Handle(const api::SubmitServiceJobRequest&
       return Reply{api::ServiceJobChanged{arns_.Job(job.id), job.name, job.id}};
     }
   }
-  ALLOT_RETURN_IF_ERROR(
-      CheckLocalPaths(r.parsed, options_.file_roots, data_dir_, /*channels_exist=*/false));
   const ServiceEnvironmentRecord& env = environments_.at(queue.environment());
   const model::Demand demand = DemandIn(env, r.parsed);
   ALLOT_RETURN_IF_ERROR(CheckUnitsOffered(demand, env));
@@ -144,14 +142,13 @@ Result<Controller::Reply> Controller::Handle(const api::SubmitServiceJobRequest&
   job.Compact();
   job.seq = next_seq_++;
   job.created_at = Now();
-  // The claims before whether a channel exists: a path inside another share's location is
-  // refused alike whether or not it is there (local_paths.h).
-  if (!r.parsed.launch.channels.empty()) {
-    ALLOT_RETURN_IF_ERROR(checkpoint_claims_.CheckAtLaunch(r.parsed.launch, job, jobs_, *store_,
-                                                           /*records=*/nullptr));
-    ALLOT_RETURN_IF_ERROR(
-        CheckLocalPaths(r.parsed, options_.file_roots, data_dir_, /*channels_exist=*/true));
-  }
+  // The claims first, by the paths as written and as resolved, then the roots and whether each
+  // channel exists: a path inside another share's location is refused alike whether or not it
+  // is there, and whatever a link there leads to (local_paths.h).
+  ALLOT_RETURN_IF_ERROR(checkpoint_claims_.CheckAtLaunch(r.parsed.launch, job, jobs_, *store_,
+                                                         /*records=*/nullptr));
+  ALLOT_RETURN_IF_ERROR(
+      CheckLocalPaths(r.parsed, options_.file_roots, data_dir_, /*channels_exist=*/true));
   ALLOT_RETURN_IF_ERROR(checkpoint_claims_.Claim(r.parsed.launch, job, jobs_, *store_));
   const std::string id = job.id;
   const model::JobSpec spec = job.Spec();

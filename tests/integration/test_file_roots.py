@@ -336,6 +336,12 @@ class CheckpointLocationsStayTheirSharesTest(unittest.TestCase):
             mode = os.stat(path).st_mode & 0o777
             self.assertEqual(mode & 0o077, 0, f"{path} is mode {mode:o}: another uid reads it")
         os.makedirs(os.path.join(location, "sub"))
+        # Links qa's jobs may leave there: one out of the roots, one to nothing, one elsewhere
+        # inside a root. qb learns nothing of them.
+        os.symlink("/", os.path.join(location, "out"))
+        os.symlink("/nonexistent", os.path.join(location, "dangling"))
+        os.makedirs(os.path.join(self.root, "elsewhere"), exist_ok=True)
+        os.symlink(os.path.join(self.root, "elsewhere"), os.path.join(location, "inside"))
         other_share = "a checkpoint location of another quota share"
 
         def qb_is_refused(when):
@@ -346,7 +352,10 @@ class CheckpointLocationsStayTheirSharesTest(unittest.TestCase):
                                                           "contains"),
                                        (os.path.join(location, "sub"), "is inside"),
                                        (os.path.join(location, "absent.pt"), "is inside"),
-                                       (os.path.join(location, "no", "such"), "is inside")):
+                                       (os.path.join(location, "no", "such"), "is inside"),
+                                       (os.path.join(location, "out"), "is inside"),
+                                       (os.path.join(location, "dangling"), "is inside"),
+                                       (os.path.join(location, "inside"), "is inside")):
                     self.refused("qb", with_channel(path, "cat $SM_CHANNEL_TRAIN/secret.txt"),
                                  f"{CHANNEL_FIELD}: file://{path} {relation} {other_share}")
                 self.refused("qb", with_checkpoint(location),
