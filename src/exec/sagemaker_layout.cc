@@ -383,6 +383,10 @@ Status GiveTree(const fs::path& root, const JobUser& user) {
   }
   int failed = 0;
   const env::WalkEnd end = env::WalkTree(top, kMaxDiskWalkDepth, [&](const env::WalkedEntry& e) {
+    // A file with another name elsewhere is never the server's to give: a hard link the job made
+    // (each of its writable views is a mount of its own, so link() cannot reach outside them
+    // today; this does not rely on that).
+    if (!S_ISDIR(e.st.st_mode) && e.st.st_nlink > 1 && e.st.st_uid != user.uid) return true;
     if (::fchownat(e.dir_fd, e.name, user.uid, user.gid, AT_SYMLINK_NOFOLLOW) == 0 ||
         errno == ENOENT) {
       return true;

@@ -399,6 +399,7 @@ TEST_F(SageMakerLayoutTest, TheJobsTreeIsGivenToItsUserAndNothingALinkLeadsTo) {
   Write(checkpoints / "sub" / "model.pt", "m");
   Write(root_ / "secret", "s");
   fs::create_symlink(root_ / "secret", checkpoints / "link");
+  fs::create_hard_link(root_ / "secret", checkpoints / "hard");
   ASSERT_TRUE(PrepareHost(spec, 1, LayoutOptions{}).ok());
   struct stat st {};
   ASSERT_EQ(::stat((checkpoints / "sub" / "model.pt").c_str(), &st), 0);
@@ -406,7 +407,7 @@ TEST_F(SageMakerLayoutTest, TheJobsTreeIsGivenToItsUserAndNothingALinkLeadsTo) {
   ASSERT_EQ(::lstat((checkpoints / "link").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 200001U);  // the link itself
   ASSERT_EQ(::stat((root_ / "secret").c_str(), &st), 0);
-  EXPECT_EQ(st.st_uid, 0U);
+  EXPECT_EQ(st.st_uid, 0U);  // neither through the link nor through the hard link
 
   fs::path deep = checkpoints / "sub";
   for (int i = 0; i < 300; ++i) deep /= "d";
