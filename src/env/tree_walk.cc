@@ -12,9 +12,10 @@ namespace allot::env {
 namespace {
 
 WalkEnd WalkLevel(int dir_fd, int depth, int max_depth,
-                  const std::function<bool(const WalkedEntry&)>& visit) {
+                  const std::function<bool(const WalkedEntry&)>& visit, int& error) {
   DIR* dir = ::fdopendir(dir_fd);
   if (dir == nullptr) {
+    error = errno;
     ::close(dir_fd);
     return WalkEnd::kUnreadable;
   }
@@ -23,7 +24,10 @@ WalkEnd WalkLevel(int dir_fd, int depth, int max_depth,
     errno = 0;
     const dirent* entry = ::readdir(dir);
     if (entry == nullptr) {
-      if (errno != 0) end = WalkEnd::kUnreadable;
+      if (errno != 0) {
+        error = errno;
+        end = WalkEnd::kUnreadable;
+      }
       break;
     }
     const std::string_view name = entry->d_name;
@@ -40,8 +44,9 @@ WalkEnd WalkLevel(int dir_fd, int depth, int max_depth,
       const int child =
           ::openat(::dirfd(dir), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (child >= 0) {
-        end = WalkLevel(child, depth + 1, max_depth, visit);
+        end = WalkLevel(child, depth + 1, max_depth, visit, error);
       } else if (errno != ENOENT) {  // a link or a file now: swapped since it was listed
+        error = errno;
         end = WalkEnd::kUnreadable;
       }
     }
@@ -52,8 +57,12 @@ WalkEnd WalkLevel(int dir_fd, int depth, int max_depth,
 
 }  // namespace
 
-WalkEnd WalkTree(int dir_fd, int max_depth, const std::function<bool(const WalkedEntry&)>& visit) {
-  return WalkLevel(dir_fd, 0, max_depth, visit);
+WalkEnd WalkTree(int dir_fd, int max_depth, const std::function<bool(const WalkedEntry&)>& visit,
+                 int* error) {
+  int unreadable = 0;
+  const WalkEnd end = WalkLevel(dir_fd, 0, max_depth, visit, unreadable);
+  if (error != nullptr) *error = unreadable;
+  return end;
 }
 
 int OpenTreeTop(const char* path) {

@@ -28,8 +28,11 @@ enum class WalkEnd {
 
 // Visits every entry below the directory `dir_fd`, which it takes (and closes), each directory's
 // entries before those of the next. Entries that vanish between the listing and their stat are
-// skipped. The walk ends at the first kTooDeep or kUnreadable.
-WalkEnd WalkTree(int dir_fd, int max_depth, const std::function<bool(const WalkedEntry&)>& visit);
+// skipped. The walk ends at the first kTooDeep or kUnreadable; for kUnreadable, `error` (if
+// given) gets the errno (ELOOP or ENOTDIR: a directory swapped for something else since it was
+// listed).
+WalkEnd WalkTree(int dir_fd, int max_depth, const std::function<bool(const WalkedEntry&)>& visit,
+                 int* error = nullptr);
 
 // An O_RDONLY | O_DIRECTORY descriptor of `path`, whose last component is not followed if it is
 // a link (its parents are the caller's own); -1 with errno set otherwise.

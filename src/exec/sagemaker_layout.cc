@@ -382,25 +382,31 @@ Status GiveTree(const fs::path& root, const JobUser& user) {
     return cannot("", error);
   }
   int failed = 0;
-  const env::WalkEnd end = env::WalkTree(top, kMaxDiskWalkDepth, [&](const env::WalkedEntry& e) {
-    // A file with another name elsewhere is never the server's to give: a hard link the job made
-    // (each of its writable views is a mount of its own, so link() cannot reach outside them
-    // today; this does not rely on that).
-    if (!S_ISDIR(e.st.st_mode) && e.st.st_nlink > 1 && e.st.st_uid != user.uid) return true;
-    if (::fchownat(e.dir_fd, e.name, user.uid, user.gid, AT_SYMLINK_NOFOLLOW) == 0 ||
-        errno == ENOENT) {
-      return true;
-    }
-    failed = errno;
-    return false;
-  });
+  int unreadable = 0;
+  const env::WalkEnd end = env::WalkTree(
+      top, kMaxDiskWalkDepth,
+      [&](const env::WalkedEntry& e) {
+        // A file with another name elsewhere is never the server's to give: a hard link the job
+        // made (each of its writable views is a mount of its own, so link() cannot reach outside
+        // them today; this does not rely on that).
+        if (!S_ISDIR(e.st.st_mode) && e.st.st_nlink > 1 && e.st.st_uid != user.uid) return true;
+        if (::fchownat(e.dir_fd, e.name, user.uid, user.gid, AT_SYMLINK_NOFOLLOW) == 0 ||
+            errno == ENOENT) {
+          return true;
+        }
+        failed = errno;
+        return false;
+      },
+      &unreadable);
   if (failed != 0) return cannot(" (an entry)", failed);
   if (end == env::WalkEnd::kTooDeep) {
     return FailedPrecondition("'" + root.string() + "' has directories deeper than " +
                               std::to_string(kMaxDiskWalkDepth) +
                               " levels, which cannot be given to the job's user");
   }
-  if (end == env::WalkEnd::kUnreadable) return cannot(" (a directory changed while read)", EIO);
+  if (end == env::WalkEnd::kUnreadable) {
+    return cannot(" (a directory changed or could not be read meanwhile)", unreadable);
+  }
   return Status::Ok();
 }
 
