@@ -488,6 +488,24 @@ unsigned CountCpus(const std::string& list) {
 
 using Channels = std::vector<std::pair<std::string, fs::path>>;  // name, absolute source
 
+// Why `channel`'s directory cannot be bound, from the failure to open it without following a
+// link (env::OpenPathBeneath).
+Status ChannelRefused(const LaunchSpec::Channel& channel, const Status& opened) {
+  const std::string what = "channel '" + channel.name + "': ";
+  switch (opened.code()) {
+    case StatusCode::kNotFound:
+      return FailedPrecondition(what + "the directory '" + channel.source_dir + "' does not exist");
+    case StatusCode::kFailedPrecondition:
+      return FailedPrecondition(
+          what + "the directory '" + channel.source_dir +
+          "' has a symbolic link on its path, or something not a directory, which was put there "
+          "after the server checked it (on a Slurm node, the path must also lead there without "
+          "links, as on the server)");
+    default:
+      return FailedPrecondition(what + opened.message());
+  }
+}
+
 // Channels: names valid and distinct, sources existing directories with no symbolic link on
 // their paths.
 Result<Channels> ResolveChannels(const LaunchSpec& spec) {
@@ -506,24 +524,10 @@ Result<Channels> ResolveChannels(const LaunchSpec& spec) {
     // The server resolved every link on the path before it checked it against its file roots.
     // A link found on it now was put there since, and leads where nobody checked: bind nothing.
     // No link is followed here, so the refusal tells nothing of where one leads.
-    const Result<int> fd = channel.source_dir.empty() || ec
-                               ? Result<int>(NotFound("no path"))
-                               : env::OpenPathBeneath("/", source.string());
-    if (fd.ok()) ::close(*fd);
-    if (!fd.ok() && fd.status().code() == StatusCode::kNotFound) {
-      return FailedPrecondition("channel '" + channel.name + "': the directory '" +
-                                channel.source_dir + "' does not exist");
-    }
-    if (!fd.ok() && fd.status().code() != StatusCode::kFailedPrecondition) {
-      return FailedPrecondition("channel '" + channel.name + "': " + fd.status().message());
-    }
-    if (!fd.ok()) {
-      return FailedPrecondition("channel '" + channel.name + "': the directory '" +
-                                channel.source_dir +
-                                "' has a symbolic link on its path, or something not a directory, "
-                                "which was put there after the server checked it (on a Slurm node, "
-                                "the path must also lead there without links, as on the server)");
-    }
+    if (channel.source_dir.empty() || ec) return ChannelRefused(channel, NotFound("no path"));
+    const Result<int> fd = env::OpenPathBeneath("/", source.string());
+    if (!fd.ok()) return ChannelRefused(channel, fd.status());
+    ::close(*fd);
     channels.emplace_back(channel.name, std::move(source));
   }
   return channels;

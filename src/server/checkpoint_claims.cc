@@ -221,11 +221,13 @@ Status CheckpointClaims::CheckOne(const Wanted& wanted, const std::string& path,
 }
 
 Status CheckpointClaims::Claim(const api::LaunchInfo& launch, const JobRecord& job,
-                               const Jobs& jobs, store::Store& store) {
+                               const Jobs& jobs, store::Store& store,
+                               const std::function<Status()>& then) {
   const std::vector<Wanted> wanted = Resolve(launch);
-  if (wanted.empty()) return {};
   // Every location is checked before any is recorded: a refusal leaves nothing behind.
-  ALLOT_RETURN_IF_ERROR(CheckAll(wanted, job, jobs, store));
+  if (!wanted.empty()) ALLOT_RETURN_IF_ERROR(CheckAll(wanted, job, jobs, store));
+  if (then) ALLOT_RETURN_IF_ERROR(then());
+  if (wanted.empty()) return {};
   // Before the new claims: their job is not in `jobs` yet.
   if (claims_.size() >= sweep_at_) Sweep(jobs);
   const std::string share = ShareOf(job);

@@ -36,6 +36,7 @@
 // Thread-safety: none; the controller calls it under its lock.
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -60,14 +61,14 @@ class CheckpointClaims {
   // - an input channel is, lies inside or contains a checkpoint location of another share.
   // The first call with a location reads the stored claims and the payloads of the live jobs in
   // `jobs` from `store`; a store that fails then is a fault (kInternal), and the next call reads
-  // them again.
+  // them again. `then` (if given) runs once these checks passed, and before anything is
+  // recorded, whether or not a location is named: its refusal leaves nothing behind either.
   Status Claim(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
-               store::Store& store);
+               store::Store& store, const std::function<Status()>& then = {});
 
   // The same checks for `job` (in `jobs`) as it launches, with its locations resolved again (a
-  // link under a root may lead elsewhere since its submission), or for a job being submitted
-  // before whether its channels exist is asked; its own claims do not count and nothing is
-  // recorded in memory. When they pass, `records` (if given) gets the records that
+  // link under a root may lead elsewhere since its submission); its own claims do not count and
+  // nothing is recorded in memory. When they pass, `records` (if given) gets the records that
   // keep its checkpoint location its share's once it finished, to commit before it launches
   // (and writes there); none when it names no location.
   Status CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
