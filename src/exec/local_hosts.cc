@@ -164,6 +164,10 @@ SpawnRequest SupervisorRequest(const LaunchSpec& spec, const Host& host, const H
   for (const std::string& source : plan.bind_by_fd) {
     request.argv.insert(request.argv.end(), {"--bind-by-fd", source});
   }
+  if (!plan.bind_by_fd.empty() && plan.bind_as) {
+    request.argv.insert(request.argv.end(), {"--bind-as", std::to_string(plan.bind_as->uid) + ":" +
+                                                              std::to_string(plan.bind_as->gid)});
+  }
   AddLimitArgs(spec, host, plan, request.argv);
   request.argv.emplace_back("--");
   request.argv.insert(request.argv.end(), plan.argv.begin(), plan.argv.end());

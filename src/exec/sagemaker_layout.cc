@@ -911,6 +911,7 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
     tmp.tmp_bytes = spec.limits.tmp_bytes;
     plan.enforced = DescribeLimits(layout.user, tmp);
     for (const auto& [name, source] : layout.channels) plan.bind_by_fd.push_back(source.string());
+    plan.bind_as = layout.user;
   }
   return plan;
 }

@@ -43,6 +43,8 @@ struct HostPlan {
   // The channels' directories (sandboxed): the supervisor opens each and bwrap binds it from
   // that descriptor, not by its name (supervisor.h --bind-by-fd).
   std::vector<std::string> bind_by_fd;
+  // Whom the supervisor opens them as (--bind-as): the job's user, when the server is root.
+  std::optional<JobUser> bind_as;
 };
 
 bool SandboxAvailable(const LayoutOptions& options);

@@ -1,7 +1,9 @@
 #include "exec/supervisor.h"
 
 #include <signal.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,6 +61,9 @@ struct Args {
   std::vector<std::string> disk_paths;
   // Directories the sandbox binds by descriptor (the channels), as the server checked them.
   std::vector<std::string> bind_by_fd;
+  // Whom the channels are opened as: the job's user (--bind-as UID:GID), so the job reaches no
+  // directory its uid could not reach by itself. Unset: as the supervisor's own user.
+  std::optional<JobUser> bind_as;
   std::vector<std::string> command;
 };
 
@@ -67,6 +72,19 @@ bool ParseNumber(const char* text, T& out) {
   const char* end = text + std::strlen(text);
   const auto [ptr, error] = std::from_chars(text, end, out);
   return error == std::errc() && ptr == end;
+}
+
+// "UID:GID"; neither may be root's 0 (a job never runs as root).
+bool ParseUser(const std::string& text, std::optional<JobUser>& out) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos) return false;
+  JobUser user;
+  const std::string uid = text.substr(0, colon);
+  const std::string gid = text.substr(colon + 1);
+  if (!ParseNumber(uid.c_str(), user.uid) || !ParseNumber(gid.c_str(), user.gid)) return false;
+  if (user.uid == 0 || user.gid == 0) return false;
+  out = user;
+  return true;
 }
 
 // Sets the field `flag` names from `value`; false for an unknown flag or a bad value.
@@ -99,6 +117,8 @@ bool SetFlag(Args& args, const std::string& flag, const char* value) {
     args.disk_paths.emplace_back(value);
   } else if (flag == "--bind-by-fd") {
     args.bind_by_fd.emplace_back(value);
+  } else if (flag == "--bind-as") {
+    return ParseUser(value, args.bind_as);
   } else {
     return false;
   }
@@ -433,6 +453,13 @@ void RecordLimitFailure(const Args& args, const std::string& limit_failure, cons
   if (!written.ok()) std::fprintf(stderr, "allot supervisor: %s\n", written.message().c_str());
 }
 
+// The refusal of a channel directory that cannot be opened where the server checked it.
+Status NotTheCheckedOne(const std::string& path, const Status& opened) {
+  return FailedPrecondition("the channel directory '" + path +
+                            "' is no longer the one the server checked (" + opened.message() +
+                            "): it is not bound");
+}
+
 // The directory at `path`, opened only if no symbolic link is on the way: each component is
 // opened without following a link (env::OpenPathBeneath), so a refusal says nothing of where
 // a link leads or whether that exists. The server resolved the path's links and checked it
@@ -440,9 +467,79 @@ void RecordLimitFailure(const Args& args, const std::string& limit_failure, cons
 Result<int> OpenAsChecked(const std::string& path) {
   Result<int> fd = env::OpenPathBeneath("/", path);
   if (fd.ok()) return fd;
-  return FailedPrecondition("the channel directory '" + path +
-                            "' is no longer the one the server checked (" + fd.status().message() +
-                            "): it is not bound");
+  return NotTheCheckedOne(path, fd.status());
+}
+
+// The supervisor's filesystem identity (fsuid, fsgid, supplementary groups) made `user`'s for as
+// long as it lives, then its own again. The kernel then checks every directory on a path as it
+// would for the job: a team's 0700 directory under a file root hides what lies below it from
+// another team's job, although the supervisor (root) could pass it and bwrap mounts as root.
+// setfsuid, setfsgid and the raw setgroups system call change the calling thread only; the
+// supervisor has no other thread. A fsuid other than 0 also clears the capabilities that pass
+// permission checks (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH); 0 brings them back.
+class ActingAs {
+ public:
+  explicit ActingAs(const JobUser& user) {
+    const int count = ::getgroups(0, nullptr);
+    if (count < 0) return;
+    groups_.resize(static_cast<std::size_t>(count));
+    if (::getgroups(count, groups_.data()) != count) return;
+    if (::syscall(SYS_setgroups, 0, nullptr) != 0) return;
+    dropped_groups_ = true;
+    ::setfsgid(user.gid);
+    ::setfsuid(user.uid);
+    // Each returns the previous value, whether or not it changed it: asked again to learn it.
+    acting_ = FsUid() == user.uid && FsGid() == user.gid;
+  }
+  ~ActingAs() { Restore(); }
+  ActingAs(const ActingAs&) = delete;
+  ActingAs& operator=(const ActingAs&) = delete;
+
+  bool acting() const { return acting_; }
+  // The supervisor's own identity back; false if it could not be (it must not go on then).
+  bool Restore() {
+    ::setfsuid(::geteuid());
+    ::setfsgid(::getegid());
+    if (dropped_groups_ &&
+        ::syscall(SYS_setgroups, groups_.size(), groups_.empty() ? nullptr : groups_.data()) == 0) {
+      dropped_groups_ = false;
+    }
+    return !dropped_groups_ && FsUid() == ::geteuid() && FsGid() == ::getegid();
+  }
+
+ private:
+  // setfsuid(-1) changes nothing (-1 is no uid) and returns the current one.
+  static uid_t FsUid() { return static_cast<uid_t>(::setfsuid(static_cast<uid_t>(-1))); }
+  static gid_t FsGid() { return static_cast<gid_t>(::setfsgid(static_cast<gid_t>(-1))); }
+
+  std::vector<gid_t> groups_;
+  bool dropped_groups_ = false;
+  bool acting_ = false;
+};
+
+// OpenAsChecked as `user`: a directory the job's own uid could not reach is not bound, and the
+// refusal says so; other refusals as OpenAsChecked's.
+Result<int> OpenAsUser(const std::optional<JobUser>& user, const std::string& path) {
+  if (!user) return OpenAsChecked(path);
+  ActingAs as(*user);
+  if (!as.acting()) {
+    return Internal("cannot take the job's user (uid " + std::to_string(user->uid) +
+                    ") to open the channel directory '" + path + "'");
+  }
+  Result<int> fd = env::OpenPathBeneath("/", path);
+  if (!as.Restore()) {
+    if (fd.ok()) ::close(*fd);
+    return Internal("cannot take back the supervisor's own user after opening '" + path + "'");
+  }
+  if (fd.ok()) return fd;
+  const StatusCode code = fd.status().code();
+  if (code == StatusCode::kNotFound || code == StatusCode::kFailedPrecondition) {
+    return NotTheCheckedOne(path, fd.status());  // as root's: a link, or nothing, is there now
+  }
+  return InvalidArgument("the job's user (uid " + std::to_string(user->uid) +
+                         ") may not reach the channel directory '" + path + "' (" +
+                         fd.status().message() +
+                         "): every directory above a channel must let the job's user through");
 }
 
 void CloseAll(const std::vector<int>& fds) {
@@ -452,13 +549,14 @@ void CloseAll(const std::vector<int>& fds) {
 // Each `--ro-bind SOURCE DEST` of bwrap's arguments for a source in `sources` becomes
 // `--ro-bind-fd FD DEST`, with a descriptor of its own (bwrap closes each once it mounted it);
 // the descriptors go into request.keep_fds.
-Status BindByDescriptors(const std::vector<std::string>& sources, SpawnRequest& request) {
+Status BindByDescriptors(const std::vector<std::string>& sources,
+                         const std::optional<JobUser>& user, SpawnRequest& request) {
   // A directory named twice (two channels of one directory) is bound at both places.
   for (const std::string& source : std::set<std::string>(sources.begin(), sources.end())) {
     std::size_t at = FindReadOnlyBind(request.argv, source);
     if (at == std::string::npos) return Internal("the sandbox binds nothing from '" + source + "'");
     for (; at != std::string::npos; at = FindReadOnlyBind(request.argv, source)) {
-      Result<int> fd = OpenAsChecked(source);
+      Result<int> fd = OpenAsUser(user, source);
       if (!fd.ok()) return fd.status();
       request.keep_fds.push_back(*fd);
       request.argv[at] = "--ro-bind-fd";
@@ -479,7 +577,7 @@ Result<pid_t> StartCommand(Args& args, const CgroupPlan& cgroups) {
   request.join_cgroups = cgroups.procs;
   request.ignore_sigterm = args.sandboxed;  // bwrap; the job gets the default back (job_exec)
   request.max_file_bytes = args.limits.disk_bytes;
-  const Status bound = BindByDescriptors(args.bind_by_fd, request);
+  const Status bound = BindByDescriptors(args.bind_by_fd, args.bind_as, request);
   if (!bound.ok()) {
     CloseAll(request.keep_fds);
     return bound;
@@ -499,7 +597,7 @@ int SuperviseMain(int argc, char** argv) {
                  "[--ready-fd N] [--sandboxed] [--job-env FILE] [--host NAME] [--enforced TEXT] "
                  "[--cgroup-name NAME --memory-limit BYTES --pids-limit N] "
                  "[--disk-limit BYTES --file-limit N --disk-path DIR...] [--bind-by-fd DIR...] "
-                 "-- COMMAND...\n");
+                 "[--bind-as UID:GID] -- COMMAND...\n");
     return 2;
   }
   // Blocked before the command starts, so a stop is never lost; the command gets the defaults.

@@ -6,6 +6,7 @@
 //
 //   allot __supervise --dir <host_dir> --output-dir <host-side /opt/ml/output>
 //                     [--grace-ms N] [--ready-fd N] [--sandboxed] [--bind-by-fd DIR...]
+//                     [--bind-as UID:GID]
 //                     [limits: see the usage line] -- <command...>
 //
 // --bind-by-fd DIR (sandboxed; one per channel): before the start the supervisor opens DIR and
@@ -14,6 +15,12 @@
 // server with its links resolved (it checked it against its file roots), and is opened one
 // component at a time with no link followed: if a link was put on the path since, the start
 // fails (127, reported on --ready-fd), saying nothing of where the link leads.
+//
+// --bind-as UID:GID (with --bind-by-fd; the server is root): the channels are opened as the job's
+// user would open them (its fsuid and fsgid, no supplementary group), so bwrap, which mounts as
+// root, binds no directory the job's uid could not reach by itself: a team's 0700 directory under
+// a file root keeps its world-readable contents from another team's job. A channel below a
+// directory that uid may not pass fails the start (127; code InvalidArgument on --ready-fd).
 //
 // It starts the command in its own process group (the supervisor's session, the command's group,
 // inheriting the environment and the logs), then writes <host_dir>/supervisor.json (host_files.h)

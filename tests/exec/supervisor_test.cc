@@ -278,6 +278,43 @@ TEST_F(ChannelBindTest, TwoChannelsOfOneDirectoryAreBothBound) {
   EXPECT_EQ(ReadFile(Stdout()), "/data:\nmine\n\n/data2:\nmine\n");
 }
 
+// --bind-as: the channel is opened as the job's user. Below a directory that user may not pass
+// (a team's 0700 directory under a file root) it is not bound, although the supervisor is root
+// and the channel itself is world-readable; once the directory lets others through, it is.
+TEST_F(ChannelBindTest, AChannelBelowADirectoryTheJobsUserMayNotPassIsNotBound) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: the supervisor takes the job's user";
+  std::vector<std::string> extra = extra_;
+  extra.insert(extra.end(), {"--bind-as", "200123:200123"});
+  const auto command = BwrapReading(channel_, "ls /data");
+  for (const auto mode : {std::filesystem::perms::owner_all,
+                          std::filesystem::perms::owner_all | std::filesystem::perms::group_all}) {
+    // 0700, then 0770 of root's group: root's own groups are dropped with its uid.
+    std::filesystem::permissions(dir_.path(), mode);
+    ASSERT_EQ(::chown(dir_.path().c_str(), 0, 0), 0);
+    EXPECT_EQ(Wait(SuperviseCommand(command, extra)), 127) << static_cast<int>(mode);
+    EXPECT_FALSE(ReadHostStatus(dir_.path()).ok());  // nothing ran
+    EXPECT_NE(Stderr().find("the job's user (uid 200123) may not reach the channel directory '" +
+                            channel_ + "'"),
+              std::string::npos)
+        << Stderr();
+    EXPECT_EQ(ReadFile(Stdout()), "");
+  }
+  std::filesystem::permissions(
+      dir_.path(), std::filesystem::perms::owner_all | std::filesystem::perms::others_exec);
+  ASSERT_EQ(Wait(SuperviseCommand(command, extra)), 0) << Stderr();
+  EXPECT_EQ(ReadHostStatus(dir_.path())->exit_code, 0) << Stderr();
+  EXPECT_EQ(ReadFile(Stdout()), "mine\n");
+}
+
+// A --bind-as that is not two numbers, or names root, is refused as a bad argument.
+TEST_F(ChannelBindTest, ABindAsThatIsNotAUserIsRefused) {
+  for (const char* user : {"200123", "0:200123", "200123:0", "x:1", "1:2:3", ""}) {
+    std::vector<std::string> extra = extra_;
+    extra.insert(extra.end(), {"--bind-as", user});
+    EXPECT_EQ(Wait(SuperviseCommand(BwrapReading(channel_, "ls /data"), extra)), 2) << user;
+  }
+}
+
 // keep_fds: the program inherits each at its number; 0-2, or 3 beside pass_fd, are refused.
 TEST(SpawnTest, KeptDescriptorsAreInheritedAtTheirNumbers) {
   ScratchDir dir;
@@ -767,7 +804,9 @@ TEST_F(SupervisedTest, ASandboxedJobReadsTheStopReasonUnderOptMl) {
       << ReadFile(Host("a") + "/stderr");
 }
 
-// The executor has the supervisor bind each channel from a descriptor, not by its name.
+// The executor has the supervisor bind each channel from a descriptor, not by its name, opened
+// as the job's user (root's server: nobody, as the spec names no user): the scratch directory,
+// 0700 from mkdtemp, keeps the channel from that user until it lets others through.
 TEST_F(SupervisedTest, TheSandboxBindsChannelsFromDescriptors) {
   if (!SandboxAvailable(LayoutOptions{})) GTEST_SKIP() << "bubblewrap does not work here";
   std::filesystem::create_directories(Dir("data"));
@@ -777,6 +816,17 @@ TEST_F(SupervisedTest, TheSandboxBindsChannelsFromDescriptors) {
       Dir("a"));
   spec.channels = {{"train", Dir("data")}};
   auto executor = NewLocalExecutor(LocalOptions{}, LayoutOptions{}, a_.Callbacks());
+  if (::geteuid() == 0) {
+    const Status refused = executor->Launch(spec);
+    EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.message();
+    EXPECT_NE(refused.message().find("the job's user (uid 65534) may not reach the channel "
+                                     "directory '" +
+                                     Dir("data") + "'"),
+              std::string::npos)
+        << refused.message();
+    std::filesystem::permissions(scratch_.path(), std::filesystem::perms::others_exec,
+                                 std::filesystem::perm_options::add);
+  }
   ASSERT_TRUE(executor->Launch(spec).ok());
   ASSERT_TRUE(WaitForFileContaining(Host("a") + "/stdout", "ready"))
       << ReadFile(Host("a") + "/stderr");

@@ -157,6 +157,36 @@ class WithRootsTest(FileUriCase):
         with open(self.server.host_dir(job, 1, "algo-1", "stdout")) as f:
             self.assertEqual(f.read(), "hello from the root\n")
 
+    def test_a_channel_below_a_directory_closed_to_the_jobs_user_is_not_read(self):
+        # A team's 0700 directory under the root; what lies below it is world-readable, as a
+        # careless umask leaves it. The job runs as its share's user, not the directory's owner:
+        # the channel is opened as that user, so the server (root) binds nothing that user could
+        # not reach by itself. Once the directory lets others through, the same channel is read.
+        if os.geteuid() != 0:
+            self.skipTest("needs a root server: without one, jobs run as the server's user")
+        team = self.path("team-only")
+        os.makedirs(os.path.join(team, "data"))
+        with open(os.path.join(team, "data", "secret.txt"), "w") as f:
+            f.write("the team's own\n")
+        os.chmod(os.path.join(team, "data"), 0o755)
+        os.chmod(os.path.join(team, "data", "secret.txt"), 0o644)
+        os.chmod(team, 0o700)
+        body = with_channel(os.path.join(team, "data"), 'cat "$SM_CHANNEL_TRAIN/secret.txt"')
+        job = self.submit(body)
+        d = self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
+        self.assertEqual(d["status"], "FAILED")
+        self.assertIn("may not reach the channel directory", d["statusReason"])
+        self.assertIn("every directory above a channel must let the job's user through",
+                      d["statusReason"])
+        with open(self.server.host_dir(job, 1, "algo-1", "stdout")) as f:
+            self.assertNotIn("the team's own", f.read())
+        os.chmod(team, 0o711)
+        job = self.submit(body)
+        d = self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
+        self.assertEqual(d["status"], "SUCCEEDED", d.get("statusReason"))
+        with open(self.server.host_dir(job, 1, "algo-1", "stdout")) as f:
+            self.assertEqual(f.read(), "the team's own\n")
+
     def test_a_link_inside_a_root_is_followed_as_it_was_checked(self):
         # The server resolves the link at launch and hands the executor the path it checked;
         # the executor binds that directory (and would refuse a path with a link on it).
