@@ -136,9 +136,13 @@ std::pair<std::string, std::string> SplitLast(const std::string& relative) {
 namespace {
 
 // OpenDirectoryBeneath with `mode` (O_RDONLY or O_PATH) for every directory on the way.
-Result<int> OpenBeneath(const std::string& base, const std::string& relative, int mode) {
+Result<int> OpenBeneath(const std::string& base, const std::string& relative, int mode,
+                        int* error_out = nullptr) {
   int fd = ::open(base.c_str(), mode | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return BeneathError(base, errno);
+  if (fd < 0) {
+    if (error_out != nullptr) *error_out = errno;
+    return BeneathError(base, errno);
+  }
   std::string path = base;
   for (const std::string& name : Components(relative)) {
     path += (path.back() == '/' ? "" : "/") + name;
@@ -149,7 +153,10 @@ Result<int> OpenBeneath(const std::string& base, const std::string& relative, in
     const int next = ::openat(fd, name.c_str(), mode | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     const int error = errno;
     ::close(fd);
-    if (next < 0) return BeneathError(path, error);
+    if (next < 0) {
+      if (error_out != nullptr) *error_out = error;
+      return BeneathError(path, error);
+    }
     fd = next;
   }
   return fd;
@@ -161,8 +168,8 @@ Result<int> OpenDirectoryBeneath(const std::string& base, const std::string& rel
   return OpenBeneath(base, relative, O_RDONLY);
 }
 
-Result<int> OpenPathBeneath(const std::string& base, const std::string& relative) {
-  return OpenBeneath(base, relative, O_PATH);
+Result<int> OpenPathBeneath(const std::string& base, const std::string& relative, int* error) {
+  return OpenBeneath(base, relative, O_PATH, error);
 }
 
 Status MakeDirectoriesBeneath(const std::string& base, const std::string& relative) {

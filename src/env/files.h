@@ -32,8 +32,10 @@ Result<int> OpenDirectoryBeneath(const std::string& base, const std::string& rel
 
 // The same as an O_PATH descriptor, each directory on the way opened O_PATH too: only search
 // permission is needed (root on a root-squashed NFS export has no more), and the descriptor
-// serves to bind the directory (bwrap --ro-bind-fd), not to read it.
-Result<int> OpenPathBeneath(const std::string& base, const std::string& relative);
+// serves to bind the directory (bwrap --ro-bind-fd), not to read it. On a failure `error` (if
+// given) gets the errno (EACCES: a directory on the way may not be searched).
+Result<int> OpenPathBeneath(const std::string& base, const std::string& relative,
+                            int* error = nullptr);
 
 // Creates the missing directories of base/relative (mode 0755), never through a link.
 Status MakeDirectoriesBeneath(const std::string& base, const std::string& relative);

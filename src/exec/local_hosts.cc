@@ -123,7 +123,11 @@ Status ReadReady(int fd, const Host& host, const std::string& self_exe) {
   const std::size_t space = text.find(' ');
   const int code = std::atoi(text.substr(0, space).c_str());
   const std::string message = space == std::string::npos ? text : text.substr(space + 1);
+  // The job's own mistakes, which the supervisor found (its command, its channels): as said.
   if (code == static_cast<int>(StatusCode::kInvalidArgument)) return InvalidArgument(message);
+  if (code == static_cast<int>(StatusCode::kFailedPrecondition)) {
+    return FailedPrecondition(message);
+  }
   return Internal(host.name + ": " + message);
 }
 

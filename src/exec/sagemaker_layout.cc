@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/strings.h"
+#include "env/acting_as.h"
 #include "env/files.h"
 #include "env/tree_walk.h"
 #include "exec/job_exec.h"
@@ -340,8 +341,6 @@ std::vector<std::string> GpuDevices() {
 
 // The job's environment file in the host's directory (sandbox.h EncodeEnvironment).
 constexpr char kJobEnvFile[] = "job-env";
-// nobody/nogroup: the user of a sandboxed job that was given none while the server is root.
-constexpr uid_t kNobody = 65534;
 
 Status NoSandboxError(const LayoutOptions& options) {
   return FailedPrecondition("no sandbox: bubblewrap ('" + options.bwrap +
@@ -354,7 +353,7 @@ Status NoSandboxError(const LayoutOptions& options) {
 // root; the server's own user (in a user namespace bwrap makes) when the server is not root.
 std::optional<JobUser> JobUserOf(const LaunchSpec& spec) {
   if (::geteuid() != 0) return std::nullopt;
-  return spec.user.value_or(JobUser{kNobody, kNobody});
+  return spec.user.value_or(kNobodyUser);
 }
 
 // The allot binary, which the sandbox runs as its exec step.
@@ -489,9 +488,17 @@ unsigned CountCpus(const std::string& list) {
 using Channels = std::vector<std::pair<std::string, fs::path>>;  // name, absolute source
 
 // Why `channel`'s directory cannot be bound, from the failure to open it without following a
-// link (env::OpenPathBeneath).
-Status ChannelRefused(const LaunchSpec::Channel& channel, const Status& opened) {
+// link (env::OpenPathBeneath) as `as` (errno `error`).
+Status ChannelRefused(const LaunchSpec::Channel& channel, const Status& opened,
+                      const std::optional<JobUser>& as = std::nullopt, int error = 0) {
   const std::string what = "channel '" + channel.name + "': ";
+  if (as && (error == EACCES || error == EPERM)) {
+    return FailedPrecondition(what + "the job's user (uid " + std::to_string(as->uid) +
+                              ") may not reach the directory '" + channel.source_dir + "' (" +
+                              opened.message() +
+                              "): every directory above a channel must let the job's user "
+                              "through");
+  }
   switch (opened.code()) {
     case StatusCode::kNotFound:
       return FailedPrecondition(what + "the directory '" + channel.source_dir + "' does not exist");
@@ -507,10 +514,19 @@ Status ChannelRefused(const LaunchSpec::Channel& channel, const Status& opened) 
 }
 
 // Channels: names valid and distinct, sources existing directories with no symbolic link on
-// their paths.
-Result<Channels> ResolveChannels(const LaunchSpec& spec) {
+// their paths, which `as` (the job's user, when it has one) may reach (env/acting_as.h: this
+// thread only; the supervisor checks again as it opens each for good).
+Result<Channels> ResolveChannels(const LaunchSpec& spec, const std::optional<JobUser>& as) {
   std::set<std::string> seen;
   Channels channels;
+  std::optional<env::ActingAs> acting;
+  if (as && !spec.channels.empty()) {
+    acting.emplace(as->uid, as->gid);
+    if (!acting->acting()) {
+      return Internal("cannot take the job's user (uid " + std::to_string(as->uid) +
+                      ") to check its channels");
+    }
+  }
   for (const auto& channel : spec.channels) {
     if (!ValidChannelName(channel.name)) {
       return InvalidArgument("invalid channel name '" + channel.name + "'");
@@ -525,8 +541,9 @@ Result<Channels> ResolveChannels(const LaunchSpec& spec) {
     // A link found on it now was put there since, and leads where nobody checked: bind nothing.
     // No link is followed here, so the refusal tells nothing of where one leads.
     if (channel.source_dir.empty() || ec) return ChannelRefused(channel, NotFound("no path"));
-    const Result<int> fd = env::OpenPathBeneath("/", source.string());
-    if (!fd.ok()) return ChannelRefused(channel, fd.status());
+    int error = 0;
+    const Result<int> fd = env::OpenPathBeneath("/", source.string(), &error);
+    if (!fd.ok()) return ChannelRefused(channel, fd.status(), as, error);
     ::close(*fd);
     channels.emplace_back(channel.name, std::move(source));
   }
@@ -816,7 +833,7 @@ Result<std::vector<std::pair<std::string, std::string>>> WriteSandboxEtc(const H
   if (!layout.sandboxed) return files;
   const fs::path etc = layout.host_dir / "etc";
   ALLOT_RETURN_IF_ERROR(MakeDirs(etc));
-  const JobUser user = layout.user.value_or(JobUser{kNobody, kNobody});
+  const JobUser user = layout.user.value_or(kNobodyUser);
   ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically((etc / "passwd").string(), PasswdFor(user)));
   ALLOT_RETURN_IF_ERROR(env::WriteFileAtomically((etc / "group").string(), GroupFor(user)));
   files.emplace_back((etc / "passwd").string(), "/etc/passwd");
@@ -844,7 +861,7 @@ Result<HostLayout> PlanHost(const LaunchSpec& spec, int host_index, const Layout
   }
   layout.host = layout.hosts[static_cast<std::size_t>(host_index) - 1];
   if (named) layout.addresses = spec.host_addresses;
-  Result<Channels> channels = ResolveChannels(spec);
+  Result<Channels> channels = ResolveChannels(spec, layout.user);
   if (!channels.ok()) return channels.status();
   layout.channels = std::move(channels).value();
   // The checkpoint directory: the job's, seen at CheckpointConfig.LocalPath in the sandbox.

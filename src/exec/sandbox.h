@@ -41,6 +41,8 @@ struct JobUser {
   gid_t gid = 0;
   bool operator==(const JobUser&) const = default;
 };
+// nobody/nogroup: the user of a sandboxed job that was given none while the server is root.
+inline constexpr JobUser kNobodyUser{65534, 65534};
 
 // Per-host limits; 0 means none.
 struct JobLimits {

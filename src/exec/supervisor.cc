@@ -1,9 +1,7 @@
 #include "exec/supervisor.h"
 
 #include <signal.h>
-#include <sys/fsuid.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "env/acting_as.h"
 #include "env/files.h"
 #include "env/process.h"
 #include "exec/host_files.h"
@@ -470,76 +469,32 @@ Result<int> OpenAsChecked(const std::string& path) {
   return NotTheCheckedOne(path, fd.status());
 }
 
-// The supervisor's filesystem identity (fsuid, fsgid, supplementary groups) made `user`'s for as
-// long as it lives, then its own again. The kernel then checks every directory on a path as it
-// would for the job: a team's 0700 directory under a file root hides what lies below it from
-// another team's job, although the supervisor (root) could pass it and bwrap mounts as root.
-// setfsuid, setfsgid and the raw setgroups system call change the calling thread only; the
-// supervisor has no other thread. A fsuid other than 0 also clears the capabilities that pass
-// permission checks (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH); 0 brings them back.
-class ActingAs {
- public:
-  explicit ActingAs(const JobUser& user) {
-    const int count = ::getgroups(0, nullptr);
-    if (count < 0) return;
-    groups_.resize(static_cast<std::size_t>(count));
-    if (::getgroups(count, groups_.data()) != count) return;
-    if (::syscall(SYS_setgroups, 0, nullptr) != 0) return;
-    dropped_groups_ = true;
-    ::setfsgid(user.gid);
-    ::setfsuid(user.uid);
-    // Each returns the previous value, whether or not it changed it: asked again to learn it.
-    acting_ = FsUid() == user.uid && FsGid() == user.gid;
-  }
-  ~ActingAs() { Restore(); }
-  ActingAs(const ActingAs&) = delete;
-  ActingAs& operator=(const ActingAs&) = delete;
-
-  bool acting() const { return acting_; }
-  // The supervisor's own identity back; false if it could not be (it must not go on then).
-  bool Restore() {
-    ::setfsuid(::geteuid());
-    ::setfsgid(::getegid());
-    if (dropped_groups_ &&
-        ::syscall(SYS_setgroups, groups_.size(), groups_.empty() ? nullptr : groups_.data()) == 0) {
-      dropped_groups_ = false;
-    }
-    return !dropped_groups_ && FsUid() == ::geteuid() && FsGid() == ::getegid();
-  }
-
- private:
-  // setfsuid(-1) changes nothing (-1 is no uid) and returns the current one.
-  static uid_t FsUid() { return static_cast<uid_t>(::setfsuid(static_cast<uid_t>(-1))); }
-  static gid_t FsGid() { return static_cast<gid_t>(::setfsgid(static_cast<gid_t>(-1))); }
-
-  std::vector<gid_t> groups_;
-  bool dropped_groups_ = false;
-  bool acting_ = false;
-};
-
 // OpenAsChecked as `user`: a directory the job's own uid could not reach is not bound, and the
 // refusal says so; other refusals as OpenAsChecked's.
 Result<int> OpenAsUser(const std::optional<JobUser>& user, const std::string& path) {
   if (!user) return OpenAsChecked(path);
-  ActingAs as(*user);
+  const std::string uid = std::to_string(user->uid);
+  // The kernel checks each directory on the way as the job's (env/acting_as.h); bwrap, which
+  // mounts as root, then binds what that user reached. The supervisor has no other thread.
+  const env::ActingAs as(user->uid, user->gid);
   if (!as.acting()) {
-    return Internal("cannot take the job's user (uid " + std::to_string(user->uid) +
-                    ") to open the channel directory '" + path + "'");
+    return Internal("cannot take the job's user (uid " + uid + ") to open the channel directory '" +
+                    path + "'");
   }
-  Result<int> fd = env::OpenPathBeneath("/", path);
-  if (!as.Restore()) {
-    if (fd.ok()) ::close(*fd);
-    return Internal("cannot take back the supervisor's own user after opening '" + path + "'");
-  }
+  int error = 0;
+  Result<int> fd = env::OpenPathBeneath("/", path, &error);
   if (fd.ok()) return fd;
+  if (error == EACCES || error == EPERM) {
+    return FailedPrecondition("the job's user (uid " + uid +
+                              ") may not reach the channel directory '" + path + "' (" +
+                              fd.status().message() +
+                              "): every directory above a channel must let the job's user through");
+  }
   const StatusCode code = fd.status().code();
   if (code == StatusCode::kNotFound || code == StatusCode::kFailedPrecondition) {
     return NotTheCheckedOne(path, fd.status());  // as root's: a link, or nothing, is there now
   }
-  return InvalidArgument("the job's user (uid " + std::to_string(user->uid) +
-                         ") may not reach the channel directory '" + path + "' (" +
-                         fd.status().message() +
-                         "): every directory above a channel must let the job's user through");
+  return fd.status();
 }
 
 void CloseAll(const std::vector<int>& fds) {

@@ -20,7 +20,7 @@
 // user would open them (its fsuid and fsgid, no supplementary group), so bwrap, which mounts as
 // root, binds no directory the job's uid could not reach by itself: a team's 0700 directory under
 // a file root keeps its world-readable contents from another team's job. A channel below a
-// directory that uid may not pass fails the start (127; code InvalidArgument on --ready-fd).
+// directory that uid may not pass fails the start (127; FailedPrecondition on --ready-fd).
 //
 // It starts the command in its own process group (the supervisor's session, the command's group,
 // inheriting the environment and the logs), then writes <host_dir>/supervisor.json (host_files.h)

@@ -149,8 +149,17 @@ class Controller {
   void UntouchIfUnchanged(JobRecord& job, const RestoreSnapshot& original);  // requires mu_
   // The launch details of a job, read from its stored payload (the loop thread, without mu_).
   // With `check_paths`, its file:// URIs must still lead under the file roots (LaunchAttempt).
+  // The paths are then resolved as `paths_as` (local_paths.h; PathsUser).
   Result<LaunchInfo> ReadLaunchInfo(const std::string& id, const std::string& name,
-                                    bool check_paths = false);
+                                    bool check_paths = false,
+                                    const std::optional<exec::JobUser>& paths_as = std::nullopt);
+  // Whom a share's file:// paths are checked as (local_paths.h CheckLocalPaths): the user its
+  // jobs run as, when they run as one of their own (the sandbox on a root server); nullopt when
+  // they run as the server's user. `allocate` (a launch): a share without a uid gets it now, as
+  // the launch would; otherwise (a submission, under mu_) one without a uid yet is checked as
+  // nobody, who owns no directory and is in no group.
+  Result<std::optional<exec::JobUser>> PathsUser(const std::string& queue, const std::string& share,
+                                                 bool allocate);
 
   // --- under mu_ ---
   Timestamp Now() const;

@@ -1,6 +1,8 @@
 // Engine decisions become job-record changes and executor effects; executor reports become
 // engine events.
 
+#include <unistd.h>
+
 #include <csignal>
 
 #include "server/api_error.h"
@@ -186,8 +188,24 @@ void Controller::OnPreemption(const model::Preemption& p) {
   }
 }
 
+Result<std::optional<exec::JobUser>> Controller::PathsUser(const std::string& queue,
+                                                           const std::string& share,
+                                                           bool allocate) {
+  if (!options_.sandbox || ::geteuid() != 0) return std::optional<exec::JobUser>();
+  if (allocate) {
+    Result<exec::JobUser> user = ShareUser(
+        *store_, JobUidRange{options_.job_uid_first, options_.job_uid_count}, queue, share);
+    if (!user.ok()) return user.status();
+    return std::optional<exec::JobUser>(*user);
+  }
+  Result<std::optional<exec::JobUser>> stored = StoredShareUser(*store_, queue, share);
+  if (!stored.ok()) return stored.status();
+  return std::optional<exec::JobUser>(stored->value_or(exec::kNobodyUser));
+}
+
 Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::string& name,
-                                              bool check_paths) {
+                                              bool check_paths,
+                                              const std::optional<exec::JobUser>& paths_as) {
   Result<std::optional<std::string>> payload = store_->Get(store::Kind::kJobPayload, id);
   if (!payload.ok()) return payload.status();
   if (!payload.value()) return Internal("the store holds no serviceRequestPayload for job " + id);
@@ -202,7 +220,7 @@ Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::
   // Where its file:// URIs lead is checked again at each launch: a root may have been taken
   // away, or a link under one swapped, since the job was submitted. The launch gets the paths
   // as they were checked, links resolved.
-  Result<LaunchInfo> resolved = ResolveLocalPaths(parsed, options_.file_roots, data_dir_);
+  Result<LaunchInfo> resolved = ResolveLocalPaths(parsed, options_.file_roots, data_dir_, paths_as);
   if (!resolved.ok()) {
     return FailedPrecondition("no longer allowed at launch: " + resolved.status().message());
   }
@@ -268,7 +286,11 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
     spec.host_slots = SlotsOf(*job);
   }
   // The payload is read outside the lock: a store read must not stall every API call.
-  Result<LaunchInfo> launch = ReadLaunchInfo(id, name, /*check_paths=*/true);
+  // As the share's jobs will reach them: its uid is allocated here if this is its first launch.
+  const Result<std::optional<exec::JobUser>> paths_as = PathsUser(queue, share, /*allocate=*/true);
+  Result<LaunchInfo> launch = paths_as.ok()
+                                  ? ReadLaunchInfo(id, name, /*check_paths=*/true, *paths_as)
+                                  : Result<LaunchInfo>(paths_as.status());
   Status s = launch.status();
   store::Batch claim_records;
   if (launch.ok() && (!launch->channels.empty() || !launch->checkpoint_sync_dir.empty())) {

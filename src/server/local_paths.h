@@ -10,13 +10,16 @@
 
 #include "api/payload.h"
 #include "common/status.h"
+#include "exec/sandbox.h"
 
 namespace allot::server {
 
 // `path` (absolute, without '.' or '..' segments) with every symbolic link in the part of it
 // that exists resolved; the part that does not exist yet is kept as written. nullopt when that
-// cannot be decided: a dangling or looping link, a directory the server may not search.
-std::optional<std::string> CanonicalPath(const std::string& path);
+// cannot be decided: a dangling or looping link, a directory the server may not search; then
+// `error` (if given) gets the errno (EACCES for a directory that may not be searched; 0 for a
+// dangling link).
+std::optional<std::string> CanonicalPath(const std::string& path, int* error = nullptr);
 
 // The --file-root directories, canonical (CanonicalPath). An error (kInvalidArgument, naming the
 // flag) for a root that is not an absolute path to an existing directory, that is /, or that
@@ -30,7 +33,8 @@ Result<std::vector<std::string>> CanonicalFileRoots(const std::vector<std::strin
 // on the way is changed to afterwards (the executor refuses a channel on which a link appears).
 Result<api::LaunchInfo> ResolveLocalPaths(const api::ParsedPayload& parsed,
                                           const std::vector<std::string>& file_roots,
-                                          const std::string& data_dir);
+                                          const std::string& data_dir,
+                                          const std::optional<exec::JobUser>& as);
 
 // The submission-time checks of the local paths a payload names: each input channel source,
 // CheckpointConfig.S3Uri and OutputDataConfig.S3OutputPath must lie, once symbolic links are
@@ -40,7 +44,18 @@ Result<api::LaunchInfo> ResolveLocalPaths(const api::ParsedPayload& parsed,
 // each check. Whether a channel exists is asked only after the checkpoint claims were checked
 // (server/checkpoint_claims.h): a path inside another share's location is refused alike whether
 // or not it exists, so the refusals tell nothing of what that location holds.
+//
+// With `as` (the user the share's jobs run as: a root server with the sandbox), each path is
+// resolved, and a channel's existence asked, as that user (env/acting_as.h; the roots and the
+// data directory as the server): a path below a directory that user may not search is refused
+// as one its jobs may not reach, saying nothing of what lies past that directory, so a share
+// learns of another team's closed directory no more than its own jobs could.
 Status CheckLocalPaths(const api::ParsedPayload& parsed, const std::vector<std::string>& file_roots,
-                       const std::string& data_dir, bool channels_exist);
+                       const std::string& data_dir, bool channels_exist,
+                       const std::optional<exec::JobUser>& as);
+
+// Whether the payload names any local path (a file:// URI): the checks above touch the file
+// system only then.
+bool HasLocalPaths(const api::ParsedPayload& parsed);
 
 }  // namespace allot::server

@@ -233,18 +233,23 @@ bool Controller::AdoptAttempt(JobRecord& job) {
   // Checkpoints sync back to CheckpointConfig.S3Uri: the payload says where (a dispatched job
   // is rare beside the stored ones, so reading it here costs little).
   // Where the path leads is checked again, as at a launch: the copy goes where was checked.
-  if (Result<LaunchInfo> launch = ReadLaunchInfo(job.id, job.name, /*check_paths=*/true);
-      launch.ok()) {
-    spec.checkpoint_sync_dir = launch->checkpoint_sync_dir;
-  } else {
-    log::Warn("recovery.checkpoint_sync_skipped",
-              {{"job", job.id}, {"error", launch.status().message()}});
-  }
-  // The share's user as stored at its launch: the checkpoint copy after the attempt runs as it.
+  // The share's user as stored at its launch: the checkpoint copy after the attempt runs as it,
+  // and the path is checked as it (PathsUser, which allocates nothing here: it has one).
   if (options_.sandbox) {
     Result<std::optional<exec::JobUser>> user =
         StoredShareUser(*store_, std::string(job.queue), std::string(job.share));
     if (user.ok()) spec.user = *user;
+  }
+  const Result<std::optional<exec::JobUser>> paths_as =
+      PathsUser(std::string(job.queue), std::string(job.share), /*allocate=*/false);
+  Result<LaunchInfo> launch = paths_as.ok() ? ReadLaunchInfo(job.id, job.name,
+                                                             /*check_paths=*/true, *paths_as)
+                                            : Result<LaunchInfo>(paths_as.status());
+  if (launch.ok()) {
+    spec.checkpoint_sync_dir = launch->checkpoint_sync_dir;
+  } else {
+    log::Warn("recovery.checkpoint_sync_skipped",
+              {{"job", job.id}, {"error", launch.status().message()}});
   }
   if (!job.attempts().empty()) spec.executor_ref = job.attempts().back().executor_ref;
   spec.job_id = job.id;

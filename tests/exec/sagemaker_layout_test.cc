@@ -103,6 +103,8 @@ class SageMakerLayoutTest : public ::testing::Test {
     ASSERT_FALSE(scratch_.path().empty());
     // Without links (a TMPDIR may have one): channels must be paths the server resolved.
     root_ = fs::canonical(scratch_.path());
+    // mkdtemp's 0700 would keep the channel from the job's user, who opens it (sandboxed).
+    fs::permissions(root_, fs::perms::others_exec, fs::perm_options::add);
     Write(root_ / "data" / "train" / "a.txt", "hello\n");
   }
 

@@ -804,9 +804,10 @@ TEST_F(SupervisedTest, ASandboxedJobReadsTheStopReasonUnderOptMl) {
       << ReadFile(Host("a") + "/stderr");
 }
 
-// The executor has the supervisor bind each channel from a descriptor, not by its name, opened
-// as the job's user (root's server: nobody, as the spec names no user): the scratch directory,
-// 0700 from mkdtemp, keeps the channel from that user until it lets others through.
+// The executor has the supervisor bind each channel from a descriptor, not by its name, and
+// checks it as the job's user (root's server: nobody, as the spec names no user): the scratch
+// directory, 0700 from mkdtemp, keeps the channel from that user until it lets others through.
+// (ChannelBindTest shows the supervisor's own check, which holds when this one passed.)
 TEST_F(SupervisedTest, TheSandboxBindsChannelsFromDescriptors) {
   if (!SandboxAvailable(LayoutOptions{})) GTEST_SKIP() << "bubblewrap does not work here";
   std::filesystem::create_directories(Dir("data"));
@@ -818,9 +819,8 @@ TEST_F(SupervisedTest, TheSandboxBindsChannelsFromDescriptors) {
   auto executor = NewLocalExecutor(LocalOptions{}, LayoutOptions{}, a_.Callbacks());
   if (::geteuid() == 0) {
     const Status refused = executor->Launch(spec);
-    EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.message();
-    EXPECT_NE(refused.message().find("the job's user (uid 65534) may not reach the channel "
-                                     "directory '" +
+    EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition) << refused.message();
+    EXPECT_NE(refused.message().find("the job's user (uid 65534) may not reach the directory '" +
                                      Dir("data") + "'"),
               std::string::npos)
         << refused.message();
@@ -835,6 +835,14 @@ TEST_F(SupervisedTest, TheSandboxBindsChannelsFromDescriptors) {
   EXPECT_NE(bwrap_args.find(std::string("--ro-bind-fd\0", 13)), std::string::npos);
   EXPECT_EQ(bwrap_args.find(std::string("--ro-bind\0", 10) + Dir("data") + '\0'),
             std::string::npos);
+  if (::geteuid() == 0) {  // the supervisor opened it as the job's user
+    const Result<SupervisorRecord> supervisor = ReadSupervisorRecord(Host("a"));
+    ASSERT_TRUE(supervisor.ok());
+    const std::string supervisor_args =
+        ReadFile("/proc/" + std::to_string(supervisor->pid) + "/cmdline");
+    EXPECT_NE(supervisor_args.find(std::string("--bind-as") + '\0' + "65534:65534" + '\0'),
+              std::string::npos);
+  }
   executor->Stop(11, 1, Seconds(600), model::StopKind::kTermination);
   ASSERT_TRUE(a_.WaitEnded(11, 1).has_value());
   EXPECT_EQ(ReadFile(Host("a") + "/stdout").find("hello"), 0U);

@@ -157,11 +157,12 @@ class WithRootsTest(FileUriCase):
         with open(self.server.host_dir(job, 1, "algo-1", "stdout")) as f:
             self.assertEqual(f.read(), "hello from the root\n")
 
-    def test_a_channel_below_a_directory_closed_to_the_jobs_user_is_not_read(self):
+    def test_a_path_below_a_directory_closed_to_the_shares_jobs_is_refused(self):
         # A team's 0700 directory under the root; what lies below it is world-readable, as a
-        # careless umask leaves it. The job runs as its share's user, not the directory's owner:
-        # the channel is opened as that user, so the server (root) binds nothing that user could
-        # not reach by itself. Once the directory lets others through, the same channel is read.
+        # careless umask leaves it. The jobs run as their share's user, not the directory's
+        # owner, and every path is checked as that user: the submission is refused, the same
+        # whether the name past the closed directory exists or not, and for a checkpoint
+        # location too. Once the directory lets others through, the same channel is read.
         if os.geteuid() != 0:
             self.skipTest("needs a root server: without one, jobs run as the server's user")
         team = self.path("team-only")
@@ -171,21 +172,42 @@ class WithRootsTest(FileUriCase):
         os.chmod(os.path.join(team, "data"), 0o755)
         os.chmod(os.path.join(team, "data", "secret.txt"), 0o644)
         os.chmod(team, 0o700)
+        closed = "may not reach it: every directory above it must let them through"
         body = with_channel(os.path.join(team, "data"), 'cat "$SM_CHANNEL_TRAIN/secret.txt"')
-        job = self.submit(body)
-        d = self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
-        self.assertEqual(d["status"], "FAILED")
-        self.assertIn("may not reach the channel directory", d["statusReason"])
-        self.assertIn("every directory above a channel must let the job's user through",
-                      d["statusReason"])
-        with open(self.server.host_dir(job, 1, "algo-1", "stdout")) as f:
-            self.assertNotIn("the team's own", f.read())
+        for field, refused_body in (
+                (CHANNEL_FIELD, body),
+                (CHANNEL_FIELD, with_channel(os.path.join(team, "nothing-here"))),
+                (CHECKPOINT_FIELD, with_checkpoint(os.path.join(team, "ck")))):
+            with self.subTest(field=field, body=refused_body):
+                message = self.refused(refused_body, field, "is under a file root, but the "
+                                       "jobs of this quota share", closed)
+                self.assertNotIn("does not exist", message)
         os.chmod(team, 0o711)
         job = self.submit(body)
         d = self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
         self.assertEqual(d["status"], "SUCCEEDED", d.get("statusReason"))
         with open(self.server.host_dir(job, 1, "algo-1", "stdout")) as f:
             self.assertEqual(f.read(), "the team's own\n")
+
+    def test_a_channel_closed_to_the_shares_jobs_while_the_job_waited_fails_it_at_launch(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs a root server: without one, jobs run as the server's user")
+        team = self.path("team-later")
+        os.makedirs(os.path.join(team, "data"))
+        os.chmod(team, 0o711)
+        os.chmod(os.path.join(team, "data"), 0o755)
+        sleepers = [self.submit(payload(SLEEPER)) for _ in range(2)]
+        for j in sleepers:
+            self.fx.wait_status(j, ("RUNNING",))
+        job = self.submit(with_channel(os.path.join(team, "data"), "ls $SM_CHANNEL_TRAIN"))
+        self.assertEqual(self.fx.describe(job)["status"], "RUNNABLE")
+        os.chmod(team, 0o700)
+        for j in sleepers:
+            self.batch.terminate_service_job(jobId=j, reason="make room")
+        d = self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
+        self.assertEqual(d["status"], "FAILED")
+        self.assertIn("no longer allowed at launch", d["statusReason"])
+        self.assertIn("may not reach it", d["statusReason"])
 
     def test_a_link_inside_a_root_is_followed_as_it_was_checked(self):
         # The server resolves the link at launch and hands the executor the path it checked;
@@ -246,11 +268,18 @@ class WithRootsTest(FileUriCase):
                 (CHANNEL_FIELD, with_channel(self.path("escape", "shadow"))),
                 (CHANNEL_FIELD, with_channel(self.path("to-data-dir"))),
                 (CHECKPOINT_FIELD, with_checkpoint(self.path("escape", "ck"))),
-                (CHECKPOINT_FIELD, with_checkpoint(self.path("to-data-dir", "ck"))),
                 (OUTPUT_FIELD, with_output(self.path("to-data-dir")))):
             with self.subTest(field=field, body=body):
                 self.refused(body, field, "is not under an allowed file root once symbolic links "
                                           "are resolved", "--file-root")
+        # Past the link, inside the data directory (0700): resolved as the share's jobs (a root
+        # server), the path stops at that directory, and the refusal tells not where it leads.
+        body = with_checkpoint(self.path("to-data-dir", "ck"))
+        if os.geteuid() == 0:
+            self.refused(body, CHECKPOINT_FIELD, "is under a file root, but the jobs of this "
+                         "quota share", "may not reach it")
+        else:
+            self.refused(body, CHECKPOINT_FIELD, "once symbolic links are resolved")
 
     def test_a_missing_channel_under_a_root_is_refused_as_missing(self):
         self.refused(with_channel(self.path("nothing-here")), CHANNEL_FIELD,

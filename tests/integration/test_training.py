@@ -18,7 +18,9 @@ host's side of the job tree: <data-dir>/jobs/<jobId>/attempt-<N>/algo-<K>/{stdou
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 import unittest
 import uuid
@@ -52,11 +54,12 @@ def pid_alive(pid):
     return False
 
 
-def train_payload(**extra):
+def train_payload(code_root, **extra):
     # The code comes in as an input channel (SageMaker's way), so the job finds it in the sandbox
-    # wherever the checkout lives, even under /tmp, which the sandbox replaces by a private one.
+    # wherever it lives, even under /tmp, which the sandbox replaces by a private one.
     code = {"ChannelName": "code",
-            "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": "file://" + REPO}}}
+            "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix",
+                                            "S3Uri": "file://" + code_root}}}
     script = f'exec "{PYTHON}" "$SM_CHANNEL_CODE/examples/train_regression.py"'
     return payload(AlgorithmSpecification={"TrainingInputMode": "File",
                                            "ContainerEntrypoint": ["/bin/sh", "-c"],
@@ -67,8 +70,27 @@ def train_payload(**extra):
 class TrainingCase(ServerTestCase):
     """Helpers shared by the classes below (each has its own server)."""
 
-    # The training code comes in as a file:// channel from the checkout (train_payload).
-    server_args = ("--file-root", REPO)
+    @classmethod
+    def setUpClass(cls):
+        # The training code comes in as a file:// channel (train_payload): a copy of the
+        # checkout's examples/ and python/ in a directory every user may pass. A root server
+        # opens a channel as the job's user, who could not pass a checkout under a 0700 home.
+        cls.code_root = tempfile.mkdtemp(prefix="allot-code-")
+        os.chmod(cls.code_root, 0o755)
+        for part in ("examples", "python"):
+            shutil.copytree(os.path.join(REPO, part), os.path.join(cls.code_root, part),
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        cls.server_args = ("--file-root", cls.code_root)
+        try:
+            super().setUpClass()
+        except Exception:
+            shutil.rmtree(cls.code_root, True)
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.code_root, True)
 
     def terminate_all(self, queue):
         for status in ("SUBMITTED", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING"):
@@ -115,7 +137,7 @@ class PreemptedTrainingResumesTest(TrainingCase):
         # other one is set up and preempted).
         ref_queue = self.solo_queue()
         ref = fx.submit(ref_queue, "solo", name="train-reference",
-                        serviceRequestPayload=train_payload())["jobId"]
+                        serviceRequestPayload=train_payload(self.code_root))["jobId"]
 
         env = fx.environment(2)
         queue = fx.queue(env, fx.policy())
@@ -126,7 +148,7 @@ class PreemptedTrainingResumesTest(TrainingCase):
         holder = fx.submit(queue, "borrower", script=HOLDER, name="holder", priority=5)["jobId"]
         fx.wait_status(holder, "RUNNING")
         job = fx.submit(queue, "borrower", name="train-preempted", priority=1,
-                        serviceRequestPayload=train_payload())["jobId"]
+                        serviceRequestPayload=train_payload(self.code_root))["jobId"]
         fx.wait_status(job, "RUNNING")
         status, snap = self.server.raw("getjobqueuesnapshot", {"jobQueue": queue})
         self.assertEqual(status, 200, snap)

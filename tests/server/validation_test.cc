@@ -179,8 +179,9 @@ class FileRootsTest : public ::testing::Test {
   }
 
   std::string Check(const std::string& kind, const std::string& path,
-                    const std::vector<std::string>& roots) {
-    return CheckLocalPaths(WithUri(kind, path), roots, data_dir(), /*channels_exist=*/true)
+                    const std::vector<std::string>& roots,
+                    const std::optional<exec::JobUser>& as = std::nullopt) {
+    return CheckLocalPaths(WithUri(kind, path), roots, data_dir(), /*channels_exist=*/true, as)
         .message();
   }
 
@@ -280,15 +281,56 @@ TEST_F(FileRootsTest, ResolveLocalPathsHandsTheLaunchThePathsAsChecked) {
   const std::vector<std::string> roots = {root().string()};
   ParsedPayload parsed = WithUri("channel", (root() / "to-data").string());
   parsed.launch.checkpoint_sync_dir = (root() / "to-data" / "ck").string();
-  Result<api::LaunchInfo> resolved = ResolveLocalPaths(parsed, roots, data_dir());
+  Result<api::LaunchInfo> resolved = ResolveLocalPaths(parsed, roots, data_dir(), std::nullopt);
   ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
   ASSERT_EQ(resolved->channels.size(), 1U);
   EXPECT_EQ(resolved->channels[0].second, (root() / "data").string());
   EXPECT_EQ(resolved->checkpoint_sync_dir, (root() / "data" / "ck").string());
   EXPECT_EQ(resolved->argv, parsed.launch.argv);  // the rest as parsed
   // What is refused at submission is refused here too.
-  EXPECT_FALSE(
-      ResolveLocalPaths(WithUri("channel", (root() / "to-etc").string()), roots, data_dir()).ok());
+  EXPECT_FALSE(ResolveLocalPaths(WithUri("channel", (root() / "to-etc").string()), roots,
+                                 data_dir(), std::nullopt)
+                   .ok());
+}
+
+// As the share's jobs' user (a root server with the sandbox): a team's 0700 directory under the
+// root hides what lies below it. A path past it is refused alike whether or not it is there,
+// for every kind of URI; as the server, the same channel is accepted and the absent one is
+// refused as absent. The roots themselves are resolved as the server.
+TEST_F(FileRootsTest, PathsAreResolvedAsTheSharesJobsWouldReachThem) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: the check takes the share's user";
+  const std::vector<std::string> roots = {root().string()};
+  const exec::JobUser as{200123, 200123};
+  fs::create_directories(root() / "team" / "data");
+  std::ofstream(root() / "team" / "data" / "x.csv") << "1\n";
+  fs::permissions(root() / "team", fs::perms::owner_all);
+  fs::permissions(base_, fs::perms::owner_all | fs::perms::others_exec);
+  fs::permissions(root(), fs::perms::owner_all | fs::perms::others_exec);
+  for (const auto& [kind, field] : kFields) {
+    SCOPED_TRACE(kind);
+    for (const char* below : {"team/data", "team/nothing", "team/data/x.csv/y"}) {
+      SCOPED_TRACE(below);
+      const std::string path = (root() / below).string();
+      EXPECT_EQ(Check(kind, path, roots, as),
+                std::string(field) + ": file://" + path +
+                    " is under a file root, but the jobs of this quota share (uid 200123) may "
+                    "not reach it: every directory above it must let them through");
+    }
+    EXPECT_EQ(Check(kind, (root() / "data").string(), roots, as), "") << "open to others";
+  }
+  EXPECT_EQ(Check("channel", (root() / "team" / "data").string(), roots), "");
+  EXPECT_NE(Check("channel", (root() / "team" / "nothing").string(), roots).find("does not exist"),
+            std::string::npos);
+  // Once the directory lets others through, the share's jobs reach the path: it is checked as
+  // any other, its absence told as the job itself would see it.
+  fs::permissions(root() / "team", fs::perms::owner_all | fs::perms::others_exec);
+  EXPECT_EQ(Check("channel", (root() / "team" / "data").string(), roots, as), "");
+  EXPECT_NE(
+      Check("channel", (root() / "team" / "nothing").string(), roots, as).find("does not exist"),
+      std::string::npos);
+  // The thread is root again: the server's own checks see everything.
+  fs::permissions(root() / "team", fs::perms::owner_all);
+  EXPECT_EQ(Check("channel", (root() / "team" / "data").string(), roots), "");
 }
 
 TEST_F(FileRootsTest, RootsAreCanonicalAndNeverSlashOrOverlappingTheDataDirectory) {
