@@ -57,7 +57,11 @@ void Controller::Shutdown() {
 
 Status Controller::Open() {
   std::error_code ec;
-  std::filesystem::create_directories(options_.data_dir, ec);
+  // One the server makes is its own alone (0700): the jobs' logs and trees in it are nobody
+  // else's to read on the host. One that exists keeps the mode its admin gave it.
+  if (std::filesystem::create_directories(options_.data_dir, ec) && !ec) {
+    std::filesystem::permissions(options_.data_dir, std::filesystem::perms::owner_all, ec);
+  }
   if (ec)
     return Internal("cannot create data directory " + options_.data_dir + ": " + ec.message());
   data_dir_ = std::filesystem::absolute(options_.data_dir).lexically_normal().string();

@@ -278,6 +278,27 @@ TEST_F(ControllerTest, AStartWithManyStoredJobsReadsEveryOneAndRefusesACorruptOn
       << refused.status().message();
 }
 
+// A data directory the server makes is its own alone; one that exists keeps its mode.
+TEST_F(ControllerTest, ADataDirectoryTheServerMakesIsClosedToOthers) {
+  for (const bool exists : {false, true}) {
+    SCOPED_TRACE(exists);
+    const fs::path data = dir_ / (exists ? "given" : "made") / "data";
+    if (exists) {
+      fs::create_directories(data);
+      fs::permissions(data, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+    }
+    Options options;
+    options.data_dir = data.string();
+    options.sandbox = false;
+    options.supervisor_exe = SupervisorExe();
+    auto c = Controller::Start(options);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(fs::status(data).permissions() & fs::perms::all,
+              exists ? fs::perms(0755) : fs::perms::owner_all);
+  }
+}
+
 // A job whose queue was deleted is still described with its queue's ARN after a restart, and is
 // neither listed nor scheduled.
 TEST_F(ControllerTest, AJobOfADeletedQueueKeepsItsQueueArnAfterARestart) {
