@@ -28,6 +28,15 @@ constexpr unsigned kPermissionCapabilities =
 uid_t FsUid() { return static_cast<uid_t>(::setfsuid(static_cast<uid_t>(-1))); }
 gid_t FsGid() { return static_cast<gid_t>(::setfsgid(static_cast<gid_t>(-1))); }
 
+// Whether the process was dumpable before any thread acted as another user. It is one flag
+// for the whole process, which each change of fsuid clears: read once (before the first
+// change, whichever thread makes it), so threads acting at once do not hand each other's
+// cleared flag back as the original.
+int ProcessDumpable() {
+  static const int kDumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+  return kDumpable;
+}
+
 bool SetThreadGroups(const std::vector<gid_t>& groups) {
   return ::syscall(kSetGroups, groups.size(), groups.empty() ? nullptr : groups.data()) == 0;
 }
@@ -50,7 +59,7 @@ ActingAs::ActingAs(uid_t uid, gid_t gid) {
   groups_.resize(static_cast<std::size_t>(count));
   if (::getgroups(count, groups_.data()) != count) return;
   if (!GetCapabilities(capabilities_)) return;
-  dumpable_ = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+  ProcessDumpable();  // read before this thread changes anything
   // None to drop (root's usual case): no call, which a user namespace may refuse.
   if (!groups_.empty() && !SetThreadGroups({})) return;
   changed_ = true;
@@ -75,7 +84,7 @@ void ActingAs::Restore() {
   const bool groups = groups_.empty() || SetThreadGroups(groups_);
   const bool capabilities = SetCapabilities(capabilities_);
   // A change of fsuid made the process undumpable (and so its /proc entries root's).
-  if (dumpable_ >= 0) ::prctl(PR_SET_DUMPABLE, dumpable_, 0, 0, 0);
+  if (ProcessDumpable() >= 0) ::prctl(PR_SET_DUMPABLE, ProcessDumpable(), 0, 0, 0);
   if (!groups || !capabilities || FsUid() != ::geteuid() || FsGid() != ::getegid()) {
     std::fputs(
         "allot: cannot take back this thread's own file system identity after acting as "

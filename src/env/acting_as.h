@@ -42,7 +42,6 @@ class ActingAs {
 
   std::vector<gid_t> groups_;    // the thread's supplementary groups, given back at the end
   Capabilities capabilities_{};  // given back at the end
-  int dumpable_ = -1;            // PR_GET_DUMPABLE: a change of fsuid resets it
   bool changed_ = false;         // groups dropped: Restore has something to do
   bool acting_ = false;
 };

@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "env/acting_as.h"
 #include "server/api_error.h"
 #include "server/local_paths.h"
 #include "server/log.h"
@@ -85,10 +86,18 @@ const JobRecord* CheckpointClaims::JobOf(const Use& use, const Jobs& jobs) {
   return it != jobs.end() && it->second.id == use.id ? &it->second : nullptr;
 }
 
-std::vector<CheckpointClaims::Wanted> CheckpointClaims::Resolve(const api::LaunchInfo& launch) {
+std::vector<CheckpointClaims::Wanted> CheckpointClaims::Resolve(
+    const api::LaunchInfo& launch, const std::optional<exec::JobUser>& as) {
   std::vector<Wanted> out;
-  auto add = [&out](std::string field, const std::string& path, bool reads) {
-    out.push_back({std::move(field), path, CanonicalPath(path).value_or(path), reads});
+  if (launch.channels.empty() && launch.checkpoint_sync_dir.empty()) return out;
+  // As the share's jobs reach the paths; one that cannot be acted as is resolved as written
+  // (the path check that follows, as that user, refuses it then).
+  std::optional<env::ActingAs> acting;
+  if (as) acting.emplace(as->uid, as->gid);
+  const bool resolve = !acting || acting->acting();
+  auto add = [&out, resolve](std::string field, const std::string& path, bool reads) {
+    std::string real = resolve ? CanonicalPath(path).value_or(path) : path;
+    out.push_back({std::move(field), path, std::move(real), reads});
   };
   for (const auto& [name, dir] : launch.channels) {
     add(kPrefix + "InputDataConfig." + name + ".DataSource.S3DataSource.S3Uri", dir, true);
@@ -144,7 +153,8 @@ Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
     } catch (const ClientError&) {
       continue;  // no longer parses (the rules changed): it cannot launch, so it uses nothing
     }
-    const std::vector<Wanted> wanted = Resolve(launch);
+    // As the server: the live jobs' own users are not looked up here (docs/security.md).
+    const std::vector<Wanted> wanted = Resolve(launch, std::nullopt);
     for (const Wanted& w : wanted) {
       if (finished && w.reads) continue;  // a finished job reads nothing
       restored.emplace(w.real, Use{job.seq, job.id, ShareOf(job), w.reads});
@@ -222,8 +232,9 @@ Status CheckpointClaims::CheckOne(const Wanted& wanted, const std::string& path,
 
 Status CheckpointClaims::Claim(const api::LaunchInfo& launch, const JobRecord& job,
                                const Jobs& jobs, store::Store& store,
-                               const std::function<Status()>& then) {
-  const std::vector<Wanted> wanted = Resolve(launch);
+                               const std::function<Status()>& then,
+                               const std::optional<exec::JobUser>& as) {
+  const std::vector<Wanted> wanted = Resolve(launch, as);
   // Every location is checked before any is recorded: a refusal leaves nothing behind.
   if (!wanted.empty()) ALLOT_RETURN_IF_ERROR(CheckAll(wanted, job, jobs, store));
   if (then) ALLOT_RETURN_IF_ERROR(then());
@@ -249,9 +260,9 @@ Status CheckpointClaims::CheckAll(const std::vector<Wanted>& wanted, const JobRe
 }
 
 Status CheckpointClaims::CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job,
-                                       const Jobs& jobs, store::Store& store,
-                                       store::Batch* records) {
-  const std::vector<Wanted> wanted = Resolve(launch);
+                                       const Jobs& jobs, store::Store& store, store::Batch* records,
+                                       const std::optional<exec::JobUser>& as) {
+  const std::vector<Wanted> wanted = Resolve(launch, as);
   if (wanted.empty()) return {};
   ALLOT_RETURN_IF_ERROR(CheckAll(wanted, job, jobs, store));
   if (records != nullptr) AddRecords(wanted, job, *records);

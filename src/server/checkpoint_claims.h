@@ -38,11 +38,13 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "api/payload.h"
+#include "exec/sandbox.h"
 #include "server/job_record.h"
 #include "store/store.h"
 
@@ -63,8 +65,11 @@ class CheckpointClaims {
   // `jobs` from `store`; a store that fails then is a fault (kInternal), and the next call reads
   // them again. `then` (if given) runs once these checks passed, and before anything is
   // recorded, whether or not a location is named: its refusal leaves nothing behind either.
+  // `as`: the user the share's jobs run as, whom the locations are resolved as (local_paths.h):
+  // a link past a directory that user may not search is not followed, as root would follow it.
   Status Claim(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
-               store::Store& store, const std::function<Status()>& then = {});
+               store::Store& store, const std::function<Status()>& then = {},
+               const std::optional<exec::JobUser>& as = std::nullopt);
 
   // The same checks for `job` (in `jobs`) as it launches, with its locations resolved again (a
   // link under a root may lead elsewhere since its submission); its own claims do not count and
@@ -72,7 +77,8 @@ class CheckpointClaims {
   // keep its checkpoint location its share's once it finished, to commit before it launches
   // (and writes there); none when it names no location.
   Status CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
-                       store::Store& store, store::Batch* records = nullptr);
+                       store::Store& store, store::Batch* records = nullptr,
+                       const std::optional<exec::JobUser>& as = std::nullopt);
 
   // Claims held, live or not yet dropped (for tests).
   std::size_t size() const { return claims_.size(); }
@@ -96,7 +102,8 @@ class CheckpointClaims {
 
   // The job of `use` in `jobs`; null when it is gone.
   static const JobRecord* JobOf(const Use& use, const Jobs& jobs);
-  static std::vector<Wanted> Resolve(const api::LaunchInfo& launch);
+  static std::vector<Wanted> Resolve(const api::LaunchInfo& launch,
+                                     const std::optional<exec::JobUser>& as);
   // The stored claims of `job`'s checkpoint locations among `wanted`, into `batch`.
   static void AddRecords(const std::vector<Wanted>& wanted, const JobRecord& job,
                          store::Batch& batch);

@@ -299,7 +299,8 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
     // the first check after a start reads the stored claims and payloads, as a submission would).
     std::lock_guard<std::mutex> lock(mu_);
     if (const JobRecord* job = JobBySeq(seq)) {
-      s = checkpoint_claims_.CheckAtLaunch(*launch, *job, jobs_, *store_, &claim_records);
+      s = checkpoint_claims_.CheckAtLaunch(*launch, *job, jobs_, *store_, &claim_records,
+                                           *paths_as);
       if (s.code() == StatusCode::kInvalidArgument) {
         s = FailedPrecondition("no longer allowed at launch: " + s.message());
       }

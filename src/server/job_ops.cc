@@ -145,15 +145,19 @@ Result<Controller::Reply> Controller::Handle(const api::SubmitServiceJobRequest&
   // The claims first, by the paths as written and as resolved, then the roots and whether each
   // channel exists: a path inside another share's location is refused alike whether or not it
   // is there, and whatever a link there leads to (local_paths.h).
-  // The paths are resolved as the share's jobs would reach them (PathsUser).
-  ALLOT_RETURN_IF_ERROR(
-      checkpoint_claims_.Claim(r.parsed.launch, job, jobs_, *store_, [&]() -> Status {
-        if (!HasLocalPaths(r.parsed)) return {};
-        ALLOT_ASSIGN_OR_RETURN(const std::optional<exec::JobUser> as,
-                               PathsUser(qname, r.quota_share.value_or(""), /*allocate=*/false));
-        return CheckLocalPaths(r.parsed, options_.file_roots, data_dir_,
-                               /*channels_exist=*/true, as);
-      }));
+  // Every path is resolved as the share's jobs would reach it (PathsUser), for the claims too.
+  std::optional<exec::JobUser> paths_as;
+  if (HasLocalPaths(r.parsed)) {
+    ALLOT_ASSIGN_OR_RETURN(paths_as,
+                           PathsUser(qname, r.quota_share.value_or(""), /*allocate=*/false));
+  }
+  ALLOT_RETURN_IF_ERROR(checkpoint_claims_.Claim(
+      r.parsed.launch, job, jobs_, *store_,
+      [&] {
+        return CheckLocalPaths(r.parsed, options_.file_roots, data_dir_, /*channels_exist=*/true,
+                               paths_as);
+      },
+      paths_as));
   const std::string id = job.id;
   const model::JobSpec spec = job.Spec();
   Touch(AddJob(std::move(job)));

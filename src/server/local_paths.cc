@@ -1,9 +1,13 @@
 #include "server/local_paths.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <climits>
+#include <deque>
 #include <filesystem>
 
 #include "env/acting_as.h"
@@ -24,30 +28,137 @@ const std::string kPrefix = "serviceRequestPayload.";
 
 }  // namespace
 
-std::optional<std::string> CanonicalPath(const std::string& path, int* error) {
-  if (path.empty() || path[0] != '/') return std::nullopt;
-  std::string head = path;
-  std::string tail;  // the part that does not exist yet: "" or "/a/b"
-  std::string real(PATH_MAX, '\0');
-  while (::realpath(head.c_str(), real.data()) == nullptr) {
-    if (errno != ENOENT && errno != ENOTDIR) {  // a loop, no permission
-      if (error != nullptr) *error = errno;
-      return std::nullopt;
-    }
-    // Only a name that is not there at all may stay as written: a dangling link is there, and
-    // leads to a place of someone else's choosing.
-    struct stat st {};
-    const bool there = ::lstat(head.c_str(), &st) == 0;
-    if (there || (errno != ENOENT && errno != ENOTDIR)) {
-      if (error != nullptr) *error = there ? 0 : errno;  // 0: a dangling link
-      return std::nullopt;
-    }
-    const std::size_t slash = head.rfind('/');
-    tail = head.substr(slash) + tail;
-    head = slash == 0 ? "/" : head.substr(0, slash);
+namespace {
+
+// The budget of one resolution: the kernel's own limit on links (40, path_resolution(7)), and a
+// cap on the names looked at. A tenant chooses both the path and the links on its way (a job's
+// links reach its checkpoint location), so a path through long chains of long links costs a few
+// thousand system calls at most, never the minutes a resolution of each of its prefixes took.
+constexpr int kMaxLinks = 40;
+constexpr int kMaxSteps = 4096;
+
+struct Pending {
+  std::string name;
+  bool from_link;  // a name of a link's target: if it is not there, the link dangles
+};
+
+// Puts the names of `path` in front of `todo`, in order.
+void PushFront(std::deque<Pending>& todo, const std::string& path, bool from_link) {
+  std::vector<std::string> names;
+  for (std::size_t pos = 0; pos <= path.size();) {
+    std::size_t end = path.find('/', pos);
+    if (end == std::string::npos) end = path.size();
+    if (end > pos) names.push_back(path.substr(pos, end - pos));
+    pos = end + 1;
   }
-  real.resize(real.find('\0'));
-  return real == "/" && !tail.empty() ? tail : real + tail;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) todo.push_front({*it, from_link});
+}
+
+// The rest of a path that is not there, as written: "/a/b" for {a, b}.
+std::string Rest(const std::string& first, const std::deque<Pending>& todo) {
+  std::string rest = "/" + first;
+  for (const Pending& p : todo) rest += "/" + p.name;
+  return rest;
+}
+
+// A walk from / that holds its directory by descriptor and follows each link itself, so the
+// budget above bounds it and every lookup is checked as the thread's (file system) user.
+class Resolver {
+ public:
+  ~Resolver() {
+    if (dir_ >= 0) ::close(dir_);
+  }
+  std::optional<std::string> Run(const std::string& path, int* error);
+
+ private:
+  std::optional<std::string> Fail(int error_number, int* error) {
+    if (error != nullptr) *error = error_number;
+    return std::nullopt;
+  }
+  bool Enter(int fd, const std::string& name) {
+    if (fd < 0) return false;
+    ::close(dir_);
+    dir_ = fd;
+    if (name == "..") {
+      if (!at_.empty()) at_.pop_back();
+    } else if (!name.empty()) {
+      at_.push_back(name);
+    }
+    return true;
+  }
+  bool Root() {
+    at_.clear();
+    return Enter(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), "");
+  }
+
+  int dir_ = -1;
+  std::vector<std::string> at_;  // the canonical names from / to dir_
+};
+
+std::optional<std::string> Resolver::Run(const std::string& path, int* error) {
+  if (path.empty() || path[0] != '/') return std::nullopt;
+  if (!Root()) return Fail(errno, error);
+  std::deque<Pending> todo;
+  PushFront(todo, path, /*from_link=*/false);
+  int links = 0;
+  int steps = 0;
+  std::string tail;  // the part that is not there yet: "" or "/a/b"
+  while (!todo.empty()) {
+    const Pending next = std::move(todo.front());
+    todo.pop_front();
+    if (++steps > kMaxSteps) return Fail(ELOOP, error);
+    if (next.name == ".") continue;
+    if (next.name == "..") {
+      if (!at_.empty() && !Enter(::openat(dir_, "..", O_PATH | O_DIRECTORY | O_CLOEXEC), "..")) {
+        return Fail(errno, error);
+      }
+      continue;
+    }
+    struct stat st {};
+    if (::fstatat(dir_, next.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      const int e = errno;
+      // Only a name that is not there at all may stay as written: a link whose target is not
+      // there is there, and leads to a place of someone else's choosing (0: a dangling link).
+      if (e != ENOENT && e != ENOTDIR) return Fail(e, error);
+      if (next.from_link) return Fail(0, error);
+      tail = Rest(next.name, todo);
+      break;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (++links > kMaxLinks) return Fail(ELOOP, error);
+      std::string target(PATH_MAX, '\0');
+      const ssize_t n = ::readlinkat(dir_, next.name.c_str(), target.data(), target.size());
+      if (n <= 0 || static_cast<std::size_t>(n) >= target.size()) {
+        return Fail(n < 0 ? errno : ENAMETOOLONG, error);
+      }
+      target.resize(static_cast<std::size_t>(n));
+      if (target[0] == '/' && !Root()) return Fail(errno, error);
+      PushFront(todo, target, /*from_link=*/true);
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      const int fd =
+          ::openat(dir_, next.name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (!Enter(fd, next.name)) return Fail(errno, error);
+      continue;
+    }
+    // Not a directory: the last name, or what follows it is not there.
+    at_.push_back(next.name);
+    if (todo.empty()) break;
+    if (todo.front().from_link) return Fail(0, error);
+    tail = Rest(todo.front().name, std::deque<Pending>(todo.begin() + 1, todo.end()));
+    break;
+  }
+  std::string real;
+  for (const std::string& name : at_) real += "/" + name;
+  if (real.empty()) return tail.empty() ? "/" : tail;
+  return real + tail;
+}
+
+}  // namespace
+
+std::optional<std::string> CanonicalPath(const std::string& path, int* error) {
+  return Resolver().Run(path, error);
 }
 
 Result<std::vector<std::string>> CanonicalFileRoots(const std::vector<std::string>& roots,
@@ -150,6 +261,40 @@ Status CheckUnderRoot(const std::string& path, const std::string& field, const L
 
 namespace {
 
+// Whether the calling thread's file system user may do `mode` (R_OK, W_OK, X_OK) on `path`:
+// faccessat2 with AT_EACCESS checks as the thread's fsuid and fsgid, with its effective
+// capabilities, as the job would (plain access() would ask as the real uid, root).
+bool MayAccess(const std::string& path, int mode) {
+#ifdef SYS_faccessat2
+  return ::syscall(SYS_faccessat2, AT_FDCWD, path.c_str(), mode, AT_EACCESS) == 0;
+#else
+  return ::faccessat(AT_FDCWD, path.c_str(), mode, AT_EACCESS) == 0;
+#endif
+}
+
+// The share's jobs copy a checkpoint location in and out as their own user (exec
+// CopyIdentity): it must be a directory that user may read and write, or one it may make, in
+// the nearest directory that is there. A location no job of the share could use would still be
+// claimed for it at its first launch, keeping its owner's team out of its own directory.
+// Called as that user; the path is under a root and reachable, so nothing here is news to it.
+Status CheckWritable(const std::string& path, const std::string& real, const std::string& field,
+                     const exec::JobUser& as) {
+  std::string there = real;
+  struct stat st {};
+  while (::stat(there.c_str(), &st) != 0 && there.size() > 1) {
+    there = std::filesystem::path(there).parent_path().string();
+  }
+  const bool exists = there == real;
+  if ((!exists || S_ISDIR(st.st_mode)) &&
+      MayAccess(there, exists ? R_OK | W_OK | X_OK : W_OK | X_OK)) {
+    return {};
+  }
+  return InvalidArgument(field + ": file://" + path + (exists ? "" : " does not exist yet, and") +
+                         " the jobs of this quota share (uid " + std::to_string(as.uid) +
+                         ") may not " + (exists ? "read and write it" : "make it") +
+                         ": its checkpoints are copied in and out as that user");
+}
+
 // CheckLocalPaths, and with `resolved` (a copy of parsed.launch) each local path of it replaced
 // by where it led when it was checked.
 Status CheckPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
@@ -183,9 +328,11 @@ Status CheckPaths(const ParsedPayload& parsed, const std::vector<std::string>& f
     if (resolved != nullptr) resolved->channels[i].second = std::move(real);
   }
   if (!launch.checkpoint_sync_dir.empty()) {
-    ALLOT_RETURN_IF_ERROR(CheckUnderRoot(launch.checkpoint_sync_dir,
-                                         kPrefix + "CheckpointConfig.S3Uri", roots, as,
-                                         resolved ? &resolved->checkpoint_sync_dir : nullptr));
+    const std::string field = kPrefix + "CheckpointConfig.S3Uri";
+    std::string real;
+    ALLOT_RETURN_IF_ERROR(CheckUnderRoot(launch.checkpoint_sync_dir, field, roots, as, &real));
+    if (as) ALLOT_RETURN_IF_ERROR(CheckWritable(launch.checkpoint_sync_dir, real, field, *as));
+    if (resolved != nullptr) resolved->checkpoint_sync_dir = std::move(real);
   }
   if (!parsed.output_dir.empty()) {
     return CheckUnderRoot(parsed.output_dir, kPrefix + "OutputDataConfig.S3OutputPath", roots, as);

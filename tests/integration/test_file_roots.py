@@ -189,6 +189,22 @@ class WithRootsTest(FileUriCase):
         with open(self.server.host_dir(job, 1, "algo-1", "stdout")) as f:
             self.assertEqual(f.read(), "the team's own\n")
 
+    def test_a_checkpoint_location_the_shares_jobs_may_not_write_is_refused(self):
+        # Copies in and out run as the share's user: a location it can neither write nor make
+        # would be claimed for the share, and its checkpoints lost at the first sync.
+        if os.geteuid() != 0:
+            self.skipTest("needs a root server: without one, jobs run as the server's user")
+        os.makedirs(self.path("read-only-ck"), exist_ok=True)
+        os.chmod(self.path("read-only-ck"), 0o755)
+        self.refused(with_checkpoint(self.path("read-only-ck")), CHECKPOINT_FIELD,
+                     "may not read and write it: its checkpoints are copied in and out as that "
+                     "user")
+        self.refused(with_checkpoint(self.path("read-only-ck", "new")), CHECKPOINT_FIELD,
+                     "does not exist yet, and the jobs of this quota share", "may not make it")
+        os.chmod(self.path("read-only-ck"), 0o777)
+        job = self.submit(with_checkpoint(self.path("read-only-ck", "new")))
+        self.assertEqual(self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))["status"], "SUCCEEDED")
+
     def test_a_channel_closed_to_the_shares_jobs_while_the_job_waited_fails_it_at_launch(self):
         if os.geteuid() != 0:
             self.skipTest("needs a root server: without one, jobs run as the server's user")
@@ -325,6 +341,8 @@ class CheckpointClaimsAfterRestartTest(unittest.TestCase):
         queue = self.fx.queue(env, self.fx.policy())
         self.fx.share(queue, name="qs", capacity=1)
         location = os.path.join(self.root, "ck")
+        os.makedirs(location)
+        os.chmod(location, 0o777)  # the share's jobs copy in and out as their own user
         job = self.fx.submit(queue, "qs", serviceRequestPayload=with_checkpoint(location))["jobId"]
         self.server.restart()
         self.fx.batch = self.server.client()
@@ -379,6 +397,34 @@ class CheckpointLocationsStayTheirSharesTest(unittest.TestCase):
     def stop(self, job):
         self.fx.batch.terminate_service_job(jobId=job, reason="test over")
         self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
+
+    def test_a_link_through_another_shares_closed_location_tells_nothing(self):
+        # qa's location is its uid's, 0700. qb's links lead through it to a name and back out
+        # ("sub/.."), one name there, one not. Followed as root, the first leads to qa's
+        # location and is refused as such, the second dangles: qb would learn which names are in
+        # a directory it cannot list. Followed as qb's uid, both stop at qa's directory.
+        if os.geteuid() != 0:
+            self.skipTest("needs a root server: without one, jobs run as the server's user")
+        location = os.path.join(self.root, "ck", "qa-closed")
+        owner = self.submit("qa", with_checkpoint(location, (
+            "mkdir -p /opt/ml/checkpoints/sub && echo w > /opt/ml/checkpoints/sub/w; exit 0")))
+        self.assertEqual(self.fx.wait_status(owner, ("SUCCEEDED", "FAILED"))["status"],
+                         "SUCCEEDED")
+        self.assertTrue(os.path.isdir(os.path.join(location, "sub")))
+        self.assertEqual(os.stat(location).st_mode & 0o077, 0)
+        probes = {"there": "qa-closed/sub/..", "absent": "qa-closed/nothing/.."}
+        for name, target in probes.items():
+            os.symlink(target, os.path.join(self.root, "ck", f"probe-{name}"))
+        for make in (with_checkpoint, with_channel):
+            with self.subTest(field=make.__name__):
+                messages = {}
+                for name in probes:
+                    path = os.path.join(self.root, "ck", f"probe-{name}")
+                    with self.assertRaises(botocore.exceptions.ClientError) as cm:
+                        self.submit("qb", make(path))
+                    messages[name] = error_message(cm.exception).replace(path, "PATH")
+                self.assertEqual(messages["there"], messages["absent"])
+                self.assertIn("may not reach it", messages["there"])
 
     def test_another_shares_location_is_neither_its_input_nor_its_checkpoint(self):
         location = os.path.join(self.root, "ck", "qa-model")

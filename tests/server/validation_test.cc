@@ -275,6 +275,37 @@ TEST_F(FileRootsTest, CanonicalPathResolvesWhatExistsAndKeepsTheRest) {
   EXPECT_EQ(CanonicalPath("relative/path"), std::nullopt);
 }
 
+// The walk follows at most 40 links and looks at most at 4096 names, whatever the path and the
+// links a tenant made: a path through chains of long links is refused (ELOOP), not resolved
+// one prefix at a time for minutes under the server's lock. Within the budget, links resolve.
+TEST_F(FileRootsTest, CanonicalPathStopsAtItsBudget) {
+  fs::path previous = root() / "data";
+  for (int i = 1; i <= 41; ++i) {
+    const fs::path link = root() / ("hop-" + std::to_string(i));
+    fs::create_directory_symlink(previous, link);
+    previous = link;
+  }
+  EXPECT_EQ(CanonicalPath((root() / "hop-40" / "train.csv").string()),
+            (root() / "data" / "train.csv").string());
+  int error = 0;
+  EXPECT_EQ(CanonicalPath((root() / "hop-41" / "train.csv").string(), &error), std::nullopt);
+  EXPECT_EQ(error, ELOOP);
+  // Three links whose targets each name "." 2,000 times before the next: 6,000 names.
+  std::string dots;
+  for (int i = 0; i < 2000; ++i) dots += "./";
+  fs::create_directory_symlink(dots + "long-2", root() / "long");
+  fs::create_directory_symlink(dots + "long-3", root() / "long-2");
+  fs::create_directory_symlink(dots + "data", root() / "long-3");
+  EXPECT_EQ(CanonicalPath((root() / "long-3" / "train.csv").string()),
+            (root() / "data" / "train.csv").string());
+  error = 0;
+  EXPECT_EQ(CanonicalPath((root() / "long" / "train.csv").string(), &error), std::nullopt);
+  EXPECT_EQ(error, ELOOP);
+  fs::create_directory_symlink(std::string("data/../data/../") + "data", root() / "short");
+  EXPECT_EQ(CanonicalPath((root() / "short" / "a" / "b").string()),
+            (root() / "data" / "a" / "b").string());
+}
+
 // At launch the executor gets the paths as checked: a link swapped afterwards changes nothing
 // that is bound or copied.
 TEST_F(FileRootsTest, ResolveLocalPathsHandsTheLaunchThePathsAsChecked) {
@@ -316,8 +347,26 @@ TEST_F(FileRootsTest, PathsAreResolvedAsTheSharesJobsWouldReachThem) {
                     " is under a file root, but the jobs of this quota share (uid 200123) may "
                     "not reach it: every directory above it must let them through");
     }
-    EXPECT_EQ(Check(kind, (root() / "data").string(), roots, as), "") << "open to others";
+    if (std::string(kind) != "checkpoint") {
+      EXPECT_EQ(Check(kind, (root() / "data").string(), roots, as), "") << "open to others";
+    }
   }
+  // A checkpoint location is copied in and out as that user: it must be one the user may read
+  // and write, or make.
+  const std::string checkpoint = kFields[1][1];
+  fs::create_directories(root() / "shared-ck");
+  fs::permissions(root() / "shared-ck", fs::perms::all);
+  EXPECT_EQ(Check("checkpoint", (root() / "shared-ck").string(), roots, as), "");
+  EXPECT_EQ(Check("checkpoint", (root() / "shared-ck" / "new" / "ck").string(), roots, as), "");
+  EXPECT_EQ(Check("checkpoint", (root() / "data").string(), roots, as),
+            checkpoint + ": file://" + (root() / "data").string() +
+                " the jobs of this quota share (uid 200123) may not read and write it: its "
+                "checkpoints are copied in and out as that user");
+  EXPECT_EQ(Check("checkpoint", (root() / "data" / "new").string(), roots, as),
+            checkpoint + ": file://" + (root() / "data" / "new").string() +
+                " does not exist yet, and the jobs of this quota share (uid 200123) may not make "
+                "it: its checkpoints are copied in and out as that user");
+  EXPECT_EQ(Check("checkpoint", (root() / "data").string(), roots), "") << "as the server";
   EXPECT_EQ(Check("channel", (root() / "team" / "data").string(), roots), "");
   EXPECT_NE(Check("channel", (root() / "team" / "nothing").string(), roots).find("does not exist"),
             std::string::npos);
