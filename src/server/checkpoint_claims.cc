@@ -87,23 +87,30 @@ const JobRecord* CheckpointClaims::JobOf(const Use& use, const Jobs& jobs) {
 }
 
 std::vector<CheckpointClaims::Wanted> CheckpointClaims::Resolve(
-    const api::LaunchInfo& launch, const std::optional<exec::JobUser>& as) {
+    const api::LaunchInfo& launch, const api::LaunchInfo* resolved,
+    const std::optional<exec::JobUser>& as) {
   std::vector<Wanted> out;
   if (launch.channels.empty() && launch.checkpoint_sync_dir.empty()) return out;
-  // As the share's jobs reach the paths; one that cannot be acted as is resolved as written
-  // (the path check that follows, as that user, refuses it then).
+  // As the share's jobs reach the paths; one that cannot be acted as is kept as written.
   std::optional<env::ActingAs> acting;
-  if (as) acting.emplace(as->uid, as->gid);
-  const bool resolve = !acting || acting->acting();
-  auto add = [&out, resolve](std::string field, const std::string& path, bool reads) {
-    std::string real = resolve ? CanonicalPath(path).value_or(path) : path;
-    out.push_back({std::move(field), path, std::move(real), reads});
+  if (resolved == nullptr && as) acting.emplace(as->uid, as->gid);
+  const bool resolve = resolved == nullptr && (!acting || acting->acting());
+  auto add = [&out, resolve](std::string field, const std::string& path, const std::string* real,
+                             bool reads) {
+    std::string where =
+        real != nullptr ? *real : (resolve ? CanonicalPath(path).value_or(path) : path);
+    out.push_back({std::move(field), path, std::move(where), reads});
   };
-  for (const auto& [name, dir] : launch.channels) {
-    add(kPrefix + "InputDataConfig." + name + ".DataSource.S3DataSource.S3Uri", dir, true);
+  for (std::size_t i = 0; i < launch.channels.size(); ++i) {
+    const auto& [name, dir] = launch.channels[i];
+    const std::string* real = resolved != nullptr && i < resolved->channels.size()
+                                  ? &resolved->channels[i].second
+                                  : nullptr;
+    add(kPrefix + "InputDataConfig." + name + ".DataSource.S3DataSource.S3Uri", dir, real, true);
   }
   if (!launch.checkpoint_sync_dir.empty()) {
-    add(kPrefix + "CheckpointConfig.S3Uri", launch.checkpoint_sync_dir, false);
+    add(kPrefix + "CheckpointConfig.S3Uri", launch.checkpoint_sync_dir,
+        resolved != nullptr ? &resolved->checkpoint_sync_dir : nullptr, false);
   }
   return out;
 }
@@ -153,8 +160,18 @@ Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
     } catch (const ClientError&) {
       continue;  // no longer parses (the rules changed): it cannot launch, so it uses nothing
     }
-    // As the server: the live jobs' own users are not looked up here (docs/security.md).
-    const std::vector<Wanted> wanted = Resolve(launch, std::nullopt);
+    // As the job's share's user, as at its submission and launch: resolved as the server, a
+    // link through a directory that user may not search would claim what lies past it.
+    std::optional<exec::JobUser> as;
+    if (user_of_) {
+      Result<std::optional<exec::JobUser>> user = user_of_(job);
+      if (!user.ok()) {
+        return Internal("cannot read the user of job " + job.id +
+                        "'s quota share: " + user.status().message());
+      }
+      as = *user;
+    }
+    const std::vector<Wanted> wanted = Resolve(launch, nullptr, as);
     for (const Wanted& w : wanted) {
       if (finished && w.reads) continue;  // a finished job reads nothing
       restored.emplace(w.real, Use{job.seq, job.id, ShareOf(job), w.reads});
@@ -233,8 +250,8 @@ Status CheckpointClaims::CheckOne(const Wanted& wanted, const std::string& path,
 Status CheckpointClaims::Claim(const api::LaunchInfo& launch, const JobRecord& job,
                                const Jobs& jobs, store::Store& store,
                                const std::function<Status()>& then,
-                               const std::optional<exec::JobUser>& as) {
-  const std::vector<Wanted> wanted = Resolve(launch, as);
+                               const api::LaunchInfo* resolved) {
+  const std::vector<Wanted> wanted = Resolve(launch, resolved, std::nullopt);
   // Every location is checked before any is recorded: a refusal leaves nothing behind.
   if (!wanted.empty()) ALLOT_RETURN_IF_ERROR(CheckAll(wanted, job, jobs, store));
   if (then) ALLOT_RETURN_IF_ERROR(then());
@@ -261,8 +278,8 @@ Status CheckpointClaims::CheckAll(const std::vector<Wanted>& wanted, const JobRe
 
 Status CheckpointClaims::CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job,
                                        const Jobs& jobs, store::Store& store, store::Batch* records,
-                                       const std::optional<exec::JobUser>& as) {
-  const std::vector<Wanted> wanted = Resolve(launch, as);
+                                       bool resolved) {
+  const std::vector<Wanted> wanted = Resolve(launch, resolved ? &launch : nullptr, std::nullopt);
   if (wanted.empty()) return {};
   ALLOT_RETURN_IF_ERROR(CheckAll(wanted, job, jobs, store));
   if (records != nullptr) AddRecords(wanted, job, *records);

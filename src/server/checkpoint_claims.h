@@ -65,20 +65,27 @@ class CheckpointClaims {
   // `jobs` from `store`; a store that fails then is a fault (kInternal), and the next call reads
   // them again. `then` (if given) runs once these checks passed, and before anything is
   // recorded, whether or not a location is named: its refusal leaves nothing behind either.
-  // `as`: the user the share's jobs run as, whom the locations are resolved as (local_paths.h):
-  // a link past a directory that user may not search is not followed, as root would follow it.
+  // `resolved`: the same launch with its paths as the caller resolved them, as the share's jobs
+  // reach them (local_paths.h ResolveLocalPaths), so that the location claimed is the one whose
+  // roots and permissions were checked; null: they are resolved here, as the server.
   Status Claim(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
                store::Store& store, const std::function<Status()>& then = {},
-               const std::optional<exec::JobUser>& as = std::nullopt);
+               const api::LaunchInfo* resolved = nullptr);
 
   // The same checks for `job` (in `jobs`) as it launches, with its locations resolved again (a
   // link under a root may lead elsewhere since its submission); its own claims do not count and
   // nothing is recorded in memory. When they pass, `records` (if given) gets the records that
   // keep its checkpoint location its share's once it finished, to commit before it launches
   // (and writes there); none when it names no location.
+  // `resolved`: `launch`'s paths are as the caller resolved them at this launch (local_paths.h);
+  // they are then not resolved again, so what is checked and recorded is what the executor gets.
   Status CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
-                       store::Store& store, store::Batch* records = nullptr,
-                       const std::optional<exec::JobUser>& as = std::nullopt);
+                       store::Store& store, store::Batch* records = nullptr, bool resolved = false);
+
+  // Whom the live jobs' locations read back after a start are resolved as: their share's jobs'
+  // user (the controller's PathsUser); unset, as the server.
+  using UserOf = std::function<Result<std::optional<exec::JobUser>>(const JobRecord&)>;
+  void SetUserOf(UserOf user_of) { user_of_ = std::move(user_of); }
 
   // Claims held, live or not yet dropped (for tests).
   std::size_t size() const { return claims_.size(); }
@@ -102,7 +109,9 @@ class CheckpointClaims {
 
   // The job of `use` in `jobs`; null when it is gone.
   static const JobRecord* JobOf(const Use& use, const Jobs& jobs);
-  static std::vector<Wanted> Resolve(const api::LaunchInfo& launch,
+  // `launch`'s locations; where they lead: `resolved`'s paths (the same launch, resolved by the
+  // caller) if given, else each resolved here as `as` (the server when unset).
+  static std::vector<Wanted> Resolve(const api::LaunchInfo& launch, const api::LaunchInfo* resolved,
                                      const std::optional<exec::JobUser>& as);
   // The stored claims of `job`'s checkpoint locations among `wanted`, into `batch`.
   static void AddRecords(const std::vector<Wanted>& wanted, const JobRecord& job,
@@ -129,6 +138,7 @@ class CheckpointClaims {
   Map claims_;
   bool loaded_ = false;                 // the restored jobs' claims have been read
   std::size_t sweep_at_ = kFirstSweep;  // the next sweep, by the number of claims
+  UserOf user_of_;
 };
 
 }  // namespace allot::server

@@ -26,7 +26,16 @@ using Clock = std::chrono::system_clock;
 }  // namespace
 
 Controller::Controller(const Options& options)
-    : options_(options), arns_{options.region, options.account} {}
+    : options_(options), arns_{options.region, options.account} {
+  ResetCheckpointClaims();
+}
+
+void Controller::ResetCheckpointClaims() {
+  checkpoint_claims_ = CheckpointClaims();
+  checkpoint_claims_.SetUserOf([this](const JobRecord& job) {
+    return PathsUser(std::string(job.queue), std::string(job.share), /*allocate=*/false);
+  });
+}
 
 Result<std::unique_ptr<Controller>> Controller::Start(const Options& options,
                                                       std::unique_ptr<store::Store> store) {

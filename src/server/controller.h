@@ -160,6 +160,9 @@ class Controller {
   // nobody, who owns no directory and is in no group.
   Result<std::optional<exec::JobUser>> PathsUser(const std::string& queue, const std::string& share,
                                                  bool allocate);
+  // checkpoint_claims_ emptied (read again from the store when needed), the restored live jobs'
+  // locations resolved as their share's user (PathsUser).
+  void ResetCheckpointClaims();
 
   // --- under mu_ ---
   Timestamp Now() const;

@@ -295,12 +295,13 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
   store::Batch claim_records;
   if (launch.ok() && (!launch->channels.empty() || !launch->checkpoint_sync_dir.empty())) {
     // A link under a root may lead elsewhere since the submission: into another share's
-    // checkpoints, say. The claims are checked again where the paths lead now (in memory; only
-    // the first check after a start reads the stored claims and payloads, as a submission would).
+    // checkpoints, say. The claims are checked again where the paths lead now, as resolved and
+    // checked above, not resolved a second time: what is recorded is what the executor gets (in
+    // memory; only the first check after a start reads the stored claims and payloads).
     std::lock_guard<std::mutex> lock(mu_);
     if (const JobRecord* job = JobBySeq(seq)) {
       s = checkpoint_claims_.CheckAtLaunch(*launch, *job, jobs_, *store_, &claim_records,
-                                           *paths_as);
+                                           /*resolved=*/true);
       if (s.code() == StatusCode::kInvalidArgument) {
         s = FailedPrecondition("no longer allowed at launch: " + s.message());
       }

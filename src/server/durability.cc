@@ -56,7 +56,7 @@ void Controller::ResetState() {
   job_ids_.clear();
   jobs_.clear();
   client_tokens_.clear();
-  checkpoint_claims_ = CheckpointClaims();  // read again from the store when needed
+  ResetCheckpointClaims();  // read again from the store when needed
   users_.clear();
   key_owner_.clear();
   audit_.reset();

@@ -145,19 +145,19 @@ Result<Controller::Reply> Controller::Handle(const api::SubmitServiceJobRequest&
   // The claims first, by the paths as written and as resolved, then the roots and whether each
   // channel exists: a path inside another share's location is refused alike whether or not it
   // is there, and whatever a link there leads to (local_paths.h).
-  // Every path is resolved as the share's jobs would reach it (PathsUser), for the claims too.
-  std::optional<exec::JobUser> paths_as;
+  // Each path is resolved once, as the share's jobs would reach it (PathsUser): its roots,
+  // whether it is there and whether they may use it are checked where it leads then, and the
+  // claims are checked and recorded for that same place. What that user may not reach is refused
+  // before the claims are looked at, so a name behind a closed directory tells nothing.
+  api::LaunchInfo resolved;
   if (HasLocalPaths(r.parsed)) {
-    ALLOT_ASSIGN_OR_RETURN(paths_as,
+    ALLOT_ASSIGN_OR_RETURN(const std::optional<exec::JobUser> paths_as,
                            PathsUser(qname, r.quota_share.value_or(""), /*allocate=*/false));
+    ALLOT_ASSIGN_OR_RETURN(resolved, ResolveLocalPaths(r.parsed, options_.file_roots, data_dir_,
+                                                       paths_as, /*channels_exist=*/true));
   }
-  ALLOT_RETURN_IF_ERROR(checkpoint_claims_.Claim(
-      r.parsed.launch, job, jobs_, *store_,
-      [&] {
-        return CheckLocalPaths(r.parsed, options_.file_roots, data_dir_, /*channels_exist=*/true,
-                               paths_as);
-      },
-      paths_as));
+  ALLOT_RETURN_IF_ERROR(checkpoint_claims_.Claim(r.parsed.launch, job, jobs_, *store_, {},
+                                                 HasLocalPaths(r.parsed) ? &resolved : nullptr));
   const std::string id = job.id;
   const model::JobSpec spec = job.Spec();
   Touch(AddJob(std::move(job)));

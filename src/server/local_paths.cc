@@ -356,10 +356,9 @@ Status CheckLocalPaths(const ParsedPayload& parsed, const std::vector<std::strin
 Result<LaunchInfo> ResolveLocalPaths(const ParsedPayload& parsed,
                                      const std::vector<std::string>& file_roots,
                                      const std::string& data_dir,
-                                     const std::optional<exec::JobUser>& as) {
+                                     const std::optional<exec::JobUser>& as, bool channels_exist) {
   LaunchInfo resolved = parsed.launch;
-  ALLOT_RETURN_IF_ERROR(
-      CheckPaths(parsed, file_roots, data_dir, /*channels_exist=*/false, as, &resolved));
+  ALLOT_RETURN_IF_ERROR(CheckPaths(parsed, file_roots, data_dir, channels_exist, as, &resolved));
   return resolved;
 }
 

@@ -29,23 +29,26 @@ std::optional<std::string> CanonicalPath(const std::string& path, int* error = n
 Result<std::vector<std::string>> CanonicalFileRoots(const std::vector<std::string>& roots,
                                                     const std::string& data_dir);
 
-// CheckLocalPaths at launch, but for the channels' existence (the executor checks it, after the
-// checkpoint claims were checked again): the launch's paths as they were checked, every symbolic
-// link resolved, so that what the executor binds or copies is what was checked, whatever a link
-// on the way is changed to afterwards (the executor refuses a channel on which a link appears).
+// CheckLocalPaths, returning the launch's paths as they were checked, every symbolic link
+// resolved (once), so that what is claimed (checkpoint_claims.h) and what the executor binds or
+// copies is what was checked, whatever a link on the way is changed to afterwards (the executor
+// refuses a channel on which a link appears). At launch the channels' existence is left to the
+// executor (`channels_exist` false).
 Result<api::LaunchInfo> ResolveLocalPaths(const api::ParsedPayload& parsed,
                                           const std::vector<std::string>& file_roots,
                                           const std::string& data_dir,
-                                          const std::optional<exec::JobUser>& as);
+                                          const std::optional<exec::JobUser>& as,
+                                          bool channels_exist = false);
 
 // The submission-time checks of the local paths a payload names: each input channel source,
 // CheckpointConfig.S3Uri and OutputDataConfig.S3OutputPath must lie, once symbolic links are
 // resolved, in one of `file_roots` (Options::file_roots; none: every file:// URI is refused) and
 // outside `data_dir`; with `channels_exist`, an input channel's source must exist. A refusal
 // (kInvalidArgument) names the field and the --file-root setting. The roots are resolved again at
-// each check. Whether a channel exists is asked only after the checkpoint claims were checked
-// (server/checkpoint_claims.h): a path inside another share's location is refused alike whether
-// or not it exists, so the refusals tell nothing of what that location holds.
+// each check. A submission resolves its paths so (ResolveLocalPaths), then checks the checkpoint
+// claims (server/checkpoint_claims.h) on where they led. Another share's location is its uid's
+// and 0700 (the copies make it so): a name inside it is refused as one the share's jobs may not
+// reach, whether or not it is there.
 //
 // With `as` (the user the share's jobs run as: a root server with the sandbox), each path is
 // resolved, and a channel's existence asked, as that user (env/acting_as.h; the roots and the

@@ -451,22 +451,24 @@ class CheckpointLocationsStayTheirSharesTest(unittest.TestCase):
 
         def qb_is_refused(when):
             with self.subTest(when=when):
-                # A file that is not there is refused as one that is: the refusal tells qb
-                # nothing of what qa's location holds.
-                for path, relation in ((location, "is"), (os.path.join(self.root, "ck"),
-                                                          "contains"),
-                                       (os.path.join(location, "sub"), "is inside"),
-                                       (os.path.join(location, "absent.pt"), "is inside"),
-                                       (os.path.join(location, "no", "such"), "is inside"),
-                                       (os.path.join(location, "out"), "is inside"),
-                                       (os.path.join(location, "dangling"), "is inside"),
-                                       (os.path.join(location, "inside"), "is inside")):
+                # The location itself, and the directory around it, are refused as qa's.
+                for path, relation in ((location, "is"),
+                                       (os.path.join(self.root, "ck"), "contains")):
                     self.refused("qb", with_channel(path, "cat $SM_CHANNEL_TRAIN/secret.txt"),
                                  f"{CHANNEL_FIELD}: file://{path} {relation} {other_share}")
+                # Whatever is inside is behind qa's 0700 directory: qb's jobs may not reach it,
+                # and a file that is not there, or a link, is refused as one that is, so the
+                # refusal tells qb nothing of what qa's location holds.
+                for path in (os.path.join(location, name) for name in (
+                        "sub", "absent.pt", "no/such", "out", "dangling", "inside")):
+                    self.refused("qb", with_channel(path, "cat $SM_CHANNEL_TRAIN/secret.txt"),
+                                 f"{CHANNEL_FIELD}: file://{path} is under a file root, but the "
+                                 "jobs of this quota share", "may not reach it")
                 self.refused("qb", with_checkpoint(location),
-                             f"{CHECKPOINT_FIELD}: file://{location} is {other_share}")
+                             f"{CHECKPOINT_FIELD}: file://{location} the jobs of this quota share",
+                             "may not read and write it")
                 self.refused("qb", with_checkpoint(os.path.join(location, "sub")),
-                             f"is inside {other_share}")
+                             "may not reach it")
 
         qb_is_refused("while its job runs")
         self.stop(self.submit("qa", with_channel(location, SLEEPER)))  # its own share reads it

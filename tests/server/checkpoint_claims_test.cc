@@ -295,6 +295,68 @@ TEST_F(CheckpointClaimsTest, AtLaunchTheLocationsAreResolvedAgainAndItsOwnClaims
   EXPECT_EQ(claims_.size(), 2U) << "a check at launch records nothing";
 }
 
+// The controller resolves each path once, as the share's jobs reach it, and checks its roots and
+// permissions there: the claim is keyed where that led, and at launch checked and recorded as
+// given, never where a link leads by the time the claims look (a swap between two resolutions
+// would otherwise claim a place that was never checked).
+TEST_F(CheckpointClaimsTest, TheCallersResolutionIsTheOneClaimedAndRecorded) {
+  fs::create_directories(base_ / "b");
+  fs::create_directory_symlink(base_ / "b", base_ / "link");
+  JobRecord job;
+  job.seq = next_seq_++;
+  job.id = "job-a";
+  job.queue = "q";
+  job.share = Share("team-a");
+  job.status = model::JobStatus::kSubmitted;
+  job.attempt = 1;
+  const api::LaunchInfo written{.checkpoint_sync_dir = Dir("link")};
+  const api::LaunchInfo resolved{.checkpoint_sync_dir = Dir("ck/a")};
+  ASSERT_TRUE(claims_.Claim(written, job, jobs_, store_, {}, &resolved).ok());
+  jobs_.emplace(job.seq, std::move(job));
+  EXPECT_NE(Submit("job-b", "ck/a", "team-b").find("another quota share"), std::string::npos);
+  EXPECT_EQ(Submit("job-c", "b", "team-b"), "") << "where the link leads is not what was claimed";
+  store::Batch records;
+  ASSERT_TRUE(claims_
+                  .CheckAtLaunch(api::LaunchInfo{.checkpoint_sync_dir = Dir("link")}, Job("job-a"),
+                                 jobs_, store_, &records, /*resolved=*/true)
+                  .ok());
+  ASSERT_EQ(records.ops.size(), 1U);
+  EXPECT_EQ(records.ops[0].key, "q/team-a\n" + Dir("link")) << "not resolved again";
+}
+
+// After a start the live jobs' locations are read from their payloads and resolved as their
+// share's jobs' user (SetUserOf): a link through a directory that user may not search claims
+// what it names, not what lies past it (as root, it would keep team-a out of its own place).
+TEST_F(CheckpointClaimsTest, TheRestoredLiveJobsLocationsAreResolvedAsTheirSharesUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: the claims take the share's user";
+  fs::create_directories(base_ / "closed" / "sub");
+  fs::permissions(base_ / "closed", fs::perms::owner_all);
+  fs::permissions(base_, fs::perms::owner_all | fs::perms::others_exec);
+  fs::create_directory_symlink(base_ / "closed" / "sub", base_ / "through");
+  for (const bool as_user : {false, true}) {
+    SCOPED_TRACE(as_user);
+    jobs_.clear();
+    store_.payloads.clear();
+    claims_ = CheckpointClaims();  // a restart
+    if (as_user) {
+      claims_.SetUserOf([](const JobRecord&) -> Result<std::optional<exec::JobUser>> {
+        return std::optional<exec::JobUser>(exec::JobUser{200123, 200123});
+      });
+    }
+    Stored("bobs", model::JobStatus::kRunnable, PayloadWithCheckpoint(Dir("through")));
+    Job("bobs").share = Share("team-b");
+    const std::string refusal = Submit("alices", "closed/sub", "team-a");
+    if (as_user) {
+      EXPECT_EQ(refusal, "") << "team-a's own place is not bob's";
+      EXPECT_NE(Submit("alices-2", "through", "team-a").find("another quota share"),
+                std::string::npos)
+          << "bob's claim is on the name he gave";
+    } else {
+      EXPECT_NE(refusal.find("another quota share"), std::string::npos) << "as root";
+    }
+  }
+}
+
 TEST_F(CheckpointClaimsTest, ASequenceNumberUsedAgainIsNotTheSameJob) {
   ASSERT_EQ(Submit("job-a", "ck/a"), "");
   const model::JobId seq = Job("job-a").seq;
