@@ -31,11 +31,11 @@ const std::string kPrefix = "serviceRequestPayload.";
 namespace {
 
 // The budget of one resolution: the kernel's own limit on links (40, path_resolution(7)), and a
-// cap on the names looked at. A tenant chooses both the path and the links on its way (a job's
-// links reach its checkpoint location), so a path through long chains of long links costs a few
-// thousand system calls at most, never the minutes a resolution of each of its prefixes took.
+// cap on the names looked at (PathBudget, shared by a request's paths). A tenant chooses both
+// the path and the links on its way (a job's links reach its checkpoint location), so a path
+// through long chains of long links costs a few thousand system calls at most, never the
+// minutes a resolution of each of its prefixes took.
 constexpr int kMaxLinks = 40;
-constexpr int kMaxSteps = 4096;
 
 struct Pending {
   std::string name;
@@ -68,6 +68,7 @@ class Resolver {
   ~Resolver() {
     if (dir_ >= 0) ::close(dir_);
   }
+  explicit Resolver(PathBudget& budget) : budget_(budget) {}
   std::optional<std::string> Run(const std::string& path, int* error);
 
  private:
@@ -91,6 +92,7 @@ class Resolver {
     return Enter(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), "");
   }
 
+  PathBudget& budget_;
   int dir_ = -1;
   std::vector<std::string> at_;  // the canonical names from / to dir_
 };
@@ -101,12 +103,12 @@ std::optional<std::string> Resolver::Run(const std::string& path, int* error) {
   std::deque<Pending> todo;
   PushFront(todo, path, /*from_link=*/false);
   int links = 0;
-  int steps = 0;
   std::string tail;  // the part that is not there yet: "" or "/a/b"
   while (!todo.empty()) {
     const Pending next = std::move(todo.front());
     todo.pop_front();
-    if (++steps > kMaxSteps) return Fail(ELOOP, error);
+    if (budget_.names_left <= 0) return Fail(ELOOP, error);
+    --budget_.names_left;
     if (next.name == ".") continue;
     if (next.name == "..") {
       if (!at_.empty() && !Enter(::openat(dir_, "..", O_PATH | O_DIRECTORY | O_CLOEXEC), "..")) {
@@ -157,8 +159,9 @@ std::optional<std::string> Resolver::Run(const std::string& path, int* error) {
 
 }  // namespace
 
-std::optional<std::string> CanonicalPath(const std::string& path, int* error) {
-  return Resolver().Run(path, error);
+std::optional<std::string> CanonicalPath(const std::string& path, int* error, PathBudget* budget) {
+  PathBudget own;
+  return Resolver(budget != nullptr ? *budget : own).Run(path, error);
 }
 
 Result<std::vector<std::string>> CanonicalFileRoots(const std::vector<std::string>& roots,
@@ -226,10 +229,10 @@ std::string Printable(const std::string& path) {
 // `as`, when given: the caller acts as that user). When `resolved` is given, it gets where the
 // path leads, as checked.
 Status CheckUnderRoot(const std::string& path, const std::string& field, const LocalRoots& roots,
-                      const std::optional<exec::JobUser>& as,
+                      const std::optional<exec::JobUser>& as, PathBudget& budget,
                       std::string* resolved_path = nullptr) {
   int error = 0;
-  const std::optional<std::string> real = CanonicalPath(path, &error);
+  const std::optional<std::string> real = CanonicalPath(path, &error, &budget);
   bool allowed = real && (!roots.data_dir || !Overlaps(*real, *roots.data_dir));
   bool lexically = false;
   bool resolved = false;
@@ -240,6 +243,11 @@ Status CheckUnderRoot(const std::string& path, const std::string& field, const L
   if (allowed && resolved) {
     if (resolved_path != nullptr) *resolved_path = *real;
     return {};
+  }
+  if (lexically && error == ELOOP) {
+    return InvalidArgument(field + ": file://" + path +
+                           " takes too many symbolic links to resolve: each path may follow at "
+                           "most 40, and a request's paths may look at 4096 names in all");
   }
   if (lexically && error == EACCES && as) {
     // Said only of a path under a root: what lies past the closed directory stays unsaid.
@@ -303,6 +311,7 @@ Status CheckPaths(const ParsedPayload& parsed, const std::vector<std::string>& f
   const LaunchInfo& launch = parsed.launch;
   if (!HasLocalPaths(parsed)) return {};  // nothing local: no file system call
   const LocalRoots roots = ResolveRoots(file_roots, data_dir);  // as the server
+  PathBudget budget;  // one for all the request's paths: its cost is bounded, not each path's
   // The paths as the share's jobs reach them (env/acting_as.h): what they may not reach is
   // refused here, as the executor would refuse it at launch, and a directory closed to them
   // tells nothing of what lies below it. This thread only; restored when `acting` goes.
@@ -320,7 +329,7 @@ Status CheckPaths(const ParsedPayload& parsed, const std::vector<std::string>& f
         kPrefix + "InputDataConfig." + name + ".DataSource.S3DataSource.S3Uri";
     std::string real;
     // First: a path outside the roots is not even looked at.
-    ALLOT_RETURN_IF_ERROR(CheckUnderRoot(dir, field, roots, as, &real));
+    ALLOT_RETURN_IF_ERROR(CheckUnderRoot(dir, field, roots, as, budget, &real));
     struct stat st {};
     if (channels_exist && ::stat(real.c_str(), &st) != 0) {
       return InvalidArgument(field + ": file://" + dir + " does not exist on this machine");
@@ -330,12 +339,14 @@ Status CheckPaths(const ParsedPayload& parsed, const std::vector<std::string>& f
   if (!launch.checkpoint_sync_dir.empty()) {
     const std::string field = kPrefix + "CheckpointConfig.S3Uri";
     std::string real;
-    ALLOT_RETURN_IF_ERROR(CheckUnderRoot(launch.checkpoint_sync_dir, field, roots, as, &real));
+    ALLOT_RETURN_IF_ERROR(
+        CheckUnderRoot(launch.checkpoint_sync_dir, field, roots, as, budget, &real));
     if (as) ALLOT_RETURN_IF_ERROR(CheckWritable(launch.checkpoint_sync_dir, real, field, *as));
     if (resolved != nullptr) resolved->checkpoint_sync_dir = std::move(real);
   }
   if (!parsed.output_dir.empty()) {
-    return CheckUnderRoot(parsed.output_dir, kPrefix + "OutputDataConfig.S3OutputPath", roots, as);
+    return CheckUnderRoot(parsed.output_dir, kPrefix + "OutputDataConfig.S3OutputPath", roots, as,
+                          budget);
   }
   return {};
 }

@@ -14,14 +14,21 @@
 
 namespace allot::server {
 
+// The names a resolution may look at, link targets included; one budget may serve all the
+// paths of a request, so that its cost is bounded, not each path's.
+struct PathBudget {
+  int names_left = 4096;
+};
+
 // `path` (absolute, without '.' or '..' segments) with every symbolic link in the part of it
 // that exists resolved; the part that does not exist yet is kept as written. nullopt when that
 // cannot be decided: a dangling or looping link, a directory the server may not search; then
 // `error` (if given) gets the errno (EACCES for a directory that may not be searched; 0 for a
-// dangling link; ELOOP past the budget: 40 links, 4,096 names looked at, link targets
-// included). Each lookup is made from the descriptor of the directory before it, as the
-// calling thread's file system user (env/acting_as.h).
-std::optional<std::string> CanonicalPath(const std::string& path, int* error = nullptr);
+// dangling link; ELOOP past 40 links or past `budget`, a fresh one if none is given). Each
+// lookup is made from the descriptor of the directory before it, as the calling thread's file
+// system user (env/acting_as.h).
+std::optional<std::string> CanonicalPath(const std::string& path, int* error = nullptr,
+                                         PathBudget* budget = nullptr);
 
 // The --file-root directories, canonical (CanonicalPath). An error (kInvalidArgument, naming the
 // flag) for a root that is not an absolute path to an existing directory, that is /, or that

@@ -306,6 +306,34 @@ TEST_F(FileRootsTest, CanonicalPathStopsAtItsBudget) {
             (root() / "data" / "a" / "b").string());
 }
 
+// One budget serves all the paths of a request: three channels that each resolve within it are
+// refused together once they pass it, so a request's cost is bounded, not each path's.
+TEST_F(FileRootsTest, ARequestsPathsShareOneBudget) {
+  std::string dots;
+  for (int i = 0; i < 1500; ++i) dots += "./";
+  fs::create_directory_symlink(dots + "data", root() / "half");
+  const std::vector<std::string> roots = {root().string()};
+  auto channels = [&](int n) {
+    Json p = GoodPayload();
+    p["InputDataConfig"] = Json::array();
+    for (int i = 0; i < n; ++i) {
+      p["InputDataConfig"].push_back(
+          {{"ChannelName", "c" + std::to_string(i)},
+           {"DataSource",
+            {{"S3DataSource", {{"S3Uri", "file://" + (root() / "half").string()}}}}}});
+    }
+    return CheckLocalPaths(ParsePayload(p.dump(), "job"), roots, data_dir(),
+                           /*channels_exist=*/true, std::nullopt)
+        .message();
+  };
+  EXPECT_EQ(channels(2), "");
+  EXPECT_NE(
+      channels(3).find("c2.DataSource.S3DataSource.S3Uri: file://" + (root() / "half").string() +
+                       " takes too many symbolic links to resolve"),
+      std::string::npos)
+      << channels(3);
+}
+
 // At launch the executor gets the paths as checked: a link swapped afterwards changes nothing
 // that is bound or copied.
 TEST_F(FileRootsTest, ResolveLocalPathsHandsTheLaunchThePathsAsChecked) {
