@@ -95,10 +95,12 @@ std::vector<CheckpointClaims::Wanted> CheckpointClaims::Resolve(
   std::optional<env::ActingAs> acting;
   if (resolved == nullptr && as) acting.emplace(as->uid, as->gid);
   const bool resolve = resolved == nullptr && (!acting || acting->acting());
-  auto add = [&out, resolve](std::string field, const std::string& path, const std::string* real,
-                             bool reads) {
+  PathBudget budget;  // one for all the job's paths, as for a request
+  auto add = [&out, &budget, resolve](std::string field, const std::string& path,
+                                      const std::string* real, bool reads) {
     std::string where =
-        real != nullptr ? *real : (resolve ? CanonicalPath(path).value_or(path) : path);
+        real != nullptr ? *real
+                        : (resolve ? CanonicalPath(path, nullptr, &budget).value_or(path) : path);
     out.push_back({std::move(field), path, std::move(where), reads});
   };
   for (std::size_t i = 0; i < launch.channels.size(); ++i) {
@@ -162,14 +164,16 @@ Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
     }
     // As the job's share's user, as at its submission and launch: resolved as the server, a
     // link through a directory that user may not search would claim what lies past it.
+    // A share whose user cannot be read (a bad record) is resolved as nobody, who owns nothing:
+    // one bad record must not stop every file:// request of every share.
     std::optional<exec::JobUser> as;
     if (user_of_) {
       Result<std::optional<exec::JobUser>> user = user_of_(job);
       if (!user.ok()) {
-        return Internal("cannot read the user of job " + job.id +
-                        "'s quota share: " + user.status().message());
+        log::Warn("claims.share_user_unread",
+                  {{"job", job.id}, {"error", user.status().message()}});
       }
-      as = *user;
+      as = user.ok() ? *user : std::optional<exec::JobUser>(exec::kNobodyUser);
     }
     const std::vector<Wanted> wanted = Resolve(launch, nullptr, as);
     for (const Wanted& w : wanted) {
@@ -274,6 +278,13 @@ Status CheckpointClaims::CheckAll(const std::vector<Wanted>& wanted, const JobRe
   if (!loaded_) ALLOT_RETURN_IF_ERROR(LoadRestored(jobs, store));
   for (const Wanted& w : wanted) ALLOT_RETURN_IF_ERROR(Check(w, job, jobs));
   return {};
+}
+
+Status CheckpointClaims::CheckWritten(const api::LaunchInfo& launch, const JobRecord& job,
+                                      const Jobs& jobs, store::Store& store) {
+  const std::vector<Wanted> wanted = Resolve(launch, &launch, std::nullopt);
+  if (wanted.empty()) return {};
+  return CheckAll(wanted, job, jobs, store);
 }
 
 Status CheckpointClaims::CheckAtLaunch(const api::LaunchInfo& launch, const JobRecord& job,

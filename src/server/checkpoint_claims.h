@@ -64,7 +64,8 @@ class CheckpointClaims {
   // The first call with a location reads the stored claims and the payloads of the live jobs in
   // `jobs` from `store`; a store that fails then is a fault (kInternal), and the next call reads
   // them again. `then` (if given) runs once these checks passed, and before anything is
-  // recorded, whether or not a location is named: its refusal leaves nothing behind either.
+  // recorded, whether or not a location is named: its refusal leaves nothing behind either (the
+  // controller asks there whether each path is there and may be used: local_paths.h).
   // `resolved`: the same launch with its paths as the caller resolved them, as the share's jobs
   // reach them (local_paths.h ResolveLocalPaths), so that the location claimed is the one whose
   // roots and permissions were checked; null: they are resolved here, as the server.
@@ -72,8 +73,14 @@ class CheckpointClaims {
                store::Store& store, const std::function<Status()>& then = {},
                const api::LaunchInfo* resolved = nullptr);
 
-  // The same checks for `job` (in `jobs`) as it launches, with its locations resolved again (a
-  // link under a root may lead elsewhere since its submission); its own claims do not count and
+  // The checks of Claim by the paths as written only, none resolved (a submission's first step:
+  // local_paths.h), recording nothing.
+  Status CheckWritten(const api::LaunchInfo& launch, const JobRecord& job, const Jobs& jobs,
+                      store::Store& store);
+
+  // The same checks for `job` (in `jobs`) as it launches, with its locations resolved again
+  // (a link under a root may lead elsewhere since its submission: by the caller, see `resolved`
+  // below, or here as the server); its own claims do not count and
   // nothing is recorded in memory. When they pass, `records` (if given) gets the records that
   // keep its checkpoint location its share's once it finished, to commit before it launches
   // (and writes there); none when it names no location.

@@ -221,9 +221,9 @@ Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::
   // away, or a link under one swapped, since the job was submitted. The launch gets the paths
   // as they were checked, links resolved.
   Result<LaunchInfo> resolved = ResolveLocalPaths(parsed, options_.file_roots, data_dir_, paths_as);
-  if (!resolved.ok()) {
-    return FailedPrecondition("no longer allowed at launch: " + resolved.status().message());
-  }
+  Status use = resolved.status();
+  if (use.ok()) use = CheckLocalUse(parsed, *resolved, paths_as, /*channels_exist=*/false);
+  if (!use.ok()) return FailedPrecondition("no longer allowed at launch: " + use.message());
   return resolved;
 }
 

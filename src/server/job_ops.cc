@@ -142,22 +142,29 @@ Result<Controller::Reply> Controller::Handle(const api::SubmitServiceJobRequest&
   job.Compact();
   job.seq = next_seq_++;
   job.created_at = Now();
-  // The claims first, by the paths as written and as resolved, then the roots and whether each
-  // channel exists: a path inside another share's location is refused alike whether or not it
-  // is there, and whatever a link there leads to (local_paths.h).
-  // Each path is resolved once, as the share's jobs would reach it (PathsUser): its roots,
-  // whether it is there and whether they may use it are checked where it leads then, and the
-  // claims are checked and recorded for that same place. What that user may not reach is refused
-  // before the claims are looked at, so a name behind a closed directory tells nothing.
+  // The file:// paths, in this order (local_paths.h, checkpoint_claims.h):
+  // - the claims, by the paths as written: a name inside another share's location is refused
+  //   whatever is there, so the refusal tells nothing of what it holds, whatever its mode;
+  // - each path resolved once, as the share's jobs reach it (PathsUser), and its roots checked;
+  // - the claims on where that led, then whether each is there and may be used, asked of that
+  //   same place; the claims are recorded for it.
   api::LaunchInfo resolved;
-  if (HasLocalPaths(r.parsed)) {
-    ALLOT_ASSIGN_OR_RETURN(const std::optional<exec::JobUser> paths_as,
+  std::optional<exec::JobUser> paths_as;
+  const bool local = HasLocalPaths(r.parsed);
+  if (local) {
+    ALLOT_RETURN_IF_ERROR(checkpoint_claims_.CheckWritten(r.parsed.launch, job, jobs_, *store_));
+    ALLOT_ASSIGN_OR_RETURN(paths_as,
                            PathsUser(qname, r.quota_share.value_or(""), /*allocate=*/false));
-    ALLOT_ASSIGN_OR_RETURN(resolved, ResolveLocalPaths(r.parsed, options_.file_roots, data_dir_,
-                                                       paths_as, /*channels_exist=*/true));
+    ALLOT_ASSIGN_OR_RETURN(resolved,
+                           ResolveLocalPaths(r.parsed, options_.file_roots, data_dir_, paths_as));
   }
-  ALLOT_RETURN_IF_ERROR(checkpoint_claims_.Claim(r.parsed.launch, job, jobs_, *store_, {},
-                                                 HasLocalPaths(r.parsed) ? &resolved : nullptr));
+  ALLOT_RETURN_IF_ERROR(checkpoint_claims_.Claim(
+      r.parsed.launch, job, jobs_, *store_,
+      [&]() -> Status {
+        if (!local) return {};
+        return CheckLocalUse(r.parsed, resolved, paths_as, /*channels_exist=*/true);
+      },
+      local ? &resolved : nullptr));
   const std::string id = job.id;
   const model::JobSpec spec = job.Spec();
   Touch(AddJob(std::move(job)));

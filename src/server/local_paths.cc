@@ -107,8 +107,8 @@ std::optional<std::string> Resolver::Run(const std::string& path, int* error) {
   while (!todo.empty()) {
     const Pending next = std::move(todo.front());
     todo.pop_front();
-    if (budget_.names_left <= 0) return Fail(ELOOP, error);
-    --budget_.names_left;
+    // Only the links' names count: the written ones are bounded by the request's size.
+    if (next.from_link && budget_.names_left-- <= 0) return Fail(ELOOP, error);
     if (next.name == ".") continue;
     if (next.name == "..") {
       if (!at_.empty() && !Enter(::openat(dir_, "..", O_PATH | O_DIRECTORY | O_CLOEXEC), "..")) {
@@ -247,7 +247,8 @@ Status CheckUnderRoot(const std::string& path, const std::string& field, const L
   if (lexically && error == ELOOP) {
     return InvalidArgument(field + ": file://" + path +
                            " takes too many symbolic links to resolve: each path may follow at "
-                           "most 40, and a request's paths may look at 4096 names in all");
+                           "most 40, and the targets of a request's links may name 4096 "
+                           "directories in all");
   }
   if (lexically && error == EACCES && as) {
     // Said only of a path under a root: what lies past the closed directory stays unsaid.
@@ -264,10 +265,6 @@ Status CheckUnderRoot(const std::string& path, const std::string& field, const L
       "; the server allows file:// URIs only under the directories given with --file-root (" +
       (set.empty() ? "none are set" : "set: " + set) + ")");
 }
-
-}  // namespace
-
-namespace {
 
 // Whether the calling thread's file system user may do `mode` (R_OK, W_OK, X_OK) on `path`:
 // faccessat2 with AT_EACCESS checks as the thread's fsuid and fsgid, with its effective
@@ -303,46 +300,50 @@ Status CheckWritable(const std::string& path, const std::string& real, const std
                          ": its checkpoints are copied in and out as that user");
 }
 
-// CheckLocalPaths, and with `resolved` (a copy of parsed.launch) each local path of it replaced
-// by where it led when it was checked.
-Status CheckPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
-                  const std::string& data_dir, bool channels_exist,
-                  const std::optional<exec::JobUser>& as, LaunchInfo* resolved) {
+// Acting as `as` for the scope, when given (env/acting_as.h): this thread only. An error when
+// the identity cannot be taken.
+class ActingAsShare {
+ public:
+  explicit ActingAsShare(const std::optional<exec::JobUser>& as) {
+    if (as) acting_.emplace(as->uid, as->gid);
+  }
+  Status Taken(const std::optional<exec::JobUser>& as) const {
+    if (!acting_ || acting_->acting()) return {};
+    return Internal("cannot take the user of the quota share's jobs (uid " +
+                    std::to_string(as->uid) + ") to check its file:// paths");
+  }
+
+ private:
+  std::optional<env::ActingAs> acting_;
+};
+
+std::string ChannelField(const std::string& name) {
+  return kPrefix + "InputDataConfig." + name + ".DataSource.S3DataSource.S3Uri";
+}
+
+// ResolveLocalPaths into `resolved` (a copy of parsed.launch).
+Status ResolvePaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
+                    const std::string& data_dir, const std::optional<exec::JobUser>& as,
+                    LaunchInfo& resolved) {
   const LaunchInfo& launch = parsed.launch;
   if (!HasLocalPaths(parsed)) return {};  // nothing local: no file system call
   const LocalRoots roots = ResolveRoots(file_roots, data_dir);  // as the server
   PathBudget budget;  // one for all the request's paths: its cost is bounded, not each path's
-  // The paths as the share's jobs reach them (env/acting_as.h): what they may not reach is
-  // refused here, as the executor would refuse it at launch, and a directory closed to them
-  // tells nothing of what lies below it. This thread only; restored when `acting` goes.
-  std::optional<env::ActingAs> acting;
-  if (as) {
-    acting.emplace(as->uid, as->gid);
-    if (!acting->acting()) {
-      return Internal("cannot take the user of the quota share's jobs (uid " +
-                      std::to_string(as->uid) + ") to check its file:// paths");
-    }
-  }
+  // The paths as the share's jobs reach them: what they may not reach is refused here, as the
+  // executor would refuse it at launch, and a directory closed to them tells nothing of what
+  // lies below it.
+  const ActingAsShare acting(as);
+  ALLOT_RETURN_IF_ERROR(acting.Taken(as));
   for (std::size_t i = 0; i < launch.channels.size(); ++i) {
     const auto& [name, dir] = launch.channels[i];
-    const std::string field =
-        kPrefix + "InputDataConfig." + name + ".DataSource.S3DataSource.S3Uri";
-    std::string real;
-    // First: a path outside the roots is not even looked at.
-    ALLOT_RETURN_IF_ERROR(CheckUnderRoot(dir, field, roots, as, budget, &real));
-    struct stat st {};
-    if (channels_exist && ::stat(real.c_str(), &st) != 0) {
-      return InvalidArgument(field + ": file://" + dir + " does not exist on this machine");
-    }
-    if (resolved != nullptr) resolved->channels[i].second = std::move(real);
+    // A path outside the roots is not even looked at.
+    ALLOT_RETURN_IF_ERROR(
+        CheckUnderRoot(dir, ChannelField(name), roots, as, budget, &resolved.channels[i].second));
   }
   if (!launch.checkpoint_sync_dir.empty()) {
-    const std::string field = kPrefix + "CheckpointConfig.S3Uri";
-    std::string real;
-    ALLOT_RETURN_IF_ERROR(
-        CheckUnderRoot(launch.checkpoint_sync_dir, field, roots, as, budget, &real));
-    if (as) ALLOT_RETURN_IF_ERROR(CheckWritable(launch.checkpoint_sync_dir, real, field, *as));
-    if (resolved != nullptr) resolved->checkpoint_sync_dir = std::move(real);
+    ALLOT_RETURN_IF_ERROR(CheckUnderRoot(launch.checkpoint_sync_dir,
+                                         kPrefix + "CheckpointConfig.S3Uri", roots, as, budget,
+                                         &resolved.checkpoint_sync_dir));
   }
   if (!parsed.output_dir.empty()) {
     return CheckUnderRoot(parsed.output_dir, kPrefix + "OutputDataConfig.S3OutputPath", roots, as,
@@ -353,6 +354,27 @@ Status CheckPaths(const ParsedPayload& parsed, const std::vector<std::string>& f
 
 }  // namespace
 
+Status CheckLocalUse(const ParsedPayload& parsed, const LaunchInfo& resolved,
+                     const std::optional<exec::JobUser>& as, bool channels_exist) {
+  const LaunchInfo& launch = parsed.launch;
+  if (!channels_exist && (!as || launch.checkpoint_sync_dir.empty())) return {};
+  if (launch.channels.empty() && launch.checkpoint_sync_dir.empty()) return {};
+  const ActingAsShare acting(as);
+  ALLOT_RETURN_IF_ERROR(acting.Taken(as));
+  for (std::size_t i = 0; channels_exist && i < launch.channels.size(); ++i) {
+    struct stat st {};
+    if (::stat(resolved.channels[i].second.c_str(), &st) != 0) {
+      return InvalidArgument(ChannelField(launch.channels[i].first) + ": file://" +
+                             launch.channels[i].second + " does not exist on this machine");
+    }
+  }
+  if (as && !launch.checkpoint_sync_dir.empty()) {
+    return CheckWritable(launch.checkpoint_sync_dir, resolved.checkpoint_sync_dir,
+                         kPrefix + "CheckpointConfig.S3Uri", *as);
+  }
+  return {};
+}
+
 bool HasLocalPaths(const ParsedPayload& parsed) {
   return !parsed.launch.channels.empty() || !parsed.launch.checkpoint_sync_dir.empty() ||
          !parsed.output_dir.empty();
@@ -361,15 +383,17 @@ bool HasLocalPaths(const ParsedPayload& parsed) {
 Status CheckLocalPaths(const ParsedPayload& parsed, const std::vector<std::string>& file_roots,
                        const std::string& data_dir, bool channels_exist,
                        const std::optional<exec::JobUser>& as) {
-  return CheckPaths(parsed, file_roots, data_dir, channels_exist, as, nullptr);
+  Result<LaunchInfo> resolved = ResolveLocalPaths(parsed, file_roots, data_dir, as);
+  if (!resolved.ok()) return resolved.status();
+  return CheckLocalUse(parsed, *resolved, as, channels_exist);
 }
 
 Result<LaunchInfo> ResolveLocalPaths(const ParsedPayload& parsed,
                                      const std::vector<std::string>& file_roots,
                                      const std::string& data_dir,
-                                     const std::optional<exec::JobUser>& as, bool channels_exist) {
+                                     const std::optional<exec::JobUser>& as) {
   LaunchInfo resolved = parsed.launch;
-  ALLOT_RETURN_IF_ERROR(CheckPaths(parsed, file_roots, data_dir, channels_exist, as, &resolved));
+  ALLOT_RETURN_IF_ERROR(ResolvePaths(parsed, file_roots, data_dir, as, resolved));
   return resolved;
 }
 

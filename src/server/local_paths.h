@@ -14,8 +14,9 @@
 
 namespace allot::server {
 
-// The names a resolution may look at, link targets included; one budget may serve all the
-// paths of a request, so that its cost is bounded, not each path's.
+// The names in link targets a resolution may look at (a path's own names are bounded by the
+// request's size); one budget may serve all the paths of a request, so that its cost is
+// bounded, not each path's.
 struct PathBudget {
   int names_left = 4096;
 };
@@ -36,26 +37,34 @@ std::optional<std::string> CanonicalPath(const std::string& path, int* error = n
 Result<std::vector<std::string>> CanonicalFileRoots(const std::vector<std::string>& roots,
                                                     const std::string& data_dir);
 
-// CheckLocalPaths, returning the launch's paths as they were checked, every symbolic link
-// resolved (once), so that what is claimed (checkpoint_claims.h) and what the executor binds or
-// copies is what was checked, whatever a link on the way is changed to afterwards (the executor
-// refuses a channel on which a link appears). At launch the channels' existence is left to the
-// executor (`channels_exist` false).
+// Where the payload's file:// paths lead, each resolved once as `as` (every symbolic link
+// resolved), checked to lie under the roots and outside the data directory (the refusals of
+// CheckLocalPaths below, but for whether each is there and may be used: CheckLocalUse), so
+// that what is claimed (checkpoint_claims.h) and what the executor binds or copies is what was
+// checked, whatever a link on the way is changed to afterwards (the executor refuses a channel
+// on which a link appears).
 Result<api::LaunchInfo> ResolveLocalPaths(const api::ParsedPayload& parsed,
                                           const std::vector<std::string>& file_roots,
                                           const std::string& data_dir,
-                                          const std::optional<exec::JobUser>& as,
-                                          bool channels_exist = false);
+                                          const std::optional<exec::JobUser>& as);
+
+// The rest of the checks, on the paths as ResolveLocalPaths resolved them (`resolved`), asked as
+// `as`: with `channels_exist`, each channel must be there (at launch the executor asks); with
+// `as`, the checkpoint location must be a directory that user may read and write, or one it may
+// make in the nearest directory that is there (its copies run as that user). A submission runs
+// these after the checkpoint claims, so nothing of another share's location is told.
+Status CheckLocalUse(const api::ParsedPayload& parsed, const api::LaunchInfo& resolved,
+                     const std::optional<exec::JobUser>& as, bool channels_exist);
 
 // The submission-time checks of the local paths a payload names: each input channel source,
 // CheckpointConfig.S3Uri and OutputDataConfig.S3OutputPath must lie, once symbolic links are
 // resolved, in one of `file_roots` (Options::file_roots; none: every file:// URI is refused) and
 // outside `data_dir`; with `channels_exist`, an input channel's source must exist. A refusal
 // (kInvalidArgument) names the field and the --file-root setting. The roots are resolved again at
-// each check. A submission resolves its paths so (ResolveLocalPaths), then checks the checkpoint
-// claims (server/checkpoint_claims.h) on where they led. Another share's location is its uid's
-// and 0700 (the copies make it so): a name inside it is refused as one the share's jobs may not
-// reach, whether or not it is there.
+// each check. (ResolveLocalPaths, then CheckLocalUse: a submission checks the checkpoint claims,
+// server/checkpoint_claims.h, by the paths as written before it resolves them, and on where they
+// led before it asks whether they are there, so nothing inside another share's location is
+// told, whatever that location's mode.)
 //
 // With `as` (the user the share's jobs run as: a root server with the sandbox), each path is
 // resolved, and a channel's existence asked, as that user (env/acting_as.h; the roots and the
