@@ -153,6 +153,11 @@ class Controller {
   Result<LaunchInfo> ReadLaunchInfo(const std::string& id, const std::string& name,
                                     bool check_paths = false,
                                     const std::optional<exec::JobUser>& paths_as = std::nullopt);
+  // ReadLaunchInfo with its file:// paths checked again as the share's jobs reach them
+  // (PathsUser; `allocate` as there).
+  Result<LaunchInfo> ReadCheckedLaunchInfo(const std::string& id, const std::string& name,
+                                           const std::string& queue, const std::string& share,
+                                           bool allocate);
   // Whom a share's file:// paths are checked as (local_paths.h CheckLocalPaths): the user its
   // jobs run as, when they run as one of their own (the sandbox on a root server); nullopt when
   // they run as the server's user. `allocate` (a launch): a share without a uid gets it now, as

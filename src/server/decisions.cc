@@ -203,6 +203,14 @@ Result<std::optional<exec::JobUser>> Controller::PathsUser(const std::string& qu
   return std::optional<exec::JobUser>(stored->value_or(exec::kNobodyUser));
 }
 
+Result<LaunchInfo> Controller::ReadCheckedLaunchInfo(const std::string& id, const std::string& name,
+                                                     const std::string& queue,
+                                                     const std::string& share, bool allocate) {
+  const Result<std::optional<exec::JobUser>> paths_as = PathsUser(queue, share, allocate);
+  if (!paths_as.ok()) return paths_as.status();
+  return ReadLaunchInfo(id, name, /*check_paths=*/true, *paths_as);
+}
+
 Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::string& name,
                                               bool check_paths,
                                               const std::optional<exec::JobUser>& paths_as) {
@@ -287,10 +295,7 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
   }
   // The payload is read outside the lock: a store read must not stall every API call.
   // As the share's jobs will reach them: its uid is allocated here if this is its first launch.
-  const Result<std::optional<exec::JobUser>> paths_as = PathsUser(queue, share, /*allocate=*/true);
-  Result<LaunchInfo> launch = paths_as.ok()
-                                  ? ReadLaunchInfo(id, name, /*check_paths=*/true, *paths_as)
-                                  : Result<LaunchInfo>(paths_as.status());
+  Result<LaunchInfo> launch = ReadCheckedLaunchInfo(id, name, queue, share, /*allocate=*/true);
   Status s = launch.status();
   store::Batch claim_records;
   if (launch.ok() && (!launch->channels.empty() || !launch->checkpoint_sync_dir.empty())) {

@@ -240,11 +240,8 @@ bool Controller::AdoptAttempt(JobRecord& job) {
         StoredShareUser(*store_, std::string(job.queue), std::string(job.share));
     if (user.ok()) spec.user = *user;
   }
-  const Result<std::optional<exec::JobUser>> paths_as =
-      PathsUser(std::string(job.queue), std::string(job.share), /*allocate=*/false);
-  Result<LaunchInfo> launch = paths_as.ok() ? ReadLaunchInfo(job.id, job.name,
-                                                             /*check_paths=*/true, *paths_as)
-                                            : Result<LaunchInfo>(paths_as.status());
+  Result<LaunchInfo> launch = ReadCheckedLaunchInfo(job.id, job.name, std::string(job.queue),
+                                                    std::string(job.share), /*allocate=*/false);
   if (launch.ok()) {
     spec.checkpoint_sync_dir = launch->checkpoint_sync_dir;
   } else {
