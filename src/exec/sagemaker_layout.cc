@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "common/strings.h"
-#include "env/acting_as.h"
 #include "env/files.h"
 #include "env/tree_walk.h"
+#include "exec/as_job_user.h"
 #include "exec/job_exec.h"
 #include "exec/sandbox.h"
 #include "exec/spawn.h"
@@ -493,11 +493,7 @@ Status ChannelRefused(const LaunchSpec::Channel& channel, const Status& opened,
                       const std::optional<JobUser>& as = std::nullopt, int error = 0) {
   const std::string what = "channel '" + channel.name + "': ";
   if (as && (error == EACCES || error == EPERM)) {
-    return FailedPrecondition(what + "the job's user (uid " + std::to_string(as->uid) +
-                              ") may not reach the directory '" + channel.source_dir + "' (" +
-                              opened.message() +
-                              "): every directory above a channel must let the job's user "
-                              "through");
+    return ChannelUnreachable(what, *as, channel.source_dir, opened);
   }
   switch (opened.code()) {
     case StatusCode::kNotFound:
@@ -519,14 +515,8 @@ Status ChannelRefused(const LaunchSpec::Channel& channel, const Status& opened,
 Result<Channels> ResolveChannels(const LaunchSpec& spec, const std::optional<JobUser>& as) {
   std::set<std::string> seen;
   Channels channels;
-  std::optional<env::ActingAs> acting;
-  if (as && !spec.channels.empty()) {
-    acting.emplace(as->uid, as->gid);
-    if (!acting->acting()) {
-      return Internal("cannot take the job's user (uid " + std::to_string(as->uid) +
-                      ") to check its channels");
-    }
-  }
+  const AsJobUser acting(spec.channels.empty() ? std::nullopt : as);
+  ALLOT_RETURN_IF_ERROR(acting.Taken("check its channels"));
   for (const auto& channel : spec.channels) {
     if (!ValidChannelName(channel.name)) {
       return InvalidArgument("invalid channel name '" + channel.name + "'");

@@ -23,9 +23,9 @@
 #include <thread>
 #include <vector>
 
-#include "env/acting_as.h"
 #include "env/files.h"
 #include "env/process.h"
+#include "exec/as_job_user.h"
 #include "exec/host_files.h"
 #include "exec/pacing.h"
 #include "exec/sandbox.h"
@@ -473,23 +473,14 @@ Result<int> OpenAsChecked(const std::string& path) {
 // refusal says so; other refusals as OpenAsChecked's.
 Result<int> OpenAsUser(const std::optional<JobUser>& user, const std::string& path) {
   if (!user) return OpenAsChecked(path);
-  const std::string uid = std::to_string(user->uid);
   // The kernel checks each directory on the way as the job's (env/acting_as.h); bwrap, which
   // mounts as root, then binds what that user reached. The supervisor has no other thread.
-  const env::ActingAs as(user->uid, user->gid);
-  if (!as.acting()) {
-    return Internal("cannot take the job's user (uid " + uid + ") to open the channel directory '" +
-                    path + "'");
-  }
+  const AsJobUser as(user);
+  ALLOT_RETURN_IF_ERROR(as.Taken("open the channel directory '" + path + "'"));
   int error = 0;
   Result<int> fd = env::OpenPathBeneath("/", path, &error);
   if (fd.ok()) return fd;
-  if (error == EACCES || error == EPERM) {
-    return FailedPrecondition("the job's user (uid " + uid +
-                              ") may not reach the channel directory '" + path + "' (" +
-                              fd.status().message() +
-                              "): every directory above a channel must let the job's user through");
-  }
+  if (error == EACCES || error == EPERM) return ChannelUnreachable("", *user, path, fd.status());
   const StatusCode code = fd.status().code();
   if (code == StatusCode::kNotFound || code == StatusCode::kFailedPrecondition) {
     return NotTheCheckedOne(path, fd.status());  // as root's: a link, or nothing, is there now

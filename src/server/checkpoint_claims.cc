@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-#include "env/acting_as.h"
+#include "exec/as_job_user.h"
 #include "server/api_error.h"
 #include "server/local_paths.h"
 #include "server/log.h"
@@ -91,10 +91,12 @@ std::vector<CheckpointClaims::Wanted> CheckpointClaims::Resolve(
     const std::optional<exec::JobUser>& as) {
   std::vector<Wanted> out;
   if (launch.channels.empty() && launch.checkpoint_sync_dir.empty()) return out;
-  // As the share's jobs reach the paths; one that cannot be acted as is kept as written.
-  std::optional<env::ActingAs> acting;
-  if (resolved == nullptr && as) acting.emplace(as->uid, as->gid);
-  const bool resolve = resolved == nullptr && (!acting || acting->acting());
+  // As the share's jobs reach the paths; one that cannot be acted as is kept as written (never
+  // resolved as root), and the log says why.
+  const exec::AsJobUser acting(resolved == nullptr ? as : std::nullopt);
+  const Status taken = acting.Taken("resolve its checkpoint claims");
+  if (!taken.ok()) log::Warn("claims.user_not_taken", {{"error", taken.message()}});
+  const bool resolve = resolved == nullptr && taken.ok();
   PathBudget budget;  // one for all the job's paths, as for a request
   auto add = [&out, &budget, resolve](std::string field, const std::string& path,
                                       const std::string* real, bool reads) {

@@ -165,6 +165,8 @@ class Controller {
   // nobody, who owns no directory and is in no group.
   Result<std::optional<exec::JobUser>> PathsUser(const std::string& queue, const std::string& share,
                                                  bool allocate);
+  // PathsUser for a share whose stored user (StoredShareUser) was read already.
+  std::optional<exec::JobUser> PathsUserOf(const std::optional<exec::JobUser>& stored) const;
   // checkpoint_claims_ emptied (read again from the store when needed), the restored live jobs'
   // locations resolved as their share's user (PathsUser).
   void ResetCheckpointClaims();

@@ -200,7 +200,13 @@ Result<std::optional<exec::JobUser>> Controller::PathsUser(const std::string& qu
   }
   Result<std::optional<exec::JobUser>> stored = StoredShareUser(*store_, queue, share);
   if (!stored.ok()) return stored.status();
-  return std::optional<exec::JobUser>(stored->value_or(exec::kNobodyUser));
+  return PathsUserOf(*stored);
+}
+
+std::optional<exec::JobUser> Controller::PathsUserOf(
+    const std::optional<exec::JobUser>& stored) const {
+  if (!options_.sandbox || ::geteuid() != 0) return std::nullopt;
+  return stored.value_or(exec::kNobodyUser);
 }
 
 Result<LaunchInfo> Controller::ReadCheckedLaunchInfo(const std::string& id, const std::string& name,

@@ -10,7 +10,7 @@
 #include <deque>
 #include <filesystem>
 
-#include "env/acting_as.h"
+#include "exec/as_job_user.h"
 #include "server/api_error.h"
 #include "server/json.h"
 
@@ -300,23 +300,6 @@ Status CheckWritable(const std::string& path, const std::string& real, const std
                          ": its checkpoints are copied in and out as that user");
 }
 
-// Acting as `as` for the scope, when given (env/acting_as.h): this thread only. An error when
-// the identity cannot be taken.
-class ActingAsShare {
- public:
-  explicit ActingAsShare(const std::optional<exec::JobUser>& as) {
-    if (as) acting_.emplace(as->uid, as->gid);
-  }
-  Status Taken(const std::optional<exec::JobUser>& as) const {
-    if (!acting_ || acting_->acting()) return {};
-    return Internal("cannot take the user of the quota share's jobs (uid " +
-                    std::to_string(as->uid) + ") to check its file:// paths");
-  }
-
- private:
-  std::optional<env::ActingAs> acting_;
-};
-
 std::string ChannelField(const std::string& name) {
   return kPrefix + "InputDataConfig." + name + ".DataSource.S3DataSource.S3Uri";
 }
@@ -332,8 +315,8 @@ Status ResolvePaths(const ParsedPayload& parsed, const std::vector<std::string>&
   // The paths as the share's jobs reach them: what they may not reach is refused here, as the
   // executor would refuse it at launch, and a directory closed to them tells nothing of what
   // lies below it.
-  const ActingAsShare acting(as);
-  ALLOT_RETURN_IF_ERROR(acting.Taken(as));
+  const exec::AsJobUser acting(as);
+  ALLOT_RETURN_IF_ERROR(acting.Taken("check the quota share's file:// paths"));
   for (std::size_t i = 0; i < launch.channels.size(); ++i) {
     const auto& [name, dir] = launch.channels[i];
     // A path outside the roots is not even looked at.
@@ -359,8 +342,8 @@ Status CheckLocalUse(const ParsedPayload& parsed, const LaunchInfo& resolved,
   const LaunchInfo& launch = parsed.launch;
   if (!channels_exist && (!as || launch.checkpoint_sync_dir.empty())) return {};
   if (launch.channels.empty() && launch.checkpoint_sync_dir.empty()) return {};
-  const ActingAsShare acting(as);
-  ALLOT_RETURN_IF_ERROR(acting.Taken(as));
+  const exec::AsJobUser acting(as);
+  ALLOT_RETURN_IF_ERROR(acting.Taken("check the quota share's file:// paths"));
   for (std::size_t i = 0; channels_exist && i < launch.channels.size(); ++i) {
     struct stat st {};
     if (::stat(resolved.channels[i].second.c_str(), &st) != 0) {

@@ -233,15 +233,16 @@ bool Controller::AdoptAttempt(JobRecord& job) {
   // Checkpoints sync back to CheckpointConfig.S3Uri: the payload says where (a dispatched job
   // is rare beside the stored ones, so reading it here costs little).
   // Where the path leads is checked again, as at a launch: the copy goes where was checked.
-  // The share's user as stored at its launch: the checkpoint copy after the attempt runs as it,
-  // and the path is checked as it (PathsUser, which allocates nothing here: it has one).
-  if (options_.sandbox) {
-    Result<std::optional<exec::JobUser>> user =
-        StoredShareUser(*store_, std::string(job.queue), std::string(job.share));
-    if (user.ok()) spec.user = *user;
-  }
-  Result<LaunchInfo> launch = ReadCheckedLaunchInfo(job.id, job.name, std::string(job.queue),
-                                                    std::string(job.share), /*allocate=*/false);
+  // The share's user as stored at its launch, read once: the checkpoint copy after the attempt
+  // runs as it, and the path is checked as it. Unread, nothing is synced (and the log says why):
+  // neither the check nor the copy may fall back to another user.
+  Result<std::optional<exec::JobUser>> user =
+      options_.sandbox ? StoredShareUser(*store_, std::string(job.queue), std::string(job.share))
+                       : Result<std::optional<exec::JobUser>>(std::optional<exec::JobUser>());
+  if (user.ok()) spec.user = *user;
+  Result<LaunchInfo> launch =
+      user.ok() ? ReadLaunchInfo(job.id, job.name, /*check_paths=*/true, PathsUserOf(*user))
+                : Result<LaunchInfo>(user.status());
   if (launch.ok()) {
     spec.checkpoint_sync_dir = launch->checkpoint_sync_dir;
   } else {

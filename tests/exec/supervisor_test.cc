@@ -820,9 +820,10 @@ TEST_F(SupervisedTest, TheSandboxBindsChannelsFromDescriptors) {
   if (::geteuid() == 0) {
     const Status refused = executor->Launch(spec);
     EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition) << refused.message();
-    EXPECT_NE(refused.message().find("the job's user (uid 65534) may not reach the directory '" +
-                                     Dir("data") + "'"),
-              std::string::npos)
+    EXPECT_NE(
+        refused.message().find("the job's user (uid 65534) may not reach the channel directory '" +
+                               Dir("data") + "'"),
+        std::string::npos)
         << refused.message();
     std::filesystem::permissions(scratch_.path(), std::filesystem::perms::others_exec,
                                  std::filesystem::perm_options::add);
