@@ -967,8 +967,24 @@ CopyIdentity CopyIdentityOf(const LaunchSpec& spec, const LayoutOptions& options
 Status RestoreCheckpoints(const std::string& job_dir, const std::string& sync_dir,
                           const CopyIdentity& as) {
   if (sync_dir.empty()) return Status::Ok();
-  std::error_code ec;
-  if (!fs::is_directory(sync_dir, ec)) return Status::Ok();
+  // Asked as the job's user, who copies it in: what root alone could see is nothing to restore,
+  // and a location that user may not reach could not be synced back either.
+  struct stat st {};
+  int error = 0;
+  {
+    const AsJobUser acting(as.user);
+    ALLOT_RETURN_IF_ERROR(acting.Taken("look for its checkpoints in '" + sync_dir + "'"));
+    if (::stat(sync_dir.c_str(), &st) != 0) error = errno;
+  }
+  if (error == ENOENT) return Status::Ok();  // nothing saved yet
+  if (error != 0) {
+    return FailedPrecondition("the checkpoint location '" + sync_dir + "' cannot be read" +
+                              (as.user
+                                   ? " as the job's user (uid " + std::to_string(as.user->uid) + ")"
+                                   : std::string()) +
+                              ": " + std::strerror(error));
+  }
+  if (!S_ISDIR(st.st_mode)) return Status::Ok();
   const auto dir = JobCheckpointDir(job_dir);
   if (!dir.ok()) return dir.status();
   // The job's user writes into its own checkpoint directory.

@@ -626,6 +626,19 @@ TEST_F(SageMakerLayoutTest, CheckpointCopiesRunAsTheJobsUser) {
   EXPECT_FALSE(read_in.ok());
   EXPECT_NE(read_in.message().find("as uid 65534 failed"), std::string::npos) << read_in.message();
   EXPECT_FALSE(fs::exists(ck / "key"));
+  // Whether there is something to restore is asked as the job's user too: below a directory it
+  // may not pass, what root would find (a directory or nothing) is not looked at.
+  fs::create_directories(secret / "saved");
+  for (const fs::path& below : {secret / "saved", secret / "absent"}) {
+    const Status behind = RestoreCheckpoints(job.string(), below.string(), nobody);
+    EXPECT_EQ(behind.code(), StatusCode::kFailedPrecondition) << behind.message();
+    EXPECT_NE(behind.message().find("cannot be read as the job's user (uid 65534): Permission "
+                                    "denied"),
+              std::string::npos)
+        << behind.message();
+  }
+  // Nothing there, where the user may look: nothing to restore.
+  EXPECT_TRUE(RestoreCheckpoints(job.string(), (shared / "none").string(), nobody).ok());
   Write(shared / "root-file", "root's");
   fs::permissions(shared / "root-file", fs::perms::owner_read | fs::perms::owner_write);
   Write(ck / "root-file", "the job's");
