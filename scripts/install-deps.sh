@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build libgtest-dev libgmock-dev libbenchmark-dev
           libcpp-httplib-dev libboost1.81-dev nlohmann-json3-dev libsqlite3-dev sqlite3 libssl-dev libspdlog-dev
           libfmt-dev libcli11-dev libyaml-cpp-dev pkg-config curl bubblewrap
+          libseccomp-dev  # the jobs' system call filter (src/exec/syscall_filter.h)
           libgoogle-perftools-dev  # tcmalloc, the allocator of `allot` (src/env/malloc.h)
           lld  # links in a fifth of ld.bfd's time (cmake/linker.cmake)
           time  # /usr/bin/time: the simulator benchmarks report max RSS

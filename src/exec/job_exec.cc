@@ -18,6 +18,7 @@
 
 #include "env/files.h"
 #include "exec/sandbox.h"
+#include "exec/syscall_filter.h"
 
 extern "C" char** environ;  // NOLINT(readability-redundant-declaration)
 
@@ -111,7 +112,7 @@ Status Seal(const JobExecArgs& args) {
   if (args.user) ALLOT_RETURN_IF_ERROR(DropTo(*args.user));
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return Errno("no_new_privs");
   if (args.user || ::geteuid() != 0) ALLOT_RETURN_IF_ERROR(CheckNoCapabilities());
-  return Status::Ok();
+  return LoadJobSyscallFilter();  // last: the steps above need calls it refuses
 }
 
 }  // namespace

@@ -278,6 +278,51 @@ class HostileJobsTest(ServerTestCase):
         self.fx.wait_status(job, ("FAILED", "SUCCEEDED"))
         self.assert_unharmed()
 
+    def test_kernel_interfaces_beyond_a_jobs_needs_are_refused(self):
+        """A system call filter keeps the kernel's riskiest interfaces from the job: io_uring
+        (it bypasses syscall filters, and container runtimes refuse it), user namespaces (which
+        give capabilities inside them), the key rings (not namespaced), BPF, perf events and
+        userfaultfd. Ordinary processes and threads still work."""
+        probe = r"""
+import ctypes, errno, os, subprocess, threading
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def call(name, nr, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    e = ctypes.get_errno()
+    print(name, "ok" if r >= 0 else errno.errorcode.get(e, str(e)))
+params = ctypes.create_string_buffer(120)
+call("io_uring_setup", 425, 1, ctypes.addressof(params))
+call("clone3", 435, 0, 0)
+call("unshare_user", 272, 0x10000000)
+call("unshare_files", 272, 0x400)
+call("clone_user", 56, 0x10000000 | 17, 0, 0, 0, 0)
+call("setns", 308, 0, 0)
+call("keyctl", 250, 0, -3, 0)
+call("add_key", 248, 0, 0, 0, 0, -3)
+call("userfaultfd", 323, 1)
+call("bpf", 321, 0, 0, 0)
+call("perf_event_open", 298, 0, 0, -1, -1, 0)
+t = threading.Thread(target=lambda: print("thread ok")); t.start(); t.join()
+print("child", subprocess.run(["sh", "-c", "echo ok"], capture_output=True, text=True).stdout.strip())
+"""
+        script = "python3 -c '" + probe.replace("'", "'\\''") + "'; unshare -U true && echo UNSHARED; echo done"
+        d, out, err = self.attack(script)
+        self.assertEqual(d["status"], "SUCCEEDED", d.get("statusReason"))
+        got = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+        self.assertEqual(got.get("io_uring_setup"), "ENOSYS", out + err)
+        self.assertEqual(got.get("clone3"), "ENOSYS", out + err)  # so libc falls back to clone
+        for call in ("unshare_user", "clone_user", "setns", "keyctl", "add_key", "userfaultfd",
+                     "bpf", "perf_event_open"):
+            self.assertEqual(got.get(call), "EPERM", f"{call}: {out}{err}")
+        self.assertEqual(got.get("unshare_files"), "ok", out + err)  # no namespace: allowed
+        self.assertEqual(got.get("thread"), "ok", out + err)
+        self.assertEqual(got.get("child"), "ok", out + err)
+        self.assertNotIn("UNSHARED", out)
+        self.assertIn("done", out)
+        self.assert_unharmed()
+
     def test_job_runs_unprivileged(self):
         script = ("grep -E '^(Uid|Gid|Groups|CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs):' "
                   "/proc/self/status; echo home=$HOME")
