@@ -58,6 +58,7 @@ void Controller::Shutdown() {
   }
   loop_cv_.notify_all();
   if (loop_.joinable()) loop_.join();
+  AwaitLaunches();  // they call into the executor and the store
   if (executor_) executor_->Detach();
   if (store_) store_->Close();
   if (lock_fd_ >= 0) ::close(lock_fd_);
@@ -110,6 +111,7 @@ Status Controller::Open() {
   Result<std::unique_ptr<exec::Executor>> executor = MakeExecutor(std::move(callbacks));
   if (!executor.ok()) return executor.status();
   executor_ = std::move(executor).value();
+  if (options_.wrap_executor) executor_ = options_.wrap_executor(std::move(executor_));
 
   credentials_path_ = options_.data_dir + "/credentials";
   Result<std::string> token = LoadOrCreateMetricsToken(options_.metrics_token_file.empty()

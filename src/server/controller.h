@@ -266,6 +266,11 @@ class Controller {
   void OnPreempted(JobRecord& job, const model::PreemptedAttempt& p);
   void OnPreemption(const model::Preemption& p);
   void LaunchAttempt(model::JobId seq, int attempt);
+  // The loop's effects for an attempt's launch and stop (launches.cc): each launch runs on a
+  // thread of its own, and a stop that comes while its attempt launches waits for the launch.
+  void StartLaunch(model::JobId seq, int attempt);
+  void StopAttempt(model::JobId seq, int attempt, Duration grace, model::StopKind kind);
+  void AwaitLaunches();  // until no launch is in flight (Shutdown)
   void ExecutorStarted(model::JobId seq, int attempt, const std::vector<exec::HostProcess>& hosts);
   void ExecutorSubmitted(model::JobId seq, int attempt, const std::string& ref);
   // The executor Options::executor names (executors.cc); the Slurm one checks its cluster first.
@@ -435,6 +440,14 @@ class Controller {
   static constexpr Timestamp kNoDeadline = std::numeric_limits<Timestamp>::max();
   Timestamp armed_deadline_ = kNoDeadline;  // guarded by mu_: what the loop sleeps until
   std::thread loop_;
+  // The launches in flight, each with the stop that came for it meanwhile (launches.cc).
+  struct PendingStop {
+    Duration grace = 0;
+    model::StopKind kind{};
+  };
+  std::mutex launches_mu_;
+  std::condition_variable launches_cv_;
+  std::map<std::pair<model::JobId, int>, std::optional<PendingStop>> launching_;
 };
 
 }  // namespace allot::server

@@ -63,7 +63,7 @@ void Controller::ApplyDecisions(const model::Decisions& decisions) {
       const int attempt = stop->attempt;
       const Duration grace = options_.stop_grace;
       pending_effects_.push_back([this, seq, attempt, grace, kind = stop->kind] {
-        executor_->Stop(seq, attempt, grace, kind);
+        StopAttempt(seq, attempt, grace, kind);
       });
     } else if (const auto* pa = std::get_if<model::PreemptedAttempt>(&d)) {
       OnPreempted(*job, *pa);
@@ -138,7 +138,7 @@ void Controller::OnDispatch(JobRecord& job, const model::Dispatch& d) {
   TakeSlots(job);
   const model::JobId seq = job.seq;
   const int attempt = d.attempt;
-  pending_effects_.push_back([this, seq, attempt] { LaunchAttempt(seq, attempt); });
+  pending_effects_.push_back([this, seq, attempt] { StartLaunch(seq, attempt); });
 }
 
 void Controller::OnPreempted(JobRecord& job, const model::PreemptedAttempt& p) {

@@ -2,12 +2,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/time.h"
+#include "exec/executor.h"
 #include "exec/sandbox.h"
 #include "exec/slurm_executor.h"
 
@@ -49,6 +52,8 @@ struct Options {
   std::vector<std::string> job_readonly_paths;
   // The program each host runs as `<supervisor_exe> __supervise ...`; empty: this binary.
   std::string supervisor_exe;
+  // Tests only: wraps the executor the controller made (to hold a launch up, say).
+  std::function<std::unique_ptr<exec::Executor>(std::unique_ptr<exec::Executor>)> wrap_executor;
   // The directories under which file:// URIs of a payload (input channels,
   // CheckpointConfig.S3Uri, OutputDataConfig.S3OutputPath) may lead, canonical; none: every
   // file:// URI is refused. `allot server` refuses a root that is / or overlaps data_dir.

@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,6 +89,7 @@ class ControllerTest : public ::testing::Test {
     options.stop_grace = Seconds(2);
     options.supervisor_exe = SupervisorExe();
     options.list_scan_budget = list_scan_budget_;
+    options.wrap_executor = wrap_executor_;
     fs::create_directories(dir_);
     auto inner = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
     ASSERT_TRUE(inner.ok()) << inner.status().ToString();
@@ -160,9 +164,76 @@ class ControllerTest : public ::testing::Test {
 
   fs::path dir_;
   std::size_t list_scan_budget_ = 20'000;
+  std::function<std::unique_ptr<exec::Executor>(std::unique_ptr<exec::Executor>)> wrap_executor_;
   store::FaultyStore* store_ = nullptr;
   std::unique_ptr<Controller> controller_;
 };
+
+// The real executor, whose launches of a job whose command names HOLD wait until Release():
+// a launch that takes long, as a restore of gigabytes of checkpoints does.
+class HeldLaunches final : public exec::Executor {
+ public:
+  explicit HeldLaunches(std::unique_ptr<exec::Executor> real) : real_(std::move(real)) {}
+  Status Launch(const exec::LaunchSpec& spec) override {
+    const bool hold = !spec.argv.empty() && spec.argv.back().find("HOLD") != std::string::npos;
+    if (hold) {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++held_;
+      cv_.wait(lock, [this] { return released_; });
+    }
+    return real_->Launch(spec);
+  }
+  void Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) override {
+    real_->Stop(job, attempt, grace, kind);
+  }
+  Status Adopt(const exec::AdoptSpec& spec) override { return real_->Adopt(spec); }
+  void Detach() override {
+    Release();
+    real_->Detach();
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  int held() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_;
+  }
+
+ private:
+  std::unique_ptr<exec::Executor> real_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
+  int held_ = 0;
+};
+
+// A launch that takes long holds up no other: before, every launch, stop and timer of the
+// server waited on the controller's loop for it. A stop that comes while it launches is kept
+// and passed on once it has launched.
+TEST_F(ControllerTest, ALongLaunchHoldsUpNoOtherAndAStopMeanwhileIsKept) {
+  HeldLaunches* held = nullptr;
+  wrap_executor_ = [&held](std::unique_ptr<exec::Executor> real) {
+    auto wrapper = std::make_unique<HeldLaunches>(std::move(real));
+    held = wrapper.get();
+    return std::unique_ptr<exec::Executor>(std::move(wrapper));
+  };
+  controller_.reset();
+  Start();
+  ASSERT_NE(held, nullptr);
+  const std::string slow = Submit("slow", "echo HOLD; sleep 600");
+  ASSERT_FALSE(slow.empty());
+  ASSERT_TRUE(WaitFor([&] { return held->held() == 1; }));
+  const std::string quick = Submit("quick", "true");
+  ASSERT_FALSE(quick.empty());
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(quick) == "SUCCEEDED"; })) << StatusOf(quick);
+  EXPECT_NE(StatusOf(slow), "RUNNING");
+  // Terminated while it launches: the stop waits for the launch, then ends the job.
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", slow}, {"reason", "test"}}).ok());
+  held->Release();
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(slow) == "FAILED"; })) << StatusOf(slow);
+}
 
 TEST_F(ControllerTest, AFailedSubmissionIsAnsweredAsAFaultAndNeverListed) {
   store_->Fail(ResourceExhausted("disk full"));
