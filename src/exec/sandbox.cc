@@ -300,10 +300,15 @@ std::vector<std::string> BwrapArgs(const BwrapPlan& plan) {
   for (const auto& device : plan.devices) a.Mount("--dev-bind", device, device);
   a.Add({"--proc", "/proc"});
   a.Have("/proc");
-  a.Add({"--perms", "1777"});  // everyone's, sticky: the job's user writes there
-  if (plan.tmp_bytes > 0) a.Add({"--size", std::to_string(plan.tmp_bytes)});
-  a.Add({"--tmpfs", "/tmp"});
-  a.Have("/tmp");
+  // /tmp, and /dev/shm (POSIX shared memory and semaphores: Python's multiprocessing, PyTorch's
+  // DataLoader workers, NCCL on one host), each a private tmpfs of the same size: everyone's and
+  // sticky, so the job's user writes there.
+  for (const char* tmp : {"/tmp", "/dev/shm"}) {
+    a.Add({"--perms", "1777"});
+    if (plan.tmp_bytes > 0) a.Add({"--size", std::to_string(plan.tmp_bytes)});
+    a.Add({"--tmpfs", tmp});
+    a.Have(tmp);
+  }
   a.Mount("--bind", plan.ml_dir, "/opt/ml");
   a.Mount("--bind", plan.checkpoint_dir, plan.checkpoint_seen);
   for (const auto& [host, seen] : plan.channels) a.Mount("--ro-bind", host, seen);

@@ -13,9 +13,9 @@
 //   - The file system is a fresh tmpfs root holding: /usr and the /bin, /sbin, /lib* entries
 //     read-only (symbolic links where the machine has merged /usr), a few files of /etc
 //     (kEtcFiles) plus generated passwd, group and hosts, the admin's extra read-only paths,
-//     /dev (plus GPU device nodes), /proc of its own PID namespace, a private size-capped /tmp,
-//     /opt/ml (its host directory; channels read-only) and its checkpoint directory. Never the
-//     data directory, another job's files, /root or /home.
+//     /dev (plus GPU device nodes), /proc of its own PID namespace, a private size-capped /tmp
+//     and /dev/shm, /opt/ml (its host directory; channels read-only) and its checkpoint
+//     directory. Never the data directory, another job's files, /root or /home.
 //   - The command bwrap starts is `/run/allot/exec __jobexec` (the allot binary bound read-only),
 //     which reads the job's environment from /run/allot/environment, drops to the job's uid/gid
 //     with no supplementary groups, an empty capability bounding set and no_new_privs, and execs

@@ -89,6 +89,12 @@ TEST(BwrapArgsTest, JobTreeTmpAndTheExecStep) {
   EXPECT_NE(Find(args, {"--ro-bind", "/srv/train", "/opt/ml/input/data/train"}), std::string::npos);
   EXPECT_NE(Find(args, {"--perms", "1777", "--size", "1048576", "--tmpfs", "/tmp"}),
             std::string::npos);
+  // POSIX shared memory (multiprocessing, DataLoader workers) gets a tmpfs of the same size,
+  // after /dev, which would hide it.
+  EXPECT_GT(Find(args, {"--perms", "1777", "--size", "1048576", "--tmpfs", "/dev/shm"}),
+            Find(args, {"--dev", "/dev"}));
+  EXPECT_NE(Find(args, {"--perms", "1777", "--size", "1048576", "--tmpfs", "/dev/shm"}),
+            std::string::npos);
   EXPECT_LT(Find(args, {"--bind", "/data/j/a/algo-2/ml", "/opt/ml"}),
             Find(args, {"--ro-bind", "/srv/train"}));  // channels go over the job's tree
   const std::vector<std::string> tail = {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@ int RefusedCalls() {
   if (ErrnoOf(::syscall(SYS_bpf, 0, nullptr, 0)) != EPERM) return 8;
   if (ErrnoOf(::syscall(SYS_perf_event_open, nullptr, 0, -1, -1, 0)) != EPERM) return 9;
   if (ErrnoOf(::syscall(SYS_setns, 0, 0)) != EPERM) return 10;
+  if (ErrnoOf(::socket(AF_VSOCK, SOCK_STREAM, 0)) != EPERM) return 11;
   return 0;
 }
 
@@ -62,6 +64,9 @@ int OrdinaryCalls() {
   if (!ran) return 3;
   if (::unshare(CLONE_FILES) != 0) return 4;
   if (::getpid() <= 0) return 5;
+  const int tcp = ::socket(AF_INET, SOCK_STREAM, 0);  // other socket families stay open
+  if (tcp < 0) return 6;
+  ::close(tcp);
   return 0;
 }
 

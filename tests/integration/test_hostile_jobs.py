@@ -186,6 +186,27 @@ class HostileJobsTest(ServerTestCase):
         self.assertLess(forked, 64, out)
         self.assert_unharmed()
 
+    def test_shared_memory_works_and_is_capped(self):
+        """POSIX shared memory and semaphores work (Python's multiprocessing; PyTorch's
+        DataLoader workers) in a /dev/shm of the job's own, capped as /tmp is."""
+        probe = ("import multiprocessing as mp\n"
+                 "q = mp.Queue(); l = mp.Lock()\n"
+                 "p = mp.Process(target=q.put, args=(42,)); p.start(); p.join()\n"
+                 "print('queue', q.get(timeout=10))\n"
+                 "from multiprocessing import shared_memory\n"
+                 "m = shared_memory.SharedMemory(create=True, size=1 << 20); m.close(); m.unlink()\n"
+                 "print('shm ok')\n")
+        script = (f"python3 -c \"{probe}\"; "
+                  "dd if=/dev/zero of=/dev/shm/fill bs=1M count=64 2>/dev/null; "
+                  "echo shm_kb=$(du -k /dev/shm/fill | cut -f1); stat -c %a /dev/shm")
+        d, out, err = self.attack(script)
+        self.assertEqual(d["status"], "SUCCEEDED", d.get("statusReason"))
+        self.assertIn("queue 42", out, err)
+        self.assertIn("shm ok", out, err)
+        self.assertLessEqual(int(re.search(r"shm_kb=(\d+)", out).group(1)), 16 * 1024, out)
+        self.assertIn("1777", out)
+        self.assert_unharmed()
+
     def test_tmp_is_capped(self):  # and writable by the job
         script = ("dd if=/dev/zero of=/tmp/big bs=1M count=64; echo rc=$?; "
                   "echo size=$(stat -c %s /tmp/big)")
