@@ -3,7 +3,8 @@
 // The controller owns the engine, the store and the executor. API calls and executor reports
 // become engine events under one lock; the decisions update the job records, which are written
 // to the store in the same batch; executor actions (start, stop) run only after that batch is
-// durable, on the controller's loop thread, which also fires the engine's timers.
+// durable, on the controller's loop thread, which also fires the engine's timers (a launch, which
+// may take long, is handed from there to a launch worker: launches.cc).
 
 #include <atomic>
 #include <condition_variable>
@@ -147,7 +148,8 @@ class Controller {
   void RecoverJob(JobRecord record);
   bool AdoptAttempt(JobRecord& job);
   void UntouchIfUnchanged(JobRecord& job, const RestoreSnapshot& original);  // requires mu_
-  // The launch details of a job, read from its stored payload (the loop thread, without mu_).
+  // The launch details of a job, read from its stored payload (a launch worker or the recovery,
+  // without mu_).
   // With `check_paths`, its file:// URIs must still lead under the file roots (LaunchAttempt).
   // The paths are then resolved as `paths_as` (local_paths.h; PathsUser).
   Result<LaunchInfo> ReadLaunchInfo(const std::string& id, const std::string& name,
@@ -270,7 +272,10 @@ class Controller {
   // thread of its own, and a stop that comes while its attempt launches waits for the launch.
   void StartLaunch(model::JobId seq, int attempt);
   void StopAttempt(model::JobId seq, int attempt, Duration grace, model::StopKind kind);
-  void AwaitLaunches();  // until no launch is in flight (Shutdown)
+  void LaunchWorker();                              // runs queued launches until none is left
+  bool StopPending(model::JobId seq, int attempt);  // a stop came while it waited to launch
+  bool ShuttingDown();                              // Shutdown began
+  void AwaitLaunches();  // until no launch waits or runs (Shutdown, RebuildIfBroken)
   void ExecutorStarted(model::JobId seq, int attempt, const std::vector<exec::HostProcess>& hosts);
   void ExecutorSubmitted(model::JobId seq, int attempt, const std::string& ref);
   // The executor Options::executor names (executors.cc); the Slurm one checks its cluster first.
@@ -447,7 +452,10 @@ class Controller {
   };
   std::mutex launches_mu_;
   std::condition_variable launches_cv_;
-  std::map<std::pair<model::JobId, int>, std::optional<PendingStop>> launching_;
+  using LaunchKey = std::pair<model::JobId, int>;              // (job, attempt)
+  std::map<LaunchKey, std::optional<PendingStop>> launching_;  // queued or running
+  std::deque<LaunchKey> launch_queue_;                         // not yet taken by a worker
+  int launch_workers_ = 0;
 };
 
 }  // namespace allot::server

@@ -103,6 +103,10 @@ bool Controller::TryRebuild() {
 
 void Controller::RebuildIfBroken() {
   if (!broken_ || Now() < next_rebuild_) return;
+  // A launch in flight would start its processes after the rollback found none and requeued
+  // the job: an attempt nobody tracks, beside its retry. New launches start only from this
+  // thread, so none begins meanwhile (and a launch takes mu_: not waited for under it).
+  AwaitLaunches();
   std::lock_guard<std::mutex> lock(mu_);
   if (!broken_) return;
   if (TryRebuild()) {

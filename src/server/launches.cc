@@ -3,30 +3,63 @@
 // A launch can take long: it restores the job's checkpoints (a copy of gigabytes from its
 // CheckpointConfig.S3Uri), gives its tree to the share's user, and reads its payload. On the
 // loop, which runs every effect in commit order and ticks the engine's timers, one such launch
-// held up every other launch, every stop (a preemption's reclaim too) and every timeout. So each
-// launch runs on a thread of its own. The one ordering that matters, a stop after the launch of
-// the same attempt, is kept here: a stop that comes while its attempt launches is passed on once
-// the launch returned (the executor knows the attempt only then).
+// held up every other launch, every stop (a preemption's reclaim too) and every timeout. So
+// launches run on workers of their own, at most kMaxLaunchWorkers at once. The one ordering that
+// matters, a stop after the launch of the same attempt, is kept here: a stop that comes while
+// its attempt waits or launches is passed on once the launch returned (the executor knows the
+// attempt only then), and an attempt stopped before its launch began is not launched at all.
+// The controller's rollback after a store failure waits for the launches in flight
+// (RebuildIfBroken), as it waited for them when they ran on its own thread.
 
-#include <system_error>
+#include <exception>
 #include <thread>
 
 #include "server/controller.h"
 #include "server/log.h"
 
 namespace allot::server {
+namespace {
+
+// A few long restores hold up no other launch, and a burst of dispatches does not start a
+// thread each.
+constexpr int kMaxLaunchWorkers = 32;
+
+}  // namespace
 
 void Controller::StartLaunch(model::JobId seq, int attempt) {
-  const std::pair<model::JobId, int> key{seq, attempt};
+  const LaunchKey key{seq, attempt};
   {
     std::lock_guard<std::mutex> lock(launches_mu_);
-    launching_[key] = std::nullopt;
+    if (!launching_.emplace(key, std::nullopt).second) return;  // one launch per attempt
+    launch_queue_.push_back(key);
+    if (launch_workers_ >= kMaxLaunchWorkers) return;  // a worker takes it when done
+    ++launch_workers_;
   }
-  auto launch = [this, key] {
+  try {
+    std::thread([this] { LaunchWorker(); }).detach();  // AwaitLaunches waits for it
+  } catch (const std::exception& e) {
+    // No thread to be had: the queue is run here, as before, rather than not at all.
+    log::Warn("launch.no_thread", {{"job", static_cast<std::int64_t>(seq)}, {"error", e.what()}});
+    LaunchWorker();
+  }
+}
+
+void Controller::LaunchWorker() {
+  for (;;) {
+    LaunchKey key;
+    {
+      std::lock_guard<std::mutex> lock(launches_mu_);
+      if (launch_queue_.empty()) {
+        --launch_workers_;
+        launches_cv_.notify_all();  // under the lock: AwaitLaunches may destroy what it guards
+        return;
+      }
+      key = launch_queue_.front();
+      launch_queue_.pop_front();
+    }
     LaunchAttempt(key.first, key.second);
     // The stops that came meanwhile, passed on before the attempt leaves launching_: a stop
-    // coming after that goes to the executor itself, and Shutdown detaches the executor only
-    // once launching_ is empty.
+    // coming after that goes to the executor itself.
     for (;;) {
       std::optional<PendingStop> stop;
       {
@@ -35,19 +68,12 @@ void Controller::StartLaunch(model::JobId seq, int attempt) {
         if (it != launching_.end()) std::swap(stop, it->second);
         if (!stop) {
           if (it != launching_.end()) launching_.erase(it);
-          launches_cv_.notify_all();  // under the lock: AwaitLaunches may destroy what it guards
-          return;
+          launches_cv_.notify_all();
+          break;
         }
       }
       executor_->Stop(key.first, key.second, stop->grace, stop->kind);
     }
-  };
-  try {
-    std::thread(launch).detach();  // AwaitLaunches waits for it
-  } catch (const std::system_error& e) {
-    // No thread to be had: launched here, as before, rather than not at all.
-    log::Warn("launch.no_thread", {{"job", static_cast<std::int64_t>(seq)}, {"error", e.what()}});
-    launch();
   }
 }
 
@@ -63,9 +89,20 @@ void Controller::StopAttempt(model::JobId seq, int attempt, Duration grace, mode
   executor_->Stop(seq, attempt, grace, kind);
 }
 
+bool Controller::StopPending(model::JobId seq, int attempt) {
+  std::lock_guard<std::mutex> lock(launches_mu_);
+  const auto it = launching_.find({seq, attempt});
+  return it != launching_.end() && it->second.has_value();
+}
+
+bool Controller::ShuttingDown() {
+  std::lock_guard<std::mutex> lock(loop_mu_);
+  return stopping_;
+}
+
 void Controller::AwaitLaunches() {
   std::unique_lock<std::mutex> lock(launches_mu_);
-  launches_cv_.wait(lock, [this] { return launching_.empty(); });
+  launches_cv_.wait(lock, [this] { return launching_.empty() && launch_workers_ == 0; });
 }
 
 }  // namespace allot::server

@@ -179,18 +179,23 @@ class HeldLaunches final : public exec::Executor {
     if (hold) {
       std::unique_lock<std::mutex> lock(mu_);
       ++held_;
+      ++waiting_;
       cv_.wait(lock, [this] { return released_; });
+      --waiting_;
     }
     return real_->Launch(spec);
   }
   void Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (waiting_ > 0) ++stops_while_held_;  // the real executor would not know the attempt
+    }
     real_->Stop(job, attempt, grace, kind);
   }
   Status Adopt(const exec::AdoptSpec& spec) override { return real_->Adopt(spec); }
-  void Detach() override {
-    Release();
-    real_->Detach();
-  }
+  void Detach() override { real_->Detach(); }
+  void ConfigurationChanged() override { real_->ConfigurationChanged(); }
+  bool SandboxActive() const override { return real_->SandboxActive(); }
   void Release() {
     std::lock_guard<std::mutex> lock(mu_);
     released_ = true;
@@ -200,6 +205,10 @@ class HeldLaunches final : public exec::Executor {
     std::lock_guard<std::mutex> lock(mu_);
     return held_;
   }
+  int stops_while_held() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stops_while_held_;
+  }
 
  private:
   std::unique_ptr<exec::Executor> real_;
@@ -207,31 +216,75 @@ class HeldLaunches final : public exec::Executor {
   std::condition_variable cv_;
   bool released_ = false;
   int held_ = 0;
+  int waiting_ = 0;
+  int stops_while_held_ = 0;
+};
+
+class HeldLaunchTest : public ControllerTest {
+ protected:
+  void SetUp() override {
+    ControllerTest::SetUp();
+    wrap_executor_ = [this](std::unique_ptr<exec::Executor> real) {
+      auto wrapper = std::make_unique<HeldLaunches>(std::move(real));
+      held_ = wrapper.get();
+      return std::unique_ptr<exec::Executor>(std::move(wrapper));
+    };
+    controller_.reset();
+    Start();
+    ASSERT_NE(held_, nullptr);
+  }
+  // Whatever failed, no launch stays held: the controller's shutdown waits for launches.
+  void TearDown() override {
+    if (held_ != nullptr) held_->Release();
+    ControllerTest::TearDown();
+  }
+  HeldLaunches* held_ = nullptr;
 };
 
 // A launch that takes long holds up no other: before, every launch, stop and timer of the
 // server waited on the controller's loop for it. A stop that comes while it launches is kept
-// and passed on once it has launched.
-TEST_F(ControllerTest, ALongLaunchHoldsUpNoOtherAndAStopMeanwhileIsKept) {
-  HeldLaunches* held = nullptr;
-  wrap_executor_ = [&held](std::unique_ptr<exec::Executor> real) {
-    auto wrapper = std::make_unique<HeldLaunches>(std::move(real));
-    held = wrapper.get();
-    return std::unique_ptr<exec::Executor>(std::move(wrapper));
-  };
-  controller_.reset();
-  Start();
-  ASSERT_NE(held, nullptr);
+// and passed on once it has launched (the executor knows the attempt only then).
+TEST_F(HeldLaunchTest, ALongLaunchHoldsUpNoOtherAndAStopMeanwhileIsKept) {
   const std::string slow = Submit("slow", "echo HOLD; sleep 600");
   ASSERT_FALSE(slow.empty());
-  ASSERT_TRUE(WaitFor([&] { return held->held() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return held_->held() == 1; }));
   const std::string quick = Submit("quick", "true");
   ASSERT_FALSE(quick.empty());
   EXPECT_TRUE(WaitFor([&] { return StatusOf(quick) == "SUCCEEDED"; })) << StatusOf(quick);
-  EXPECT_NE(StatusOf(slow), "RUNNING");
-  // Terminated while it launches: the stop waits for the launch, then ends the job.
   ASSERT_TRUE(Call("terminateservicejob", {{"jobId", slow}, {"reason", "test"}}).ok());
-  held->Release();
+  // Effects run in commit order: once a job submitted after the termination has run, the stop's
+  // effect has run too, while the launch is still held.
+  const std::string marker = Submit("marker", "true");
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(marker) == "SUCCEEDED"; })) << StatusOf(marker);
+  EXPECT_EQ(held_->stops_while_held(), 0);  // kept, not sent to an executor that knows nothing
+  held_->Release();
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(slow) == "FAILED"; })) << StatusOf(slow);
+}
+
+// A store failure while a launch is held: the rollback waits for the launch, then finds its
+// processes. Without the wait it found none, requeued the job, and launched it a second time
+// beside the first, which nothing tracked any more.
+TEST_F(HeldLaunchTest, ARollbackWaitsForTheLaunchInFlight) {
+  const std::string slow = Submit("slow", "echo HOLD; sleep 600");
+  ASSERT_FALSE(slow.empty());
+  ASSERT_TRUE(WaitFor([&] { return held_->held() == 1; }));
+  store_->Fail(Internal("io error"));
+  EXPECT_FALSE(Call("submitservicejob", {{"jobName", "lost"},
+                                         {"jobQueue", "q"},
+                                         {"serviceJobType", "SAGEMAKER_TRAINING"},
+                                         {"serviceRequestPayload", Payload("true")}})
+                   .ok());
+  store_->Heal();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the rollback's first try
+  held_->Release();
+  ASSERT_TRUE(WaitFor([this] { return !controller_->rolling_back(); }));
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(slow) == "RUNNING"; })) << StatusOf(slow);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  EXPECT_EQ(held_->held(), 1);  // launched once: no second attempt
+  Result<Json> d = Call("describeservicejob", {{"jobId", slow}});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d.value()["attempts"].size(), 1U) << d.value().dump();
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", slow}, {"reason", "done"}}).ok());
   EXPECT_TRUE(WaitFor([&] { return StatusOf(slow) == "FAILED"; })) << StatusOf(slow);
 }
 
