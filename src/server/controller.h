@@ -272,9 +272,10 @@ class Controller {
   // thread of its own, and a stop that comes while its attempt launches waits for the launch.
   void StartLaunch(model::JobId seq, int attempt);
   void StopAttempt(model::JobId seq, int attempt, Duration grace, model::StopKind kind);
-  void LaunchWorker();                              // runs queued launches until none is left
-  bool StopPending(model::JobId seq, int attempt);  // a stop came while it waited to launch
-  bool ShuttingDown();                              // Shutdown began
+  void LaunchWorker();                                    // runs queued launches until none is left
+  bool StopPending(model::JobId seq, int attempt);        // a stop came while it waited to launch
+  bool LaunchStillWanted(model::JobId seq, int attempt);  // else its end is reported
+  bool ShuttingDown();                                    // Shutdown began
   void AwaitLaunches();  // until no launch waits or runs (Shutdown, RebuildIfBroken)
   void ExecutorStarted(model::JobId seq, int attempt, const std::vector<exec::HostProcess>& hosts);
   void ExecutorSubmitted(model::JobId seq, int attempt, const std::string& ref);

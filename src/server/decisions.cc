@@ -273,6 +273,23 @@ Status SealSpec(store::Store& store, const Options& options, exec::LaunchSpec& s
 
 }  // namespace
 
+// Asked before the part of a launch that may take long (the checkpoints' restore): an attempt
+// stopped while it waited is not started at all (its end is reported), and one a shutting-down
+// server did not start is requeued by the next start's recovery.
+bool Controller::LaunchStillWanted(model::JobId seq, int attempt) {
+  if (ShuttingDown()) return false;
+  if (!StopPending(seq, attempt)) return true;
+  log::Info("executor.launch_skipped", {{"job", static_cast<std::int64_t>(seq)},
+                                        {"attempt", std::int64_t{attempt}},
+                                        {"reason", "stopped before it started"}});
+  std::lock_guard<std::mutex> lock(mu_);
+  RecordReport([this, seq, attempt] {
+    ApplyBackground(model::AttemptEnded{seq, attempt, model::AttemptOutcome::kFailed,
+                                        "Stopped before the attempt started"});
+  });
+  return false;
+}
+
 void Controller::LaunchAttempt(model::JobId seq, int attempt) {
   exec::LaunchSpec spec;
   std::string id;
@@ -333,21 +350,7 @@ void Controller::LaunchAttempt(model::JobId seq, int attempt) {
     spec.checkpoint_sync_dir = info.checkpoint_sync_dir;
     s = SealSpec(*store_, options_, spec, queue, share);
   }
-  // Before the part that may take long (the checkpoints' restore): an attempt stopped while it
-  // waited is not started at all, and one a shutting-down server did not start is requeued by
-  // the next start's recovery.
-  if (s.ok() && ShuttingDown()) return;
-  if (s.ok() && StopPending(seq, attempt)) {
-    log::Info("executor.launch_skipped", {{"job", static_cast<std::int64_t>(seq)},
-                                          {"attempt", std::int64_t{attempt}},
-                                          {"reason", "stopped before it started"}});
-    std::lock_guard<std::mutex> lock(mu_);
-    RecordReport([this, seq, attempt] {
-      ApplyBackground(model::AttemptEnded{seq, attempt, model::AttemptOutcome::kFailed,
-                                          "Stopped before the attempt started"});
-    });
-    return;
-  }
+  if (s.ok() && !LaunchStillWanted(seq, attempt)) return;
   if (s.ok()) s = executor_->Launch(spec);
   if (s.ok()) return;
   log::Warn("executor.launch_failed", {{"job", static_cast<std::int64_t>(seq)},
