@@ -163,6 +163,7 @@ class LocalExecutorImpl final : public Executor {
   std::mutex detach_mu_;  // serializes Detach()
   std::thread watcher_;
   std::thread notifier_;
+  EndSyncs syncs_;  // last: destroyed first, it waits for the syncs that post into pending_
 };
 
 Status LocalExecutorImpl::Reserve(const AttemptKey& key, const std::string& name) {
@@ -328,12 +329,27 @@ void LocalExecutorImpl::Post(std::function<void()> callback) {
 }
 
 void LocalExecutorImpl::PostEnded(const Attempt& attempt) {
-  Post([this, end = AttemptEnd{MakeExit(attempt), attempt.job_dir, attempt.sync_dir,
-                               attempt.copy_as, attempt.checkpoint}] {
-    DeliverAttemptEnd(end, callbacks_, [](const std::string& why) {
+  AttemptEnd end{MakeExit(attempt), attempt.job_dir, attempt.sync_dir, attempt.copy_as,
+                 attempt.checkpoint};
+  const auto deliver = [this](const AttemptEnd& e, const std::string& sync_error) {
+    const auto say = [](const std::string& why) {
       std::fprintf(stderr, "allot: %s\n", why.c_str());
-    });
-  });
+    };
+    if (!sync_error.empty()) {
+      say("job " + std::to_string(e.exit.job) + " attempt " + std::to_string(e.exit.attempt) +
+          ": checkpoint sync failed: " + sync_error);
+    }
+    DeliverAttemptEnd(e, callbacks_, say);
+  };
+  // A sync of gigabytes runs on a thread of its own (EndSyncs), not on the callback thread.
+  if (!end.job_dir.empty() && !end.sync_dir.empty() &&
+      syncs_.Start(end, deliver, [this](std::function<void()> delivery) {
+        std::lock_guard<std::mutex> lock(mu_);
+        Post(std::move(delivery));
+      })) {
+    return;
+  }
+  Post([deliver, end = std::move(end)] { deliver(end, ""); });
 }
 
 void LocalExecutorImpl::WatchOnce() {

@@ -139,6 +139,7 @@ class SlurmExecutorImpl final : public Executor {
   std::vector<std::thread> workers_;
   std::thread poller_;
   std::thread notifier_;
+  EndSyncs syncs_;  // last: destroyed first, it waits for the syncs that post into pending_
 };
 
 void SlurmExecutorImpl::Warn(const std::string& event, const std::string& message) const {
@@ -431,12 +432,25 @@ void SlurmExecutorImpl::CallbackLoop() {
 }
 
 void SlurmExecutorImpl::PostEnded(const SlurmAttempt& attempt) {
-  Post([this, end = AttemptEnd{MakeSlurmExit(attempt), attempt.job_dir, attempt.sync_dir,
-                               attempt.copy_as, attempt.checkpoint}] {
-    DeliverAttemptEnd(end, callbacks_, [this](const std::string& why) {
-      Warn("slurm.checkpoint_sync_failed", why);
-    });
-  });
+  AttemptEnd end{MakeSlurmExit(attempt), attempt.job_dir, attempt.sync_dir, attempt.copy_as,
+                 attempt.checkpoint};
+  const auto deliver = [this](const AttemptEnd& e, const std::string& sync_error) {
+    const auto say = [this](const std::string& why) { Warn("slurm.checkpoint_sync_failed", why); };
+    if (!sync_error.empty()) {
+      say("job " + std::to_string(e.exit.job) + " attempt " + std::to_string(e.exit.attempt) +
+          ": checkpoint sync failed: " + sync_error);
+    }
+    DeliverAttemptEnd(e, callbacks_, say);
+  };
+  // A sync of gigabytes runs on a thread of its own (EndSyncs), not on the callback thread.
+  if (!end.job_dir.empty() && !end.sync_dir.empty() &&
+      syncs_.Start(end, deliver, [this](std::function<void()> delivery) {
+        std::lock_guard<std::mutex> lock(mu_);
+        Post(std::move(delivery));
+      })) {
+    return;
+  }
+  Post([deliver, end = std::move(end)] { deliver(end, ""); });
 }
 
 // Fast while an attempt is about to change: waiting to start, stopping, or ending.
