@@ -28,36 +28,63 @@ void DeliverAttemptEnd(const AttemptEnd& end, const Callbacks& callbacks,
   if (callbacks.ended) callbacks.ended(exit);
 }
 
-EndSyncs::~EndSyncs() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return running_ == 0; });
-}
-
 bool EndSyncs::Start(AttemptEnd end,
                      std::function<void(const AttemptEnd&, const std::string&)> deliver,
                      std::function<void(std::function<void()>)> post) {
+  const std::pair<model::JobId, int> key{end.exit.job, end.exit.attempt};
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++running_;
+    queue_.push_back({std::move(end), std::move(deliver), std::move(post)});
+    syncing_.insert(key);
+    if (workers_ >= kMaxWorkers) return true;  // a worker takes it when done
+    ++workers_;
   }
-  auto sync = [this, end = std::move(end), deliver = std::move(deliver),
-               post = std::move(post)]() mutable {
-    const Status synced = SyncCheckpoints(end.job_dir, end.sync_dir, end.copy_as);
-    end.sync_dir.clear();
-    post([deliver = std::move(deliver), end = std::move(end),
-          error = synced.ok() ? std::string() : synced.message()] { deliver(end, error); });
-    std::lock_guard<std::mutex> lock(mu_);
-    --running_;
-    cv_.notify_all();  // under the lock: the destructor may run as soon as it is released
-  };
   try {
-    std::thread(std::move(sync)).detach();  // the destructor waits for it
+    std::thread([this] { Work(); }).detach();  // Drain() waits for it
     return true;
   } catch (const std::exception&) {
     std::lock_guard<std::mutex> lock(mu_);
-    --running_;
+    --workers_;
+    if (workers_ > 0) return true;  // the others take it
+    queue_.pop_back();              // none: the caller syncs it on its callback thread
+    syncing_.erase(key);
     return false;
   }
+}
+
+void EndSyncs::Work() {
+  for (;;) {
+    Task task;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (queue_.empty()) {
+        --workers_;
+        cv_.notify_all();  // under the lock: Drain's caller may destroy this once it is released
+        return;
+      }
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    const Status synced = SyncCheckpoints(task.end.job_dir, task.end.sync_dir, task.end.copy_as);
+    task.end.sync_dir.clear();
+    const std::pair<model::JobId, int> key{task.end.exit.job, task.end.exit.attempt};
+    task.post([deliver = std::move(task.deliver), end = std::move(task.end),
+               error = synced.ok() ? std::string() : synced.message()] { deliver(end, error); });
+    std::lock_guard<std::mutex> lock(mu_);
+    syncing_.erase(key);
+  }
+}
+
+bool EndSyncs::Syncing(model::JobId job, int attempt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return syncing_.count({job, attempt}) != 0;
+}
+
+void EndSyncs::Drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (const Task& task : queue_) syncing_.erase({task.end.exit.job, task.end.exit.attempt});
+  queue_.clear();
+  cv_.wait(lock, [this] { return workers_ == 0; });
 }
 
 }  // namespace allot::exec

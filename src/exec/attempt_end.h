@@ -1,13 +1,17 @@
 #pragma once
 
-// What every executor does when an attempt's last host is gone, from its callback thread: copy
-// the job's checkpoint directory to CheckpointConfig.S3Uri, report a last `checkpoint` if the
-// newest file time moved, then `ended`. Shared by the local and the Slurm executor.
+// What every executor does when an attempt's last host is gone: copy the job's checkpoint
+// directory to CheckpointConfig.S3Uri (on a sync worker, EndSyncs), then, from its callback
+// thread, report a last `checkpoint` if the newest file time moved, then `ended`. Shared by the
+// local and the Slurm executor.
 
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "common/time.h"
 #include "exec/executor.h"
@@ -31,27 +35,46 @@ struct AttemptEnd {
 void DeliverAttemptEnd(const AttemptEnd& end, const Callbacks& callbacks,
                        const std::function<void(const std::string&)>& sync_failed);
 
-// The checkpoint syncs of ended attempts, each on a thread of its own: on the executor's callback
-// thread a copy of gigabytes held up every other attempt's reports (its start, its end: the
-// capacity a reclaim waits for) until it was done.
+// The checkpoint syncs of ended attempts, beside the executor's callback thread: there a copy of
+// gigabytes held up every other attempt's reports (its start, its end: the capacity a reclaim
+// waits for) until it was done. At most kMaxWorkers copy at once; more wait their turn.
 class EndSyncs {
  public:
+  static constexpr int kMaxWorkers = 8;
+
   EndSyncs() = default;
-  ~EndSyncs();  // waits for the syncs in flight: `post` must outlive them
+  ~EndSyncs() { Drain(); }  // `post` must outlive the syncs
   EndSyncs(const EndSyncs&) = delete;
   EndSyncs& operator=(const EndSyncs&) = delete;
 
-  // Syncs `end` (its sync_dir set) on a thread of its own, then hands `post` the delivery:
-  // `deliver` with the end, its sync_dir cleared (nothing to copy again), and why the sync
-  // failed, or "". `post` takes the executor's lock itself. False where no thread could be had:
-  // the caller then delivers as before, syncing on its callback thread.
+  // Syncs `end` (its sync_dir set) on a worker, then hands `post` the delivery: `deliver` with
+  // the end, its sync_dir cleared (nothing to copy again), and why the sync failed, or "".
+  // `post` takes the executor's lock itself. False where no worker could be had: the caller
+  // then delivers as before, syncing on its callback thread.
   bool Start(AttemptEnd end, std::function<void(const AttemptEnd&, const std::string&)> deliver,
              std::function<void(std::function<void()>)> post);
+  // Whether the attempt's sync is queued or running, until its delivery is posted: an adoption
+  // of the attempt meanwhile (a rollback's) must not start a second copy into the same place.
+  bool Syncing(model::JobId job, int attempt);
+  // Drops the syncs not begun (a restart's recovery syncs those attempts again, as it did the
+  // ends an executor had queued when it was detached) and waits for those running: an
+  // executor's Detach, once nothing starts new ones, so that no copy outlives the server's hold
+  // on its data directory.
+  void Drain();
 
  private:
+  struct Task {
+    AttemptEnd end;
+    std::function<void(const AttemptEnd&, const std::string&)> deliver;
+    std::function<void(std::function<void()>)> post;
+  };
+  void Work();
+
   std::mutex mu_;
   std::condition_variable cv_;
-  int running_ = 0;
+  std::deque<Task> queue_;
+  std::set<std::pair<model::JobId, int>> syncing_;
+  int workers_ = 0;
 };
 
 }  // namespace allot::exec

@@ -169,7 +169,9 @@ class LocalExecutorImpl final : public Executor {
 Status LocalExecutorImpl::Reserve(const AttemptKey& key, const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   if (detached_) return FailedPrecondition("the executor is detached");
-  if (attempts_.count(key) != 0 || !reserved_.insert(key).second) {
+  // An attempt whose end is syncing is still the executor's: a second copy would race the first.
+  if (attempts_.count(key) != 0 || syncs_.Syncing(key.first, key.second) ||
+      !reserved_.insert(key).second) {
     return AlreadyExists("attempt " + std::to_string(key.second) + " of job " + name +
                          " is running");
   }
@@ -312,6 +314,7 @@ void LocalExecutorImpl::Detach() {
   }
   WakeWatcher();
   if (watcher_.joinable()) watcher_.join();
+  syncs_.Drain();  // the watcher, which starts them, is gone
   // From a callback the callback thread ends when the callback returns; the destructor joins it.
   if (notifier_.joinable() && std::this_thread::get_id() != notifier_.get_id()) notifier_.join();
 }

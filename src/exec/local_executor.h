@@ -22,8 +22,9 @@
 // signalled), scans the job's checkpoint directory every 500 ms while an attempt runs and reports
 // `checkpoint` when its newest file time moved forward, and one callback thread delivers
 // `started`, `checkpoint` and `ended`, in order, one at a time. When an attempt's last host is
-// gone, the callback thread syncs the checkpoints (SyncCheckpoints), reports a last `checkpoint`
-// if the newest file time moved, then `ended`. Callbacks never run on the thread that called in.
+// gone, a sync worker (attempt_end.h EndSyncs) copies the checkpoints (SyncCheckpoints), then the
+// callback thread reports a last `checkpoint` if the newest file time moved, then `ended`.
+// Callbacks never run on the thread that called in.
 //
 // A host whose supervisor is gone without status.json "vanished": its job's group is SIGKILLed
 // if its leader still runs (pid and start time from supervisor.json) and the attempt fails.

@@ -323,7 +323,8 @@ Status SlurmExecutorImpl::Adopt(const AdoptSpec& spec) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (detached_) return FailedPrecondition("the executor is detached");
-    if (attempts_.count(key) != 0) {
+    // One whose end is syncing too: a second copy would race the first.
+    if (attempts_.count(key) != 0 || syncs_.Syncing(spec.job, spec.attempt)) {
       return AlreadyExists("attempt " + std::to_string(spec.attempt) + " of job " +
                            std::to_string(spec.job) + " is watched");
     }
@@ -392,6 +393,7 @@ void SlurmExecutorImpl::Detach() {
     if (w.joinable()) w.join();
   }
   if (poller_.joinable()) poller_.join();
+  syncs_.Drain();  // the poller, which starts them, is gone
   if (notifier_.joinable() && std::this_thread::get_id() != notifier_.get_id()) notifier_.join();
 }
 

@@ -53,9 +53,10 @@ TEST(EndSyncsTest, SyncsOnAThreadOfItsOwnThenPostsTheDelivery) {
           cv.notify_all();
         });
     ASSERT_TRUE(started);
-  }  // waits for the sync
-  std::unique_lock<std::mutex> lock(mu);
-  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return delivery != nullptr; }));
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return delivery != nullptr; }));
+  }  // the end waits for the worker
+  std::lock_guard<std::mutex> lock(mu);
   EXPECT_NE(posted_from, std::this_thread::get_id());
   delivery();  // as the callback thread would
   EXPECT_EQ(error, "");
@@ -80,6 +81,7 @@ TEST(EndSyncsTest, AFailedSyncIsDeliveredWithItsReason) {
   end.job_dir = (root / "job").string();
   end.sync_dir = (root / "file" / "sync").string();  // under a file: cannot be made
   std::mutex mu;
+  std::condition_variable cv;
   std::function<void()> delivery;
   std::string error;
   {
@@ -89,9 +91,11 @@ TEST(EndSyncsTest, AFailedSyncIsDeliveredWithItsReason) {
         [&](std::function<void()> d) {
           std::lock_guard<std::mutex> lock(mu);
           delivery = std::move(d);
+          cv.notify_all();
         }));
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return delivery != nullptr; }));
   }
-  ASSERT_NE(delivery, nullptr);
   delivery();
   EXPECT_FALSE(error.empty());
   fs::remove_all(root);
