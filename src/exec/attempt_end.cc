@@ -14,6 +14,10 @@ Timestamp NewestCheckpoint(const std::string& job_dir) {
 void DeliverAttemptEnd(const AttemptEnd& end, const Callbacks& callbacks,
                        const std::function<void(const std::string&)>& sync_failed) {
   const AttemptExit& exit = end.exit;
+  if (!end.sync_error.empty()) {
+    sync_failed("job " + std::to_string(exit.job) + " attempt " + std::to_string(exit.attempt) +
+                ": checkpoint sync failed: " + end.sync_error);
+  }
   if (!end.job_dir.empty()) {
     if (const Status synced = SyncCheckpoints(end.job_dir, end.sync_dir, end.copy_as);
         !synced.ok()) {
@@ -28,8 +32,7 @@ void DeliverAttemptEnd(const AttemptEnd& end, const Callbacks& callbacks,
   if (callbacks.ended) callbacks.ended(exit);
 }
 
-bool EndSyncs::Start(AttemptEnd end,
-                     std::function<void(const AttemptEnd&, const std::string&)> deliver,
+bool EndSyncs::Start(AttemptEnd end, std::function<void(const AttemptEnd&)> deliver,
                      std::function<void(std::function<void()>)> post) {
   const std::pair<model::JobId, int> key{end.exit.job, end.exit.attempt};
   {
@@ -67,9 +70,9 @@ void EndSyncs::Work() {
     }
     const Status synced = SyncCheckpoints(task.end.job_dir, task.end.sync_dir, task.end.copy_as);
     task.end.sync_dir.clear();
+    if (!synced.ok()) task.end.sync_error = synced.message();
     const std::pair<model::JobId, int> key{task.end.exit.job, task.end.exit.attempt};
-    task.post([deliver = std::move(task.deliver), end = std::move(task.end),
-               error = synced.ok() ? std::string() : synced.message()] { deliver(end, error); });
+    task.post([deliver = std::move(task.deliver), end = std::move(task.end)] { deliver(end); });
     std::lock_guard<std::mutex> lock(mu_);
     syncing_.erase(key);
   }
@@ -85,6 +88,19 @@ void EndSyncs::Drain() {
   for (const Task& task : queue_) syncing_.erase({task.end.exit.job, task.end.exit.attempt});
   queue_.clear();
   cv_.wait(lock, [this] { return workers_ == 0; });
+}
+
+void PostAttemptEnd(AttemptEnd end, EndSyncs& syncs, const Callbacks& callbacks,
+                    std::function<void(const std::string&)> sync_failed,
+                    const std::function<void(std::function<void()>)>& post_locked,
+                    std::function<void(std::function<void()>)> post) {
+  auto deliver = [&callbacks, sync_failed = std::move(sync_failed)](const AttemptEnd& e) {
+    DeliverAttemptEnd(e, callbacks, sync_failed);
+  };
+  if (!end.job_dir.empty() && !end.sync_dir.empty() && syncs.Start(end, deliver, std::move(post))) {
+    return;
+  }
+  post_locked([deliver, end = std::move(end)] { deliver(end); });
 }
 
 }  // namespace allot::exec

@@ -28,6 +28,7 @@ struct AttemptEnd {
   std::string sync_dir;
   CopyIdentity copy_as;
   Timestamp reported = 0;  // the newest checkpoint time already reported
+  std::string sync_error;  // why the sync before the delivery failed (EndSyncs), or empty
 };
 
 // Syncs, reports the last checkpoint and the end. A failed sync leaves the copy behind: the
@@ -48,10 +49,10 @@ class EndSyncs {
   EndSyncs& operator=(const EndSyncs&) = delete;
 
   // Syncs `end` (its sync_dir set) on a worker, then hands `post` the delivery: `deliver` with
-  // the end, its sync_dir cleared (nothing to copy again), and why the sync failed, or "".
+  // the end, its sync_dir cleared (nothing to copy again) and its sync_error set.
   // `post` takes the executor's lock itself. False where no worker could be had: the caller
   // then delivers as before, syncing on its callback thread.
-  bool Start(AttemptEnd end, std::function<void(const AttemptEnd&, const std::string&)> deliver,
+  bool Start(AttemptEnd end, std::function<void(const AttemptEnd&)> deliver,
              std::function<void(std::function<void()>)> post);
   // Whether the attempt's sync is queued or running, until its delivery is posted: an adoption
   // of the attempt meanwhile (a rollback's) must not start a second copy into the same place.
@@ -65,7 +66,7 @@ class EndSyncs {
  private:
   struct Task {
     AttemptEnd end;
-    std::function<void(const AttemptEnd&, const std::string&)> deliver;
+    std::function<void(const AttemptEnd&)> deliver;
     std::function<void(std::function<void()>)> post;
   };
   void Work();
@@ -76,5 +77,14 @@ class EndSyncs {
   std::set<std::pair<model::JobId, int>> syncing_;
   int workers_ = 0;
 };
+
+// An executor's PostEnded, called under its lock: the end's sync on a worker of `syncs` where it
+// has one, then its delivery (DeliverAttemptEnd) on the callback thread; else the delivery at
+// once, syncing there. `post_locked` queues a callback under the lock the caller holds; `post`
+// takes that lock itself.
+void PostAttemptEnd(AttemptEnd end, EndSyncs& syncs, const Callbacks& callbacks,
+                    std::function<void(const std::string&)> sync_failed,
+                    const std::function<void(std::function<void()>)>& post_locked,
+                    std::function<void(std::function<void()>)> post);
 
 }  // namespace allot::exec

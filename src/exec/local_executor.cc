@@ -332,27 +332,16 @@ void LocalExecutorImpl::Post(std::function<void()> callback) {
 }
 
 void LocalExecutorImpl::PostEnded(const Attempt& attempt) {
-  AttemptEnd end{MakeExit(attempt), attempt.job_dir, attempt.sync_dir, attempt.copy_as,
-                 attempt.checkpoint};
-  const auto deliver = [this](const AttemptEnd& e, const std::string& sync_error) {
-    const auto say = [](const std::string& why) {
-      std::fprintf(stderr, "allot: %s\n", why.c_str());
-    };
-    if (!sync_error.empty()) {
-      say("job " + std::to_string(e.exit.job) + " attempt " + std::to_string(e.exit.attempt) +
-          ": checkpoint sync failed: " + sync_error);
-    }
-    DeliverAttemptEnd(e, callbacks_, say);
-  };
-  // A sync of gigabytes runs on a thread of its own (EndSyncs), not on the callback thread.
-  if (!end.job_dir.empty() && !end.sync_dir.empty() &&
-      syncs_.Start(end, deliver, [this](std::function<void()> delivery) {
+  // A sync of gigabytes runs on a worker of its own (EndSyncs), not on the callback thread.
+  PostAttemptEnd(
+      {MakeExit(attempt), attempt.job_dir, attempt.sync_dir, attempt.copy_as, attempt.checkpoint},
+      syncs_, callbacks_,
+      [](const std::string& why) { std::fprintf(stderr, "allot: %s\n", why.c_str()); },
+      [this](std::function<void()> callback) { Post(std::move(callback)); },
+      [this](std::function<void()> callback) {
         std::lock_guard<std::mutex> lock(mu_);
-        Post(std::move(delivery));
-      })) {
-    return;
-  }
-  Post([deliver, end = std::move(end)] { deliver(end, ""); });
+        Post(std::move(callback));
+      });
 }
 
 void LocalExecutorImpl::WatchOnce() {

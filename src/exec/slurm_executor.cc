@@ -434,25 +434,17 @@ void SlurmExecutorImpl::CallbackLoop() {
 }
 
 void SlurmExecutorImpl::PostEnded(const SlurmAttempt& attempt) {
-  AttemptEnd end{MakeSlurmExit(attempt), attempt.job_dir, attempt.sync_dir, attempt.copy_as,
-                 attempt.checkpoint};
-  const auto deliver = [this](const AttemptEnd& e, const std::string& sync_error) {
-    const auto say = [this](const std::string& why) { Warn("slurm.checkpoint_sync_failed", why); };
-    if (!sync_error.empty()) {
-      say("job " + std::to_string(e.exit.job) + " attempt " + std::to_string(e.exit.attempt) +
-          ": checkpoint sync failed: " + sync_error);
-    }
-    DeliverAttemptEnd(e, callbacks_, say);
-  };
-  // A sync of gigabytes runs on a thread of its own (EndSyncs), not on the callback thread.
-  if (!end.job_dir.empty() && !end.sync_dir.empty() &&
-      syncs_.Start(end, deliver, [this](std::function<void()> delivery) {
+  // A sync of gigabytes runs on a worker of its own (EndSyncs), not on the callback thread.
+  PostAttemptEnd(
+      {MakeSlurmExit(attempt), attempt.job_dir, attempt.sync_dir, attempt.copy_as,
+       attempt.checkpoint},
+      syncs_, callbacks_,
+      [this](const std::string& why) { Warn("slurm.checkpoint_sync_failed", why); },
+      [this](std::function<void()> callback) { Post(std::move(callback)); },
+      [this](std::function<void()> callback) {
         std::lock_guard<std::mutex> lock(mu_);
-        Post(std::move(delivery));
-      })) {
-    return;
-  }
-  Post([deliver, end = std::move(end)] { deliver(end, ""); });
+        Post(std::move(callback));
+      });
 }
 
 // Fast while an attempt is about to change: waiting to start, stopping, or ending.

@@ -42,9 +42,9 @@ TEST(EndSyncsTest, SyncsOnAThreadOfItsOwnThenPostsTheDelivery) {
     EndSyncs syncs;
     const bool started = syncs.Start(
         end,
-        [&](const AttemptEnd& e, const std::string& sync_error) {
+        [&](const AttemptEnd& e) {
           delivered = e;
-          error = sync_error;
+          error = e.sync_error;
         },
         [&](std::function<void()> d) {
           std::lock_guard<std::mutex> lock(mu);
@@ -87,7 +87,7 @@ TEST(EndSyncsTest, AFailedSyncIsDeliveredWithItsReason) {
   {
     EndSyncs syncs;
     ASSERT_TRUE(syncs.Start(
-        end, [&](const AttemptEnd&, const std::string& sync_error) { error = sync_error; },
+        end, [&](const AttemptEnd& e) { error = e.sync_error; },
         [&](std::function<void()> d) {
           std::lock_guard<std::mutex> lock(mu);
           delivery = std::move(d);
