@@ -14,16 +14,18 @@ Timestamp NewestCheckpoint(const std::string& job_dir) {
 void DeliverAttemptEnd(const AttemptEnd& end, const Callbacks& callbacks,
                        const std::function<void(const std::string&)>& sync_failed) {
   const AttemptExit& exit = end.exit;
-  if (!end.sync_error.empty()) {
-    sync_failed("job " + std::to_string(exit.job) + " attempt " + std::to_string(exit.attempt) +
-                ": checkpoint sync failed: " + end.sync_error);
-  }
+  std::string sync_error = end.sync_error;  // a worker's sync (EndSyncs), or the one here
   if (!end.job_dir.empty()) {
     if (const Status synced = SyncCheckpoints(end.job_dir, end.sync_dir, end.copy_as);
         !synced.ok()) {
-      sync_failed("job " + std::to_string(exit.job) + " attempt " + std::to_string(exit.attempt) +
-                  ": checkpoint sync failed: " + synced.message());
+      sync_error = synced.message();
     }
+  }
+  if (!sync_error.empty()) {
+    sync_failed("job " + std::to_string(exit.job) + " attempt " + std::to_string(exit.attempt) +
+                ": checkpoint sync failed: " + sync_error);
+  }
+  if (!end.job_dir.empty()) {
     const Timestamp newest = NewestCheckpoint(end.job_dir);
     if (newest > end.reported && callbacks.checkpoint) {
       callbacks.checkpoint(exit.job, exit.attempt, newest);
@@ -91,16 +93,19 @@ void EndSyncs::Drain() {
 }
 
 void PostAttemptEnd(AttemptEnd end, EndSyncs& syncs, const Callbacks& callbacks,
-                    std::function<void(const std::string&)> sync_failed,
-                    const std::function<void(std::function<void()>)>& post_locked,
+                    std::function<void(const std::string&)> sync_failed, std::mutex& mu,
                     std::function<void(std::function<void()>)> post) {
   auto deliver = [&callbacks, sync_failed = std::move(sync_failed)](const AttemptEnd& e) {
     DeliverAttemptEnd(e, callbacks, sync_failed);
   };
-  if (!end.job_dir.empty() && !end.sync_dir.empty() && syncs.Start(end, deliver, std::move(post))) {
+  if (!end.job_dir.empty() && !end.sync_dir.empty() &&
+      syncs.Start(end, deliver, [&mu, post](std::function<void()> delivery) {
+        std::lock_guard<std::mutex> lock(mu);  // a worker holds no lock
+        post(std::move(delivery));
+      })) {
     return;
   }
-  post_locked([deliver, end = std::move(end)] { deliver(end); });
+  post([deliver, end = std::move(end)] { deliver(end); });  // the caller holds mu
 }
 
 }  // namespace allot::exec

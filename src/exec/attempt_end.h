@@ -78,13 +78,12 @@ class EndSyncs {
   int workers_ = 0;
 };
 
-// An executor's PostEnded, called under its lock: the end's sync on a worker of `syncs` where it
-// has one, then its delivery (DeliverAttemptEnd) on the callback thread; else the delivery at
-// once, syncing there. `post_locked` queues a callback under the lock the caller holds; `post`
-// takes that lock itself.
+// An executor's PostEnded, called holding its lock `mu`: the end's sync on a worker of `syncs`
+// where it has one, then its delivery (DeliverAttemptEnd) on the callback thread; else the
+// delivery at once, syncing there. `post` queues a callback for the callback thread and needs
+// `mu` held (a worker takes it first). `mu` outlives `syncs`.
 void PostAttemptEnd(AttemptEnd end, EndSyncs& syncs, const Callbacks& callbacks,
-                    std::function<void(const std::string&)> sync_failed,
-                    const std::function<void(std::function<void()>)>& post_locked,
+                    std::function<void(const std::string&)> sync_failed, std::mutex& mu,
                     std::function<void(std::function<void()>)> post);
 
 }  // namespace allot::exec

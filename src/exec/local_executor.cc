@@ -336,12 +336,8 @@ void LocalExecutorImpl::PostEnded(const Attempt& attempt) {
   PostAttemptEnd(
       {MakeExit(attempt), attempt.job_dir, attempt.sync_dir, attempt.copy_as, attempt.checkpoint},
       syncs_, callbacks_,
-      [](const std::string& why) { std::fprintf(stderr, "allot: %s\n", why.c_str()); },
-      [this](std::function<void()> callback) { Post(std::move(callback)); },
-      [this](std::function<void()> callback) {
-        std::lock_guard<std::mutex> lock(mu_);
-        Post(std::move(callback));
-      });
+      [](const std::string& why) { std::fprintf(stderr, "allot: %s\n", why.c_str()); }, mu_,
+      [this](std::function<void()> callback) { Post(std::move(callback)); });
 }
 
 void LocalExecutorImpl::WatchOnce() {

@@ -439,12 +439,8 @@ void SlurmExecutorImpl::PostEnded(const SlurmAttempt& attempt) {
       {MakeSlurmExit(attempt), attempt.job_dir, attempt.sync_dir, attempt.copy_as,
        attempt.checkpoint},
       syncs_, callbacks_,
-      [this](const std::string& why) { Warn("slurm.checkpoint_sync_failed", why); },
-      [this](std::function<void()> callback) { Post(std::move(callback)); },
-      [this](std::function<void()> callback) {
-        std::lock_guard<std::mutex> lock(mu_);
-        Post(std::move(callback));
-      });
+      [this](const std::string& why) { Warn("slurm.checkpoint_sync_failed", why); }, mu_,
+      [this](std::function<void()> callback) { Post(std::move(callback)); });
 }
 
 // Fast while an attempt is about to change: waiting to start, stopping, or ending.

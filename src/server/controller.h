@@ -268,8 +268,8 @@ class Controller {
   void OnPreempted(JobRecord& job, const model::PreemptedAttempt& p);
   void OnPreemption(const model::Preemption& p);
   void LaunchAttempt(model::JobId seq, int attempt);
-  // The loop's effects for an attempt's launch and stop (launches.cc): each launch runs on a
-  // thread of its own, and a stop that comes while its attempt launches waits for the launch.
+  // The loop's effects for an attempt's launch and stop (launches.cc): launches run on launch
+  // workers, and a stop that comes while its attempt waits or launches waits for the launch.
   void StartLaunch(model::JobId seq, int attempt);
   void StopAttempt(model::JobId seq, int attempt, Duration grace, model::StopKind kind);
   void LaunchWorker();                                    // runs queued launches until none is left
