@@ -94,7 +94,7 @@ void EndSyncs::Drain() {
 
 void PostAttemptEnd(AttemptEnd end, EndSyncs& syncs, const Callbacks& callbacks,
                     std::function<void(const std::string&)> sync_failed, std::mutex& mu,
-                    std::function<void(std::function<void()>)> post) {
+                    const std::function<void(std::function<void()>)>& post) {
   auto deliver = [&callbacks, sync_failed = std::move(sync_failed)](const AttemptEnd& e) {
     DeliverAttemptEnd(e, callbacks, sync_failed);
   };

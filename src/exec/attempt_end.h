@@ -84,6 +84,6 @@ class EndSyncs {
 // `mu` held (a worker takes it first). `mu` outlives `syncs`.
 void PostAttemptEnd(AttemptEnd end, EndSyncs& syncs, const Callbacks& callbacks,
                     std::function<void(const std::string&)> sync_failed, std::mutex& mu,
-                    std::function<void(std::function<void()>)> post);
+                    const std::function<void(std::function<void()>)>& post);
 
 }  // namespace allot::exec
