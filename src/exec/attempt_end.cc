@@ -1,7 +1,5 @@
 #include "exec/attempt_end.h"
 
-#include <exception>
-#include <thread>
 #include <utility>
 
 namespace allot::exec {
@@ -39,45 +37,26 @@ bool EndSyncs::Start(AttemptEnd end, std::function<void(const AttemptEnd&)> deli
   const std::pair<model::JobId, int> key{end.exit.job, end.exit.attempt};
   {
     std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back({std::move(end), std::move(deliver), std::move(post)});
     syncing_.insert(key);
-    if (workers_ >= kMaxWorkers) return true;  // a worker takes it when done
-    ++workers_;
   }
-  try {
-    std::thread([this] { Work(); }).detach();  // Drain() waits for it
+  if (workers_.Post([this, end = std::move(end), deliver = std::move(deliver),
+                     post = std::move(post)]() mutable { Sync(std::move(end), deliver, post); })) {
     return true;
-  } catch (const std::exception&) {
-    std::lock_guard<std::mutex> lock(mu_);
-    --workers_;
-    if (workers_ > 0) return true;  // the others take it
-    queue_.pop_back();              // none: the caller syncs it on its callback thread
-    syncing_.erase(key);
-    return false;
   }
+  std::lock_guard<std::mutex> lock(mu_);  // no worker: the caller syncs it on its callback thread
+  syncing_.erase(key);
+  return false;
 }
 
-void EndSyncs::Work() {
-  for (;;) {
-    Task task;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (queue_.empty()) {
-        --workers_;
-        cv_.notify_all();  // under the lock: Drain's caller may destroy this once it is released
-        return;
-      }
-      task = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    const Status synced = SyncCheckpoints(task.end.job_dir, task.end.sync_dir, task.end.copy_as);
-    task.end.sync_dir.clear();
-    if (!synced.ok()) task.end.sync_error = synced.message();
-    const std::pair<model::JobId, int> key{task.end.exit.job, task.end.exit.attempt};
-    task.post([deliver = std::move(task.deliver), end = std::move(task.end)] { deliver(end); });
-    std::lock_guard<std::mutex> lock(mu_);
-    syncing_.erase(key);
-  }
+void EndSyncs::Sync(AttemptEnd end, const std::function<void(const AttemptEnd&)>& deliver,
+                    const std::function<void(std::function<void()>)>& post) {
+  const Status synced = SyncCheckpoints(end.job_dir, end.sync_dir, end.copy_as);
+  end.sync_dir.clear();
+  if (!synced.ok()) end.sync_error = synced.message();
+  const std::pair<model::JobId, int> key{end.exit.job, end.exit.attempt};
+  post([deliver, end = std::move(end)] { deliver(end); });
+  std::lock_guard<std::mutex> lock(mu_);
+  syncing_.erase(key);
 }
 
 bool EndSyncs::Syncing(model::JobId job, int attempt) {
@@ -86,10 +65,9 @@ bool EndSyncs::Syncing(model::JobId job, int attempt) {
 }
 
 void EndSyncs::Drain() {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (const Task& task : queue_) syncing_.erase({task.end.exit.job, task.end.exit.attempt});
-  queue_.clear();
-  cv_.wait(lock, [this] { return workers_ == 0; });
+  workers_.Drain();
+  std::lock_guard<std::mutex> lock(mu_);
+  syncing_.clear();  // what is left are the syncs dropped before they began
 }
 
 void PostAttemptEnd(AttemptEnd end, EndSyncs& syncs, const Callbacks& callbacks,

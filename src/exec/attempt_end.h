@@ -5,8 +5,6 @@
 // thread, report a last `checkpoint` if the newest file time moved, then `ended`. Shared by the
 // local and the Slurm executor.
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -14,6 +12,7 @@
 #include <utility>
 
 #include "common/time.h"
+#include "env/worker_pool.h"
 #include "exec/executor.h"
 #include "exec/sagemaker_layout.h"
 
@@ -64,18 +63,13 @@ class EndSyncs {
   void Drain();
 
  private:
-  struct Task {
-    AttemptEnd end;
-    std::function<void(const AttemptEnd&)> deliver;
-    std::function<void(std::function<void()>)> post;
-  };
-  void Work();
+  // Syncs on a worker, then posts the delivery.
+  void Sync(AttemptEnd end, const std::function<void(const AttemptEnd&)>& deliver,
+            const std::function<void(std::function<void()>)>& post);
 
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Task> queue_;
-  std::set<std::pair<model::JobId, int>> syncing_;
-  int workers_ = 0;
+  std::set<std::pair<model::JobId, int>> syncing_;  // guarded by mu_
+  env::WorkerPool workers_{kMaxWorkers};            // last: it ends first, waiting for the syncs
 };
 
 // An executor's PostEnded, called holding its lock `mu`: the end's sync on a worker of `syncs`

@@ -32,6 +32,7 @@
 #include "api/secret_box.h"
 #include "api/tenancy_requests.h"
 #include "engine/engine.h"
+#include "env/worker_pool.h"
 #include "exec/executor.h"
 #include "server/audit.h"
 #include "server/caller.h"
@@ -272,7 +273,7 @@ class Controller {
   // workers, and a stop that comes while its attempt waits or launches waits for the launch.
   void StartLaunch(model::JobId seq, int attempt);
   void StopAttempt(model::JobId seq, int attempt, Duration grace, model::StopKind kind);
-  void LaunchWorker();                                    // runs queued launches until none is left
+  void RunLaunch(model::JobId seq, int attempt);          // on a launch worker, then its stops
   bool StopPending(model::JobId seq, int attempt);        // a stop came while it waited to launch
   bool LaunchStillWanted(model::JobId seq, int attempt);  // else its end is reported
   bool ShuttingDown();                                    // Shutdown began
@@ -452,11 +453,12 @@ class Controller {
     model::StopKind kind{};
   };
   std::mutex launches_mu_;
-  std::condition_variable launches_cv_;
   using LaunchKey = std::pair<model::JobId, int>;              // (job, attempt)
   std::map<LaunchKey, std::optional<PendingStop>> launching_;  // queued or running
-  std::deque<LaunchKey> launch_queue_;                         // not yet taken by a worker
-  int launch_workers_ = 0;
+  // A few long restores hold up no other launch, and a burst of dispatches does not start a
+  // thread each. Last: it ends first, waiting for the launches that use what is above.
+  static constexpr int kMaxLaunchWorkers = 32;
+  env::WorkerPool launch_workers_{kMaxLaunchWorkers};
 };
 
 }  // namespace allot::server

@@ -4,76 +4,48 @@
 // CheckpointConfig.S3Uri), gives its tree to the share's user, and reads its payload. On the
 // loop, which runs every effect in commit order and ticks the engine's timers, one such launch
 // held up every other launch, every stop (a preemption's reclaim too) and every timeout. So
-// launches run on workers of their own, at most kMaxLaunchWorkers at once. The one ordering that
-// matters, a stop after the launch of the same attempt, is kept here: a stop that comes while
-// its attempt waits or launches is passed on once the launch returned (the executor knows the
-// attempt only then), and an attempt stopped before its launch began is not launched at all.
+// launches run on workers of their own (env::WorkerPool, at most kMaxLaunchWorkers at once). The
+// one ordering that matters, a stop after the launch of the same attempt, is kept here: a stop
+// that comes while its attempt waits or launches is passed on once the launch returned (the
+// executor knows the attempt only then), and an attempt stopped before its launch began is not
+// launched at all.
 // The controller's rollback after a store failure waits for the launches in flight
 // (RebuildIfBroken), as it waited for them when they ran on its own thread.
-
-#include <exception>
-#include <thread>
 
 #include "server/controller.h"
 #include "server/log.h"
 
 namespace allot::server {
-namespace {
-
-// A few long restores hold up no other launch, and a burst of dispatches does not start a
-// thread each.
-constexpr int kMaxLaunchWorkers = 32;
-
-}  // namespace
 
 void Controller::StartLaunch(model::JobId seq, int attempt) {
-  const LaunchKey key{seq, attempt};
   {
     std::lock_guard<std::mutex> lock(launches_mu_);
-    if (!launching_.emplace(key, std::nullopt).second) return;  // one launch per attempt
-    launch_queue_.push_back(key);
-    if (launch_workers_ >= kMaxLaunchWorkers) return;  // a worker takes it when done
-    ++launch_workers_;
+    if (!launching_.emplace(LaunchKey{seq, attempt}, std::nullopt).second) return;  // one each
   }
-  try {
-    std::thread([this] { LaunchWorker(); }).detach();  // AwaitLaunches waits for it
-  } catch (const std::exception& e) {
-    // No thread to be had: the queue is run here, as before, rather than not at all.
-    log::Warn("launch.no_thread", {{"job", static_cast<std::int64_t>(seq)}, {"error", e.what()}});
-    LaunchWorker();
+  if (!launch_workers_.Post([this, seq, attempt] { RunLaunch(seq, attempt); })) {
+    // No thread to be had: the launch runs here, as before, rather than not at all.
+    log::Warn("launch.no_thread", {{"job", static_cast<std::int64_t>(seq)}});
+    RunLaunch(seq, attempt);
   }
 }
 
-void Controller::LaunchWorker() {
+void Controller::RunLaunch(model::JobId seq, int attempt) {
+  LaunchAttempt(seq, attempt);
+  // The stops that came meanwhile, passed on before the attempt leaves launching_: a stop coming
+  // after that goes to the executor itself.
+  const LaunchKey key{seq, attempt};
   for (;;) {
-    LaunchKey key;
+    std::optional<PendingStop> stop;
     {
       std::lock_guard<std::mutex> lock(launches_mu_);
-      if (launch_queue_.empty()) {
-        --launch_workers_;
-        launches_cv_.notify_all();  // under the lock: AwaitLaunches may destroy what it guards
+      const auto it = launching_.find(key);
+      if (it != launching_.end()) std::swap(stop, it->second);
+      if (!stop) {
+        if (it != launching_.end()) launching_.erase(it);
         return;
       }
-      key = launch_queue_.front();
-      launch_queue_.pop_front();
     }
-    LaunchAttempt(key.first, key.second);
-    // The stops that came meanwhile, passed on before the attempt leaves launching_: a stop
-    // coming after that goes to the executor itself.
-    for (;;) {
-      std::optional<PendingStop> stop;
-      {
-        std::lock_guard<std::mutex> lock(launches_mu_);
-        const auto it = launching_.find(key);
-        if (it != launching_.end()) std::swap(stop, it->second);
-        if (!stop) {
-          if (it != launching_.end()) launching_.erase(it);
-          launches_cv_.notify_all();
-          break;
-        }
-      }
-      executor_->Stop(key.first, key.second, stop->grace, stop->kind);
-    }
+    executor_->Stop(seq, attempt, stop->grace, stop->kind);
   }
 }
 
@@ -101,8 +73,7 @@ bool Controller::ShuttingDown() {
 }
 
 void Controller::AwaitLaunches() {
-  std::unique_lock<std::mutex> lock(launches_mu_);
-  launches_cv_.wait(lock, [this] { return launching_.empty() && launch_workers_ == 0; });
+  launch_workers_.AwaitIdle();  // each launch leaves launching_ before its worker ends
 }
 
 }  // namespace allot::server

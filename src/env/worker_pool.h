@@ -1,0 +1,42 @@
+#pragma once
+
+// A bounded set of worker threads for work that may take long (a launch's checkpoint restore, an
+// attempt end's checkpoint sync) and must not hold up the thread that asks for it. A worker is
+// started when a task finds none free, up to a bound, and ends when it finds the queue empty: a
+// few long tasks hold up no other while the bound is not reached, and a burst of tasks does not
+// start a thread each.
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+
+namespace allot::env {
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(int max_workers) : max_workers_(max_workers) {}
+  ~WorkerPool() { Drain(); }  // what the tasks use must outlive them
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Queues `task`, to run on a worker. False where no thread could be started and no worker
+  // runs to take it: the task is not kept, and the caller runs it itself rather than not at all.
+  bool Post(std::function<void()> task);
+  // Waits until every task queued has run and every worker has ended.
+  void AwaitIdle();
+  // Drops the tasks not begun and waits for those running. Once nothing posts any more (an
+  // owner's shutdown), no task outlives the call.
+  void Drain();
+
+ private:
+  void Work();
+
+  const int max_workers_;
+  std::mutex mu_;
+  std::condition_variable idle_;
+  std::deque<std::function<void()>> queue_;
+  int workers_ = 0;
+};
+
+}  // namespace allot::env
