@@ -21,6 +21,7 @@
 #include "exec/sandbox.h"
 #include "exec/slurm_node.h"
 #include "exec/supervisor.h"
+#include "exec/syscall_filter.h"
 #include "server/job_identity.h"
 #include "server/local_paths.h"
 #include "server/run.h"
@@ -126,13 +127,25 @@ bool ApplySandboxFlags(ServerFlags& f) {
 bool CheckSandbox(const allot::server::Options& server) {
   if (!server.sandbox) return true;
   allot::exec::LayoutOptions layout;
-  if (allot::exec::SandboxAvailable(layout)) return true;
-  std::fprintf(stderr,
-               "allot server: no sandbox: bubblewrap (%s) is missing or does not work here, and "
-               "no job runs outside the sandbox; install bubblewrap or start with --no-sandbox "
-               "to run jobs unsandboxed as the server's user\n",
-               layout.bwrap.c_str());
-  return false;
+  if (!allot::exec::SandboxAvailable(layout)) {
+    std::fprintf(stderr,
+                 "allot server: no sandbox: bubblewrap (%s) is missing or does not work here, "
+                 "and no job runs outside the sandbox; install bubblewrap or start with "
+                 "--no-sandbox to run jobs unsandboxed as the server's user\n",
+                 layout.bwrap.c_str());
+    return false;
+  }
+  // Every sandboxed job loads the filter last; one that does not load fails the job. Said once
+  // here rather than by every job.
+  if (const allot::Status filter = allot::exec::ProbeJobSyscallFilter(); !filter.ok()) {
+    std::fprintf(stderr,
+                 "allot server: no sandbox: %s; no job runs without its system call filter "
+                 "(libseccomp 2.5 or later, and a kernel with seccomp filters, are needed); "
+                 "start with --no-sandbox to run jobs unsandboxed as the server's user\n",
+                 filter.message().c_str());
+    return false;
+  }
+  return true;
 }
 
 // What the server keeps and shows of itself: audit, history and metrics

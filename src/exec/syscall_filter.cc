@@ -2,12 +2,19 @@
 
 #include <sched.h>
 #include <seccomp.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <string>
+#include <thread>
 
 // unshare's and clone's flags are their first argument on these; on s390 clone's are its
 // second, and the rules below would miss them.
@@ -142,6 +149,30 @@ Status LoadJobSyscallFilter() {
   }
   if (int rc = seccomp_load(ctx.get()); rc != 0) return Failed("loading it", rc);
   return Status::Ok();
+}
+
+Status ProbeJobSyscallFilter() {
+  Status result = Status::Ok();
+  try {
+    // no_new_privs and the filter are the calling thread's (no TSYNC): both end with it.
+    std::thread([&result] {
+      if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        result = Internal(std::string("system call filter: no_new_privs: ") + std::strerror(errno));
+        return;
+      }
+      result = LoadJobSyscallFilter();
+      if (!result.ok()) return;
+      std::array<char, 120> params{};  // struct io_uring_params, zeroed
+      if (::syscall(SYS_io_uring_setup, 1, params.data()) >= 0 || errno != ENOSYS) {
+        result = Internal("system call filter: loaded, but io_uring_setup was not refused");
+      } else if (::syscall(SYS_keyctl, 0, -3, 0) >= 0 || errno != EPERM) {  // the session ring
+        result = Internal("system call filter: loaded, but keyctl was not refused");
+      }
+    }).join();
+  } catch (const std::exception& e) {
+    return Internal(std::string("system call filter: no thread to probe it on: ") + e.what());
+  }
+  return result;
 }
 
 }  // namespace allot::exec

@@ -29,6 +29,12 @@ namespace allot::exec {
 // process without CAP_SYS_ADMIN). Thread: the caller and what it starts after.
 Status LoadJobSyscallFilter();
 
+// Whether the filter loads here and refuses what it should, asked at a server's start (a job
+// whose filter does not load is not run; better the operator hears it once, at the start, than
+// every team from every job): loaded on a thread of its own, which then tries a refused call or
+// two and ends, taking the filter with it. The rest of the process is left unfiltered.
+Status ProbeJobSyscallFilter();
+
 // The system calls the filter refuses outright, by name, for the record and the tests.
 const std::vector<std::string>& RefusedSyscalls();
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -104,6 +105,28 @@ TEST(SyscallFilterTest, TheThirtyTwoBitEntryMeetsTheSameRules) {
   EXPECT_EQ(InFilteredChild(&Int80IoUringSetup), 0);
 }
 #endif
+
+// The start's probe loads the filter on a thread of its own and leaves the rest of the process
+// as it was: here, after it, the calls it refused answer as they did before it.
+int IoUringSetupErrno() {
+  char params[120] = {};
+  const long ring = ::syscall(SYS_io_uring_setup, 1, params);
+  if (ring < 0) return errno;
+  ::close(static_cast<int>(ring));
+  return 0;
+}
+
+TEST(SyscallFilterTest, TheStartsProbeLeavesTheProcessUnfiltered) {
+  // A container runtime's own filter may refuse these already: compare with before.
+  const int keyctl_before = ErrnoOf(::syscall(SYS_keyctl, 0, -3, 0));  // the session key ring
+  const int io_uring_before = IoUringSetupErrno();
+  const Status probe = ProbeJobSyscallFilter();
+  ASSERT_TRUE(probe.ok()) << probe.message();
+  EXPECT_EQ(ErrnoOf(::syscall(SYS_keyctl, 0, -3, 0)), keyctl_before);
+  EXPECT_EQ(IoUringSetupErrno(), io_uring_before);
+  std::printf("keyctl errno %d, io_uring_setup errno %d, before and after the probe\n",
+              keyctl_before, io_uring_before);
+}
 
 TEST(SyscallFilterTest, NamesWhatItRefuses) {
   const auto& names = RefusedSyscalls();
