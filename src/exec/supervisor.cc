@@ -252,9 +252,11 @@ class Supervision {
   }
 
   // After the job's processes are gone: what it left counts too, so a burst written between two
-  // checks (or just before exiting) still fails the job. True when it is over a limit now.
+  // checks (or just before exiting) still fails the job. True when it is over a limit: now, or
+  // at a check while it ran. A job that exited 0 while that check walked its trees was not
+  // stopped by the check's kill, which came too late, and must fail all the same.
   bool CheckDiskAtEnd() {
-    if (!limit_failure_.empty()) return false;
+    if (!limit_failure_.empty()) return true;
     // No holders: the job's pid may belong to another process by now.
     limit_failure_ = DiskOverLimit(/*with_open_files=*/false);
     return !limit_failure_.empty();

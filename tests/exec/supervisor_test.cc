@@ -552,6 +552,34 @@ TEST_F(DiskLimitTest, WhatAJobLeavesAtItsEndCounts) {
   EXPECT_NE(ReadFile(Host("a") + "/status.json").find("\"exit_code\":1"), std::string::npos);
 }
 
+// A job that exits 0 while a check finds it over its limit: the check's kill comes too late to
+// fail it, and the end's check had nothing new to say, so it succeeded (once in a fresh clone's
+// run of test_hostile_jobs). Made certain here: the job waits until the check opens its model
+// directory, then exits at once, while the check still walks 5,000 empty files before it
+// reaches the files that put the job over its limit, two levels down.
+TEST_F(DiskLimitTest, AJobThatExitsZeroWhileACheckFindsItOverItsLimitFails) {
+  const std::string job =
+      "import ctypes, os\n"
+      "m = os.environ['SM_MODEL_DIR']\n"
+      "os.makedirs(m + '/x/y')\n"
+      "for i in range(3):\n"
+      "    with open(f'{m}/x/y/big{i}', 'wb') as f: f.write(b'z' * 500000)\n"
+      "for i in range(5000): open(f'{m}/e{i}', 'w').close()\n"
+      "libc = ctypes.CDLL(None, use_errno=True)\n"
+      "fd = libc.inotify_init1(0)\n"
+      "assert libc.inotify_add_watch(fd, m.encode(), 0x20) >= 0  # IN_OPEN\n"
+      "os.read(fd, 4096)\n"
+      "os._exit(0)\n";
+  WriteFile(Dir("race.py"), job);
+  const AttemptExit exit =
+      RunLimited(22, "exec python3 " + Dir("race.py"), {.disk_bytes = 1 << 20});
+  EXPECT_FALSE(exit.succeeded);
+  EXPECT_EQ(exit.reason, Exceeded("disk limit of 1 MiB"));
+  // 1 (its 0, failed at the end), or SIGKILL's where the check's kill came first after all.
+  EXPECT_EQ(ReadFile(Host("a") + "/status.json").find("\"exit_code\":0"), std::string::npos)
+      << ReadFile(Host("a") + "/status.json");
+}
+
 TEST_F(DiskLimitTest, TheNumberOfFilesIsLimitedToo) {
   const AttemptExit exit = RunLimited(
       17, "mkdir \"$SM_MODEL_DIR/m\"; for i in $(seq 300); do : > \"$SM_MODEL_DIR/m/$i\"; done",
