@@ -58,6 +58,25 @@ std::size_t CodePoints(std::string_view utf8) {
   return n;
 }
 
+std::string EscapeControls(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string ZeroPadded(std::uint64_t value, int width) {
   char digits[20];  // 2^64 has 20 digits
   const std::size_t n =

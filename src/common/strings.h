@@ -30,6 +30,10 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 // one. AWS's lengths count characters, not bytes. CodePoints("caf\xC3\xA9") == 4.
 std::size_t CodePoints(std::string_view utf8);
 
+// Control characters (below 0x20, and 0x7f) as \xNN, a backslash as two: a name someone else
+// chose, shown on a line of a log, cannot start a line of its own. Other bytes stay.
+std::string EscapeControls(std::string_view s);
+
 // The value of a hexadecimal digit (either case), or -1 for any other character.
 int HexDigitValue(char c);
 

@@ -29,7 +29,14 @@ void DeliverAttemptEnd(const AttemptEnd& end, const Callbacks& callbacks,
       callbacks.checkpoint(exit.job, exit.attempt, newest);
     }
   }
-  if (callbacks.ended) callbacks.ended(exit);
+  if (!callbacks.ended) return;
+  if (sync_error.empty()) {
+    callbacks.ended(exit);
+    return;
+  }
+  AttemptExit with_error = exit;
+  with_error.checkpoint_error = sync_error;
+  callbacks.ended(with_error);
 }
 
 bool EndSyncs::Start(AttemptEnd end, std::function<void(const AttemptEnd&)> deliver,

@@ -98,6 +98,9 @@ struct AttemptExit {
   // "uid=200001 gid=200001 tmp=1 GiB memory=8 GiB pids=4096 disk=10 GiB"; "unsandboxed" for a
   // job run without the sandbox; empty where no supervisor recorded it.
   std::string enforced_limits;
+  // Why the checkpoints were not saved to CheckpointConfig.S3Uri after the attempt, or empty:
+  // the attempt's outcome stands, and its status says so.
+  std::string checkpoint_error;
 };
 
 struct Callbacks {
@@ -126,6 +129,7 @@ struct AdoptSpec {
   std::vector<HostProcess> recorded_hosts;
   // The job's user, for the checkpoint copy after the attempt (as LaunchSpec::user).
   std::optional<JobUser> user;
+  JobLimits limits;  // the host's, as LaunchSpec::limits: what its checkpoint copy may hold
   // What `submitted` reported for the attempt; empty if nothing was reported.
   std::string executor_ref;
   std::string job_id;  // the API's jobId (LaunchSpec::job_id): the Slurm job's comment

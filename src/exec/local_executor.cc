@@ -240,10 +240,12 @@ Status LocalExecutorImpl::Adopt(const AdoptSpec& spec) {
   attempt.attempt = spec.attempt;
   attempt.job_dir = spec.job_dir;
   attempt.sync_dir = spec.checkpoint_sync_dir;
-  if (layout_.sandbox) {
-    // As at launch (CopyIdentityOf): the share's user; this binary runs the copy.
+  {
+    // As at launch (CopyIdentityOf): the share's user (sandboxed); this binary runs the copy,
+    // within the host's limits.
     LaunchSpec as_launched;
     as_launched.user = spec.user;
+    as_launched.limits = spec.limits;
     attempt.copy_as = CopyIdentityOf(as_launched, layout_);
   }
   bool any_dir = false;

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -45,6 +46,8 @@ constexpr std::string_view kSandboxMl = "/opt/ml";
 constexpr std::size_t kFailureLimit = 1024;
 // Files being copied are written under this prefix, then renamed; copies skip such names.
 constexpr std::string_view kPartialPrefix = ".allot-partial-";
+// What of a failed copy's own words its error carries (the job's status shows it).
+constexpr std::size_t kCopyErrorLimit = 600;
 
 // ---------------------------------------------------------------------------------------------
 // JSON (nlohmann-json), written the way Python's json.dumps writes it by default (", " and ": "
@@ -173,17 +176,28 @@ struct FileInfo {
 
 bool Lstat(const fs::path& path, struct stat* st) { return ::lstat(path.c_str(), st) == 0; }
 
+// Nanoseconds since the epoch, saturated: a job sets what time it likes on its files (touch -d
+// 2400-01-01), and the product would overflow past 2262.
 std::int64_t MtimeNs(const struct stat& st) {
-  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000LL +
-         static_cast<std::int64_t>(st.st_mtim.tv_nsec);
+  constexpr std::int64_t kLimit = std::numeric_limits<std::int64_t>::max() / 1000000000LL - 1;
+  const std::int64_t seconds = std::clamp<std::int64_t>(st.st_mtim.tv_sec, -kLimit, kLimit);
+  return seconds * 1000000000LL + static_cast<std::int64_t>(st.st_mtim.tv_nsec);
 }
+
+bool SameMtime(const struct stat& a, const struct stat& b) {
+  return a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+}
+
+// A path for a message: the job names its files, and a newline in a name must not start a line
+// of the server's log.
+std::string Shown(const fs::path& path) { return EscapeControls(path.string()); }
 
 // Copies one regular file, keeping its modification time; skips it when the destination has the
 // same size and modification time already.
 Status CopyFileKeepingTime(const fs::path& from, const struct stat& from_st, const fs::path& to) {
   struct stat to_st {};
   if (Lstat(to, &to_st) && S_ISREG(to_st.st_mode) && to_st.st_size == from_st.st_size &&
-      MtimeNs(to_st) == MtimeNs(from_st)) {
+      SameMtime(to_st, from_st)) {
     return Status::Ok();
   }
   const fs::path tmp = to.parent_path() / (std::string(kPartialPrefix) + to.filename().string());
@@ -193,56 +207,93 @@ Status CopyFileKeepingTime(const fs::path& from, const struct stat& from_st, con
   fs::remove(tmp, ec);
   fs::copy_file(from, tmp, fs::copy_options::none, ec);
   if (ec) {
-    return Internal("cannot copy '" + from.string() + "' to '" + to.string() +
-                    "': " + ErrorText(ec));
+    const std::string message = ErrorText(ec);
+    fs::remove(tmp, ec);  // a part of a file is no checkpoint (and may fill the disk)
+    return Internal("cannot copy '" + Shown(from) + "' to '" + Shown(to) + "': " + message);
   }
   // copy_file keeps the job's mode (0644 under its umask): the copy is its uid's alone, so that
   // another share's uid reads none of its checkpoints.
   if (::chmod(tmp.c_str(), from_st.st_mode & S_IRWXU) != 0) {
     const int error = errno;
     fs::remove(tmp, ec);
-    return Internal("cannot set the mode of '" + to.string() + "': " + std::strerror(error));
+    return Internal("cannot set the mode of '" + Shown(to) + "': " + std::strerror(error));
   }
   const struct timespec times[2] = {from_st.st_atim, from_st.st_mtim};
   if (::utimensat(AT_FDCWD, tmp.c_str(), times, 0) != 0) {
     const int error = errno;
     fs::remove(tmp, ec);
-    return Internal("cannot set the time of '" + to.string() + "': " + std::strerror(error));
+    return Internal("cannot set the time of '" + Shown(to) + "': " + std::strerror(error));
   }
   if (fs::is_directory(fs::symlink_status(to, ec))) fs::remove_all(to, ec);
   fs::rename(tmp, to, ec);
   if (ec) {
     const std::string message = ErrorText(ec);
     fs::remove(tmp, ec);
-    return Internal("cannot copy '" + from.string() + "' to '" + to.string() + "': " + message);
+    return Internal("cannot copy '" + Shown(from) + "' to '" + Shown(to) + "': " + message);
+  }
+  return Status::Ok();
+}
+
+// Whether the tree under `from` fits `budget` before a byte of it is copied: a copy writes each
+// file's whole length, so a sparse file counts its length, not the blocks it holds (twenty
+// files of 15 MiB made by truncate took no disk in the job and 300 MiB in the copy). Also
+// refused: a tree deeper than the disk check walks, or one that cannot be read through.
+Status CheckCopyBudget(const fs::path& from, const CopyBudget& budget) {
+  const int top = env::OpenTreeTop(from.c_str());
+  if (top < 0) return Internal("cannot read '" + Shown(from) + "': " + std::strerror(errno));
+  std::int64_t bytes = 0;
+  std::int64_t files = 0;
+  bool over = false;
+  const env::WalkEnd end = env::WalkTree(top, kMaxDiskWalkDepth, [&](const env::WalkedEntry& e) {
+    if (S_ISREG(e.st.st_mode)) bytes += static_cast<std::int64_t>(e.st.st_size);
+    ++files;
+    over = (budget.bytes > 0 && bytes > budget.bytes) || (budget.files > 0 && files > budget.files);
+    return !over;
+  });
+  if (end == env::WalkEnd::kTooDeep) {
+    return FailedPrecondition("the checkpoints have directories deeper than " +
+                              std::to_string(kMaxDiskWalkDepth) + " levels: not copied");
+  }
+  if (end == env::WalkEnd::kUnreadable) {
+    return FailedPrecondition("the checkpoints have a directory that cannot be read: not copied");
+  }
+  if (over && budget.bytes > 0 && bytes > budget.bytes) {
+    return FailedPrecondition("the checkpoints hold more than the job's disk limit of " +
+                              FormatBytes(budget.bytes) +
+                              " (files counted at their full length): not copied");
+  }
+  if (over) {
+    return FailedPrecondition("the checkpoints hold more than the job's limit of " +
+                              std::to_string(budget.files) + " files: not copied");
   }
   return Status::Ok();
 }
 
 // Copies the tree under `from` into `to` (created), keeping modification times. Files only in
-// `to` stay. Symbolic links are copied as links; other special files are skipped.
-Status CopyTree(const fs::path& from, const fs::path& to) {
+// `to` stay. Symbolic links are copied as links; other special files are skipped. Its depth is
+// CheckCopyBudget's to bound; each level holds the names of one directory, not their paths.
+Status CopyTreeWithin(const fs::path& from, const fs::path& to) {
   ALLOT_RETURN_IF_ERROR(MakeDirs(to));
   std::error_code ec;
   fs::directory_iterator it(from, ec);
-  if (ec) return Internal("cannot read '" + from.string() + "': " + ErrorText(ec));
-  std::vector<fs::path> entries;
+  if (ec) return Internal("cannot read '" + Shown(from) + "': " + ErrorText(ec));
+  std::vector<std::string> names;
   for (; it != fs::directory_iterator(); it.increment(ec)) {
     if (ec) break;
-    entries.push_back(it->path());
+    names.push_back(it->path().filename().string());
   }
-  if (ec) return Internal("cannot read '" + from.string() + "': " + ErrorText(ec));
-  std::sort(entries.begin(), entries.end());
-  for (const fs::path& src : entries) {
-    const std::string name = src.filename().string();
+  if (ec) return Internal("cannot read '" + Shown(from) + "': " + ErrorText(ec));
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
     if (name.rfind(kPartialPrefix, 0) == 0) continue;
-    const fs::path dst = to / src.filename();
+    const fs::path src = from / name;
+    const fs::path dst = to / name;
     struct stat st {};
     if (!Lstat(src, &st)) continue;  // gone meanwhile
     if (S_ISDIR(st.st_mode)) {
       struct stat dst_st {};
       if (Lstat(dst, &dst_st) && !S_ISDIR(dst_st.st_mode)) fs::remove(dst, ec);
-      ALLOT_RETURN_IF_ERROR(CopyTree(src, dst));
+      ALLOT_RETURN_IF_ERROR(CopyTreeWithin(src, dst));
       const struct timespec times[2] = {st.st_atim, st.st_mtim};
       ::utimensat(AT_FDCWD, dst.c_str(), times, 0);  // best effort
     } else if (S_ISREG(st.st_mode)) {
@@ -259,12 +310,15 @@ Status CopyTree(const fs::path& from, const fs::path& to) {
         }
       }
       fs::create_symlink(target, dst, ec);
-      if (ec) {
-        return Internal("cannot copy the link '" + src.string() + "': " + ErrorText(ec));
-      }
+      if (ec) return Internal("cannot copy the link '" + Shown(src) + "': " + ErrorText(ec));
     }
   }
   return Status::Ok();
+}
+
+Status CopyTree(const fs::path& from, const fs::path& to, const CopyBudget& budget) {
+  ALLOT_RETURN_IF_ERROR(CheckCopyBudget(from, budget));
+  return CopyTreeWithin(from, to);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -931,37 +985,62 @@ namespace {
 // the data directory above it.
 Status CopyTreeAs(const CopyIdentity& as, const std::string& job_side, const std::string& other,
                   bool inbound) {
-  if (!as.user) return inbound ? CopyTree(other, job_side) : CopyTree(job_side, other);
+  const std::string what = inbound ? "restoring the checkpoints from '" + Shown(other) + "'"
+                                   : "saving the checkpoints to '" + Shown(other) + "'";
+  if (!as.user) {
+    Status copied =
+        inbound ? CopyTree(other, job_side, as.budget) : CopyTree(job_side, other, as.budget);
+    if (copied.ok()) return copied;
+    return Status(copied.code(), what + " failed: " + copied.message());
+  }
   const std::string from = inbound ? other : ".";
   const std::string to = inbound ? "." : other;
+  // What the copy says goes into the error (the job's status shows it), not only to the log: the
+  // file is root's, beside the job's checkpoint directory, in the job's directory.
+  const fs::path said = fs::path(job_side).parent_path() / "checkpoint-copy.err";
+  std::error_code ec;
+  fs::remove(said, ec);
   SpawnRequest request;
-  request.argv = {as.exe,  "__copyas",
-                  "--uid", std::to_string(as.user->uid),
-                  "--gid", std::to_string(as.user->gid),
-                  from,    to};
+  request.argv = {as.exe,        "__copyas",
+                  "--uid",       std::to_string(as.user->uid),
+                  "--gid",       std::to_string(as.user->gid),
+                  "--max-bytes", std::to_string(as.budget.bytes),
+                  "--max-files", std::to_string(as.budget.files),
+                  from,          to};
   request.working_dir = job_side;
   request.environment = CleanEnvironment();
   request.isolation = SpawnRequest::Isolation::kProcessGroup;
+  request.stderr_path = said.string();
+  request.max_file_bytes = as.budget.bytes;  // no file past the budget, should the tree change
   const Result<pid_t> pid = SpawnProcess(request);
   if (!pid.ok()) return pid.status();
   int status = 0;
   while (::waitpid(*pid, &status, 0) < 0) {
     if (errno != EINTR) return Internal(std::string("waitpid: ") + std::strerror(errno));
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
-  return Internal("copying '" + (inbound ? other : job_side) + "' to '" +
-                  (inbound ? job_side : other) + "' as uid " + std::to_string(as.user->uid) +
-                  " failed (" +
-                  (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
-                                     : "signal " + std::to_string(WTERMSIG(status))) +
-                  "; the reason is in the server's log)");
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    fs::remove(said, ec);
+    return Status::Ok();
+  }
+  std::string why = WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
+                                      : "signal " + std::to_string(WTERMSIG(status));
+  if (Result<std::string> text = env::ReadFile(said.string()); text.ok()) {
+    std::string_view line = Trim(*text);
+    const std::string prefix = "allot __copyas (uid " + std::to_string(as.user->uid) + "): ";
+    if (line.starts_with(prefix)) line.remove_prefix(prefix.size());
+    if (line.size() > kCopyErrorLimit) line = line.substr(0, kCopyErrorLimit);
+    if (!line.empty()) why += ": " + EscapeControls(line);
+  }
+  fs::remove(said, ec);
+  return Internal(what + " as uid " + std::to_string(as.user->uid) + " failed (" + why + ")");
 }
 
 }  // namespace
 
 CopyIdentity CopyIdentityOf(const LaunchSpec& spec, const LayoutOptions& options) {
-  if (!options.sandbox) return {SelfExe(spec), std::nullopt};
-  return {SelfExe(spec), JobUserOf(spec)};
+  const CopyBudget budget{spec.limits.disk_bytes, spec.limits.files};
+  if (!options.sandbox) return {SelfExe(spec), std::nullopt, budget};
+  return {SelfExe(spec), JobUserOf(spec), budget};
 }
 
 Status RestoreCheckpoints(const std::string& job_dir, const std::string& sync_dir,
@@ -1002,15 +1081,18 @@ Status SyncCheckpoints(const std::string& job_dir, const std::string& sync_dir,
 
 int CopyAsMain(int argc, char** argv) {
   const std::vector<std::string_view> args(argv, argv + argc);
-  auto id = [](std::string_view text, unsigned& out) {
+  auto number = [](std::string_view text, auto& out) {
     const auto [ptr, error] = std::from_chars(text.data(), text.data() + text.size(), out);
     return error == std::errc() && ptr == text.data() + text.size() && !text.empty();
   };
   unsigned uid = 0;
   unsigned gid = 0;
-  if (args.size() != 6 || args[0] != "--uid" || args[2] != "--gid" || !id(args[1], uid) ||
-      !id(args[3], gid)) {
-    std::fprintf(stderr, "usage: allot __copyas --uid U --gid G FROM TO\n");
+  CopyBudget budget;
+  if (args.size() != 10 || args[0] != "--uid" || args[2] != "--gid" || args[4] != "--max-bytes" ||
+      args[6] != "--max-files" || !number(args[1], uid) || !number(args[3], gid) ||
+      !number(args[5], budget.bytes) || !number(args[7], budget.files)) {
+    std::fprintf(stderr,
+                 "usage: allot __copyas --uid U --gid G --max-bytes N --max-files N FROM TO\n");
     return 2;
   }
   if (Status s = BecomeJobUser({static_cast<uid_t>(uid), static_cast<gid_t>(gid)}); !s.ok()) {
@@ -1020,7 +1102,7 @@ int CopyAsMain(int argc, char** argv) {
   // The directories it makes are the share's alone, whatever the server's umask: another
   // share's jobs run as other uids and list none of them (the files: CopyFileKeepingTime).
   ::umask(077);
-  if (Status s = CopyTree(std::string(args[4]), std::string(args[5])); !s.ok()) {
+  if (Status s = CopyTree(std::string(args[8]), std::string(args[9]), budget); !s.ok()) {
     std::fprintf(stderr, "allot __copyas (uid %u): %s\n", uid, s.message().c_str());
     return 1;
   }

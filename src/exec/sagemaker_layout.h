@@ -58,9 +58,17 @@ Result<std::string> JobCheckpointDir(const std::string& job_dir);
 // (`<exe> __copyas`, CopyAsMain) that became that user first, so a job's CheckpointConfig.S3Uri
 // can only read and write what the job's own uid may; without one (no sandbox: jobs run as the
 // server's user), it runs in this process.
+// What a checkpoint copy may hold: the job's disk and file limits (0: none), its files counted
+// at their full length, which is what a copy writes (a sparse file too). A tree over either, or
+// deeper than the disk check walks, is not copied at all.
+struct CopyBudget {
+  std::int64_t bytes = 0;
+  std::int64_t files = 0;
+};
 struct CopyIdentity {
   std::string exe;  // the allot binary (or the tests' stand-in)
   std::optional<JobUser> user;
+  CopyBudget budget;
 };
 // The identity of a launched job's copies: its sandbox user, when the sandbox is on.
 CopyIdentity CopyIdentityOf(const LaunchSpec& spec, const LayoutOptions& options);
@@ -70,8 +78,9 @@ Status RestoreCheckpoints(const std::string& job_dir, const std::string& sync_di
 // Copies the job's checkpoint directory to checkpoint_sync_dir (after every attempt).
 Status SyncCheckpoints(const std::string& job_dir, const std::string& sync_dir,
                        const CopyIdentity& as = {});
-// `allot __copyas --uid U --gid G FROM TO`: becomes the user (BecomeJobUser), then copies the
-// tree FROM into TO as RestoreCheckpoints does. Exits 0, 1 when the copy failed, 2 for bad
+// `allot __copyas --uid U --gid G --max-bytes N --max-files N FROM TO`: becomes the user
+// (BecomeJobUser), then copies the tree FROM into TO as RestoreCheckpoints does, within the
+// budget. Exits 0, 1 when the copy failed, 2 for bad
 // arguments, 126 when it could not become the user (the reason on stderr).
 int CopyAsMain(int argc, char** argv);
 // The newest modification time of any file under `dir`, 0 if none.

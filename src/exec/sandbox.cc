@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
@@ -426,7 +427,9 @@ bool Passed(const DiskUsed& total, const DiskUsed& stop_at) {
 // passed.
 void AddTreeUsage(int dir_fd, const DiskUsed& stop_at, DiskUsed& total) {
   const env::WalkEnd end = env::WalkTree(dir_fd, kMaxDiskWalkDepth, [&](const env::WalkedEntry& e) {
-    total.bytes += static_cast<std::int64_t>(e.st.st_blocks) * 512;
+    // A sparse file counts its length: its checkpoint copy writes it whole.
+    total.bytes += std::max(static_cast<std::int64_t>(e.st.st_blocks) * 512,
+                            S_ISREG(e.st.st_mode) ? static_cast<std::int64_t>(e.st.st_size) : 0);
     ++total.files;
     return !Passed(total, stop_at);
   });

@@ -351,10 +351,11 @@ Status SlurmExecutorImpl::Adopt(const AdoptSpec& spec) {
   attempt.attempt_dir = spec.attempt_dir;
   attempt.job_dir = spec.job_dir;
   attempt.sync_dir = spec.checkpoint_sync_dir;
-  if (options_.sandbox) {
-    LaunchSpec as_launched;
+  {
+    LaunchSpec as_launched;  // as at launch: the share's user (sandboxed), the host's limits
     as_launched.user = spec.user;
-    attempt.copy_as = CopyIdentityOf(as_launched, LayoutOptions{.sandbox = true});
+    as_launched.limits = spec.limits;
+    attempt.copy_as = CopyIdentityOf(as_launched, LayoutOptions{.sandbox = options_.sandbox});
   }
   attempt.slurm_id = id;
   attempt.job_id = spec.job_id;

@@ -243,25 +243,11 @@ Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::
 
 namespace {
 
-// The limits of a host of `instance_type`: the server's, overridden by the host map's.
-exec::JobLimits LimitsFor(const Options& options, const std::string& instance_type) {
-  exec::JobLimits limits = options.job_limits;
-  const auto it = options.instance_limits.find(instance_type);
-  if (it == options.instance_limits.end()) return limits;
-  const Options::LimitOverrides& o = it->second;
-  if (o.memory_bytes) limits.memory_bytes = *o.memory_bytes;
-  if (o.pids) limits.pids = *o.pids;
-  if (o.tmp_bytes) limits.tmp_bytes = *o.tmp_bytes;
-  if (o.disk_bytes) limits.disk_bytes = *o.disk_bytes;
-  if (o.files) limits.files = *o.files;
-  return limits;
-}
-
 // The sealed sandbox's part of the spec: the share's user (allocated on its first launch) and
 // the limits of the instance type.
 Status SealSpec(store::Store& store, const Options& options, exec::LaunchSpec& spec,
                 const std::string& queue, const std::string& share) {
-  spec.limits = LimitsFor(options, spec.instance_type);
+  spec.limits = options.LimitsFor(spec.instance_type);
   spec.readonly_paths = options.job_readonly_paths;
   if (!options.sandbox) return Status::Ok();
   Result<exec::JobUser> user =
@@ -414,7 +400,8 @@ void Controller::ExecutorEnded(const exec::AttemptExit& exit) {
   log::Info("executor.ended", {{"job", static_cast<std::int64_t>(exit.job)},
                                {"attempt", std::int64_t{exit.attempt}},
                                {"outcome", exit.succeeded ? "succeeded" : "failed"},
-                               {"reason", exit.reason}});
+                               {"reason", exit.reason},
+                               {"checkpoint_error", exit.checkpoint_error}});
   std::lock_guard<std::mutex> lock(mu_);
   RecordReport([this, exit] {
     // The record says which limits held the attempt (issue 10), before its end closes it.
@@ -425,12 +412,16 @@ void Controller::ExecutorEnded(const exec::AttemptExit& exit) {
           exit.enforced_limits;
       Touch(*job);
     }
+    std::string reason =
+        exit.succeeded ? "Received status from SageMaker: Training job completed" : exit.reason;
+    // Lost checkpoints are the job's to know, whatever else became of the attempt.
+    if (!exit.checkpoint_error.empty()) {
+      reason += "; its checkpoints were not saved: " + exit.checkpoint_error;
+    }
     ApplyBackground(model::AttemptEnded{
         exit.job, exit.attempt,
         exit.succeeded ? model::AttemptOutcome::kSucceeded : model::AttemptOutcome::kFailed,
-        exit.succeeded ? "Received status from SageMaker: Training job "
-                         "completed"
-                       : exit.reason});
+        std::move(reason)});
   });
 }
 

@@ -47,6 +47,19 @@ struct Options {
     std::optional<std::int64_t> files;
   };
   std::map<std::string, LimitOverrides> instance_limits;
+  // The limits of a host of `instance_type`: job_limits, overridden by the host map's.
+  exec::JobLimits LimitsFor(const std::string& instance_type) const {
+    exec::JobLimits limits = job_limits;
+    const auto it = instance_limits.find(instance_type);
+    if (it == instance_limits.end()) return limits;
+    const LimitOverrides& o = it->second;
+    if (o.memory_bytes) limits.memory_bytes = *o.memory_bytes;
+    if (o.pids) limits.pids = *o.pids;
+    if (o.tmp_bytes) limits.tmp_bytes = *o.tmp_bytes;
+    if (o.disk_bytes) limits.disk_bytes = *o.disk_bytes;
+    if (o.files) limits.files = *o.files;
+    return limits;
+  }
   // Host paths every sandboxed job may read, bound read-only at the same place (a Python or
   // conda installation outside /usr, say).
   std::vector<std::string> job_readonly_paths;

@@ -245,6 +245,7 @@ bool Controller::AdoptAttempt(JobRecord& job) {
                 : Result<LaunchInfo>(user.status());
   if (launch.ok()) {
     spec.checkpoint_sync_dir = launch->checkpoint_sync_dir;
+    spec.limits = options_.LimitsFor(launch->instance_type);  // the copy's budget, as at launch
   } else {
     log::Warn("recovery.checkpoint_sync_skipped",
               {{"job", job.id}, {"error", launch.status().message()}});

@@ -193,5 +193,15 @@ TEST(UuidV4, SetsVersionAndVariantAndKeepsTheOther122Bits) {
             "01234567-89ab-4def-bedc-ba9876543210");
 }
 
+// A name someone else chose, on a line of a log: no control character passes, and a backslash
+// is doubled, so "\\x0a" in the text was a newline and nothing else.
+TEST(EscapeControls, NoControlCharacterPassesAndTheRestStays) {
+  EXPECT_EQ(EscapeControls("ck/x\nINFO api.call principal=admin\ny"),
+            "ck/x\\x0aINFO api.call principal=admin\\x0ay");
+  EXPECT_EQ(EscapeControls(std::string("a\0b\x7f\x1b[31m", 9)), "a\\x00b\\x7f\\x1b[31m");
+  EXPECT_EQ(EscapeControls("C:\\x0a"), "C:\\\\x0a");
+  EXPECT_EQ(EscapeControls("caf\xC3\xA9 \xFF"), "caf\xC3\xA9 \xFF");  // other bytes stay
+}
+
 }  // namespace
 }  // namespace allot

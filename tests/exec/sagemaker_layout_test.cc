@@ -650,6 +650,79 @@ TEST_F(SageMakerLayoutTest, CheckpointCopiesRunAsTheJobsUser) {
   EXPECT_EQ(Read(root_ / "plain" / "root-file"), "the job's");
 }
 
+// A copy holds no more than the job could: its disk limit by the files' full lengths (a sparse
+// file is written out whole: twenty files of 15 MiB made by truncate took no disk in the job and
+// 300 MiB in its checkpoint location), its file limit, and the depth the disk check walks. Over
+// any, nothing is copied, and the copy says why. Both ways: the sync, and the restore.
+TEST_F(SageMakerLayoutTest, CheckpointCopiesStayWithinTheJobsLimits) {
+  const fs::path job = root_ / "job";
+  const auto dir = JobCheckpointDir(job.string());
+  ASSERT_TRUE(dir.ok());
+  const fs::path ck = *dir;
+  for (const char* name : {"s1", "s2", "s3"}) {
+    Write(ck / name, "");
+    fs::resize_file(ck / name, std::uintmax_t{1} << 20);  // a hole: no block
+  }
+  const std::string exe =
+      (fs::read_symlink("/proc/self/exe").parent_path() / "exec_supervise_main").string();
+  const CopyIdentity two_mib{exe, std::nullopt, {.bytes = 2 << 20, .files = 100}};
+  const fs::path sync = root_ / "sync";
+  Status synced = SyncCheckpoints(job.string(), sync.string(), two_mib);
+  EXPECT_EQ(synced.code(), StatusCode::kFailedPrecondition) << synced.message();
+  EXPECT_NE(synced.message().find("saving the checkpoints to '" + sync.string() +
+                                  "' failed: the checkpoints hold more than the job's disk limit "
+                                  "of 2 MiB (files counted at their full length): not copied"),
+            std::string::npos)
+      << synced.message();
+  EXPECT_FALSE(fs::exists(sync));
+  if (::geteuid() == 0) {  // the same in the copy process of the job's user
+    const CopyIdentity nobody{exe, JobUser{65534, 65534}, two_mib.budget};
+    synced = SyncCheckpoints(job.string(), sync.string(), nobody);
+    EXPECT_NE(synced.message().find("as uid 65534 failed (exit 1: the checkpoints hold more than "
+                                    "the job's disk limit of 2 MiB"),
+              std::string::npos)
+        << synced.message();
+    EXPECT_FALSE(fs::exists(sync));
+  }
+  const CopyIdentity four_mib{exe, std::nullopt, {.bytes = 4 << 20, .files = 100}};
+  ASSERT_TRUE(SyncCheckpoints(job.string(), sync.string(), four_mib).ok());
+  EXPECT_EQ(fs::file_size(sync / "s2"), std::uintmax_t{1} << 20);
+  // The restore into another job meets its budget too.
+  const fs::path job2 = root_ / "job2";
+  const Status restored = RestoreCheckpoints(job2.string(), sync.string(), two_mib);
+  EXPECT_EQ(restored.code(), StatusCode::kFailedPrecondition) << restored.message();
+  EXPECT_FALSE(fs::exists(job2 / "checkpoints" / "s1"));
+  // The number of files (and directories), and the depth.
+  const CopyIdentity two_files{exe, std::nullopt, {.bytes = 4 << 20, .files = 2}};
+  synced = SyncCheckpoints(job.string(), (root_ / "sync2").string(), two_files);
+  EXPECT_NE(synced.message().find(
+                "the checkpoints hold more than the job's limit of 2 files: not copied"),
+            std::string::npos)
+      << synced.message();
+  fs::path deep = ck;
+  for (int i = 0; i < kMaxDiskWalkDepth + 2; ++i) deep /= "d";
+  fs::create_directories(deep);
+  const CopyIdentity unlimited{exe, std::nullopt, {}};
+  synced = SyncCheckpoints(job.string(), (root_ / "sync3").string(), unlimited);
+  EXPECT_NE(
+      synced.message().find("the checkpoints have directories deeper than 256 levels: not copied"),
+      std::string::npos)
+      << synced.message();
+  EXPECT_FALSE(fs::exists(root_ / "sync3" / "d"));
+}
+
+// A job sets what time it likes on its files: one past 2262 does not overflow the nanoseconds
+// (it did, in the server, as root; UBSan stops there).
+TEST_F(SageMakerLayoutTest, AFileTimeFarInTheFutureIsHeldAtTheLargestTime) {
+  const fs::path dir = root_ / "ck";
+  Write(dir / "future", "x");
+  SetMtime(dir / "future", 13569465600, 0);  // 2400-01-01
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / "future").c_str(), &st), 0);
+  if (st.st_mtim.tv_sec != 13569465600) GTEST_SKIP() << "this file system cannot hold 2400";
+  EXPECT_EQ(NewestFileTime(dir.string()), 9223372035LL * 1000);
+}
+
 TEST_F(SageMakerLayoutTest, NewestFileTime) {
   const fs::path dir = root_ / "ck";
   EXPECT_EQ(NewestFileTime(dir.string()), 0);  // missing

@@ -580,6 +580,16 @@ TEST_F(DiskLimitTest, AJobThatExitsZeroWhileACheckFindsItOverItsLimitFails) {
       << ReadFile(Host("a") + "/status.json");
 }
 
+// A sparse file counts its length, not the blocks it holds: its checkpoint copy, or a reader,
+// gets it whole. Three holes of 900 kB under a limit of 1 MiB take no disk, and fail the job.
+TEST_F(DiskLimitTest, ASparseFileCountsItsLength) {
+  const AttemptExit exit =
+      RunLimited(23, "for i in 1 2 3; do truncate -s 900K \"$SM_MODEL_DIR/s$i\"; done; exit 0",
+                 {.disk_bytes = 1 << 20});
+  EXPECT_FALSE(exit.succeeded);
+  EXPECT_EQ(exit.reason, Exceeded("disk limit of 1 MiB"));
+}
+
 TEST_F(DiskLimitTest, TheNumberOfFilesIsLimitedToo) {
   const AttemptExit exit = RunLimited(
       17, "mkdir \"$SM_MODEL_DIR/m\"; for i in $(seq 300); do : > \"$SM_MODEL_DIR/m/$i\"; done",

@@ -131,7 +131,8 @@ class WithRootsTest(FileUriCase):
         # Checkpoints are written back here after each attempt.
         os.makedirs(os.path.join(cls.root, "ck"))
         os.chmod(os.path.join(cls.root, "ck"), 0o777)
-        cls.server_args = ("--file-root", cls.root, "--file-root", cls.other_root)
+        cls.server_args = ("--file-root", cls.root, "--file-root", cls.other_root,
+                           "--job-disk-limit", "64M")
         try:
             super().setUpClass()
         except Exception:
@@ -148,6 +149,43 @@ class WithRootsTest(FileUriCase):
 
     def path(self, *parts):
         return os.path.join(self.root, *parts)
+
+    def test_checkpoints_not_saved_are_said_in_the_jobs_status(self):
+        # Root's file in a sticky location: the share's user may not replace it, so the sync
+        # after a job that succeeded fails. The job succeeded all the same, and says what it lost
+        # (before, only the server's log did).
+        location = self.path("ck", self.fx.unique("sticky"))
+        os.makedirs(location)
+        with open(os.path.join(location, "model.pt"), "w") as f:
+            f.write("root's\n")
+        os.chmod(location, 0o1777)
+        job = self.submit(with_checkpoint(
+            location, 'echo new > /opt/ml/checkpoints/model.pt; exit 0'))
+        d = self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
+        self.assertEqual(d["status"], "SUCCEEDED", d.get("statusReason"))
+        reason = d["statusReason"]
+        self.assertIn("Training job completed; its checkpoints were not saved: saving the "
+                      f"checkpoints to '{location}' as uid", reason)
+        self.assertIn("model.pt", reason)
+        self.assertIn("Operation not permitted", reason)
+        with open(os.path.join(location, "model.pt")) as f:
+            self.assertEqual(f.read(), "root's\n")
+
+    def test_sparse_checkpoints_past_the_disk_limit_are_neither_kept_nor_copied(self):
+        # Files made by truncate take no disk in the job, and a copy writes them whole: three of
+        # 40 MiB under a limit of 64 MiB filled the location with 120 MiB. Now the disk check
+        # counts their length, and the copy refuses a tree past the job's limit.
+        location = self.path("ck", self.fx.unique("sparse"))
+        job = self.submit(with_checkpoint(
+            location, "for i in 1 2 3; do truncate -s 40M /opt/ml/checkpoints/s$i; done; exit 0"))
+        d = self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
+        self.assertEqual(d["status"], "FAILED", d.get("statusReason"))
+        reason = d["statusReason"]
+        self.assertIn("exceeded its disk limit of 64 MiB", reason)
+        self.assertIn("its checkpoints were not saved", reason)
+        self.assertIn("the checkpoints hold more than the job's disk limit of 64 MiB (files "
+                      "counted at their full length): not copied", reason)
+        self.assertFalse(os.path.exists(os.path.join(location, "s1")))
 
     def test_a_channel_under_a_root_is_read_by_the_job(self):
         job = self.submit(with_channel(self.path("data", "train"),
