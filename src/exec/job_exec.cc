@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "env/files.h"
+#include "exec/ipc_scope.h"
 #include "exec/sandbox.h"
 #include "exec/syscall_filter.h"
 
@@ -112,6 +113,8 @@ Status Seal(const JobExecArgs& args) {
   if (args.user) ALLOT_RETURN_IF_ERROR(DropTo(*args.user));
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return Errno("no_new_privs");
   if (args.user || ::geteuid() != 0) ALLOT_RETURN_IF_ERROR(CheckNoCapabilities());
+  // Its abstract UNIX sockets and signals are its own (where the kernel offers the scopes).
+  if (const Result<bool> scoped = ScopeJobIpc(); !scoped.ok()) return scoped.status();
   return LoadJobSyscallFilter();  // last: the steps above need calls it refuses
 }
 

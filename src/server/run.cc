@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "exec/ipc_scope.h"
 #include "server/controller.h"
 #include "server/http_server.h"
 #include "server/log.h"
@@ -24,6 +25,12 @@ int RunServer(const Options& options) {
   if (Status s = log::Configure(options.log_level, options.log_format); !s.ok()) {
     std::fprintf(stderr, "allot server: %s\n", s.message().c_str());
     return 2;
+  }
+  if (options.sandbox && !exec::JobIpcScopeAvailable()) {
+    log::Warn("sandbox.ipc_not_scoped",
+              {{"why",
+                "this kernel has no Landlock scopes (Linux 6.12 or later, with Landlock "
+                "enabled): a job may connect to other jobs' abstract UNIX sockets"}});
   }
   Result<std::unique_ptr<Controller>> controller = Controller::Start(options);
   if (!controller.ok()) {

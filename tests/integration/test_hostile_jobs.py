@@ -275,6 +275,49 @@ class HostileJobsTest(ServerTestCase):
         self.assertIn("exceeded its limit of 1000 files", d["statusReason"])
         self.assert_unharmed()
 
+    def test_another_jobs_abstract_socket_cannot_be_reached(self):
+        # The sandbox shares the machine's network namespace, where abstract UNIX sockets live
+        # with no file permission to guard them: an attacker found a listener's name in
+        # /proc/net/unix, connected, read its data and wrote into it (NCCL and PyTorch make such
+        # sockets). Landlock's scope (Linux 6.12) keeps each job to its own.
+        if "sandbox.ipc_not_scoped" in self.server.log_text(tail=None):
+            self.skipTest("this kernel has no Landlock scopes")
+        name = f"allot-it-{uuid.uuid4().hex[:8]}"
+        listener = ("import socket\n"
+                    "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                    f"s.bind(chr(0) + '{name}')\n"
+                    "s.listen(1)\n"
+                    "open('/opt/ml/output/data/ready', 'w').close()\n"
+                    "s.settimeout(60)\n"
+                    "c, _ = s.accept()\n"
+                    "c.sendall(b'SECRET-OF-THE-LISTENER')\n")
+        job = self.fx.submit(self.queue, "victim", name="listener", serviceRequestPayload=payload(
+            f'python3 -c "{listener}"'))["jobId"]
+        try:
+            wait_for(lambda: os.path.exists(self.server.host_dir(
+                job, 1, "algo-1", "ml", "output", "data", "ready")), 20, what="the listener")
+            probe = ("import socket\n"
+                     "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                     "try:\n"
+                     f"    s.connect(chr(0) + '{name}')\n"
+                     "    print('REACHED', s.recv(100))\n"
+                     "except OSError as e:\n"
+                     "    print('refused', e.errno)\n"
+                     "t = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                     "t.bind(chr(0) + 'own-' + str(id(t)))\n"
+                     "t.listen(1)\n"
+                     "u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                     "u.connect(t.getsockname())\n"
+                     "print('own ok')\n")
+            d, out, err = self.attack(f'python3 -c "{probe}"')
+            self.assertNotIn("REACHED", out)
+            self.assertIn("refused 1", out, err)  # EPERM
+            self.assertIn("own ok", out, err)
+            self.assertEqual(d["status"], "SUCCEEDED", d.get("statusReason"))
+        finally:
+            self.batch.terminate_service_job(jobId=job, reason="test over")
+        self.assert_unharmed()
+
     def test_memory_beyond_the_limit_is_refused(self):
         script = ("python3 -c 'b = bytearray(1024 * 1024 * 1024); print(\"ALLOCATED\", len(b))'")
         d, out, _ = self.attack(script)
