@@ -39,31 +39,58 @@ void DeliverAttemptEnd(const AttemptEnd& end, const Callbacks& callbacks,
   callbacks.ended(with_error);
 }
 
+namespace {
+
+// The user whose syncs are counted together (a share's), or 0 without the sandbox: one trusted
+// user, whose syncs take any worker.
+uid_t SyncUser(const AttemptEnd& end) { return end.copy_as.user ? end.copy_as.user->uid : 0; }
+
+}  // namespace
+
 bool EndSyncs::Start(AttemptEnd end, std::function<void(const AttemptEnd&)> deliver,
                      std::function<void(std::function<void()>)> post) {
   const std::pair<model::JobId, int> key{end.exit.job, end.exit.attempt};
+  const uid_t user = SyncUser(end);
+  Task task{std::move(end), std::move(deliver), std::move(post)};
   {
     std::lock_guard<std::mutex> lock(mu_);
     syncing_.insert(key);
+    if (user != 0 && running_[user] >= kMaxPerUser) {
+      held_[user].push_back(std::move(task));  // one of its user's workers takes it
+      return true;
+    }
+    if (user != 0) ++running_[user];
   }
-  if (workers_.Post([this, end = std::move(end), deliver = std::move(deliver),
-                     post = std::move(post)]() mutable { Sync(std::move(end), deliver, post); })) {
+  if (workers_.Post([this, task = std::move(task)]() mutable { Sync(std::move(task)); })) {
     return true;
   }
   std::lock_guard<std::mutex> lock(mu_);  // no worker: the caller syncs it on its callback thread
   syncing_.erase(key);
+  if (user != 0 && --running_[user] == 0) running_.erase(user);
   return false;
 }
 
-void EndSyncs::Sync(AttemptEnd end, const std::function<void(const AttemptEnd&)>& deliver,
-                    const std::function<void(std::function<void()>)>& post) {
-  const Status synced = SyncCheckpoints(end.job_dir, end.sync_dir, end.copy_as);
-  end.sync_dir.clear();
-  if (!synced.ok()) end.sync_error = synced.message();
-  const std::pair<model::JobId, int> key{end.exit.job, end.exit.attempt};
-  post([deliver, end = std::move(end)] { deliver(end); });
-  std::lock_guard<std::mutex> lock(mu_);
-  syncing_.erase(key);
+void EndSyncs::Sync(Task task) {
+  const uid_t user = SyncUser(task.end);
+  for (;;) {
+    AttemptEnd& end = task.end;
+    const Status synced = SyncCheckpoints(end.job_dir, end.sync_dir, end.copy_as);
+    end.sync_dir.clear();
+    if (!synced.ok()) end.sync_error = synced.message();
+    const std::pair<model::JobId, int> key{end.exit.job, end.exit.attempt};
+    task.post([deliver = std::move(task.deliver), done = std::move(end)] { deliver(done); });
+    std::lock_guard<std::mutex> lock(mu_);
+    syncing_.erase(key);
+    if (user == 0) return;
+    const auto held = held_.find(user);
+    if (held == held_.end()) {
+      if (--running_[user] == 0) running_.erase(user);
+      return;
+    }
+    task = std::move(held->second.front());
+    held->second.pop_front();
+    if (held->second.empty()) held_.erase(held);
+  }
 }
 
 bool EndSyncs::Syncing(model::JobId job, int attempt) {
@@ -72,9 +99,14 @@ bool EndSyncs::Syncing(model::JobId job, int attempt) {
 }
 
 void EndSyncs::Drain() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_.clear();  // a worker that ends its sync then finds nothing more of its user's
+  }
   workers_.Drain();
   std::lock_guard<std::mutex> lock(mu_);
   syncing_.clear();  // what is left are the syncs dropped before they began
+  running_.clear();
 }
 
 void PostAttemptEnd(AttemptEnd end, EndSyncs& syncs, const Callbacks& callbacks,

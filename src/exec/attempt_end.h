@@ -5,7 +5,9 @@
 // thread, report a last `checkpoint` if the newest file time moved, then `ended`. Shared by the
 // local and the Slurm executor.
 
+#include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -41,6 +43,9 @@ void DeliverAttemptEnd(const AttemptEnd& end, const Callbacks& callbacks,
 class EndSyncs {
  public:
   static constexpr int kMaxWorkers = 8;
+  // Of one share's user at once: a team whose attempts leave huge trees holds up its own syncs,
+  // not every team's (the rest wait their turn, in order, for that user's workers).
+  static constexpr int kMaxPerUser = 2;
 
   EndSyncs() = default;
   ~EndSyncs() { Drain(); }  // `post` must outlive the syncs
@@ -63,12 +68,18 @@ class EndSyncs {
   void Drain();
 
  private:
-  // Syncs on a worker, then posts the delivery.
-  void Sync(AttemptEnd end, const std::function<void(const AttemptEnd&)>& deliver,
-            const std::function<void(std::function<void()>)>& post);
+  struct Task {
+    AttemptEnd end;
+    std::function<void(const AttemptEnd&)> deliver;
+    std::function<void(std::function<void()>)> post;
+  };
+  // Syncs on a worker and posts the delivery; then the next task its user's syncs held back.
+  void Sync(Task task);
 
   std::mutex mu_;
   std::set<std::pair<model::JobId, int>> syncing_;  // guarded by mu_
+  std::map<uid_t, int> running_;                    // guarded by mu_: workers per user
+  std::map<uid_t, std::deque<Task>> held_;          // guarded by mu_: past kMaxPerUser
   env::WorkerPool workers_{kMaxWorkers};            // last: it ends first, waiting for the syncs
 };
 

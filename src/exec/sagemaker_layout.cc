@@ -1,8 +1,11 @@
 #include "exec/sagemaker_layout.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -979,6 +983,51 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
 
 namespace {
 
+// CopyIdentity::timeout_ms, or what it stands for.
+Duration CopyDeadline(const CopyIdentity& as) {
+  if (as.timeout_ms > 0) return as.timeout_ms;
+  constexpr std::int64_t kBytesPerSecond = 50'000'000;
+  const Duration at_disk_speed = as.budget.bytes / kBytesPerSecond * kMillisPerSecond;
+  return std::max(at_disk_speed, Seconds(600));
+}
+
+// Waits for the copy process `pid` (the leader of its process group) until `deadline_ms` has
+// passed, then kills its group; its wait status either way.
+Result<int> AwaitCopy(pid_t pid, Duration deadline_ms) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
+  const long pidfd = ::syscall(SYS_pidfd_open, pid, 0);  // -1 before Linux 5.3: polled
+  bool killed = false;
+  for (;;) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, killed ? 0 : WNOHANG);
+    if (done == pid) {
+      if (pidfd >= 0) ::close(static_cast<int>(pidfd));
+      return status;
+    }
+    if (done < 0 && errno != EINTR) {
+      const int error = errno;
+      if (pidfd >= 0) ::close(static_cast<int>(pidfd));
+      return Internal(std::string("waitpid: ") + std::strerror(error));
+    }
+    if (killed) continue;
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      ::kill(-pid, SIGKILL);  // the copy and anything it started
+      killed = true;
+      continue;
+    }
+    const int wait_ms =
+        static_cast<int>(std::min<std::int64_t>(left.count(), pidfd >= 0 ? 60'000 : 50));
+    if (pidfd >= 0) {
+      pollfd fd{static_cast<int>(pidfd), POLLIN, 0};
+      ::poll(&fd, 1, wait_ms);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    }
+  }
+}
+
 // The copy between the job's checkpoint directory `job_side` and `other` (`inbound`: into the
 // job's), as `as` says: here, or in a process of the job's user. That process starts in
 // `job_side` (entered while still root) and names it ".", so the job's user needs no way through
@@ -1014,16 +1063,19 @@ Status CopyTreeAs(const CopyIdentity& as, const std::string& job_side, const std
   request.max_file_bytes = as.budget.bytes;  // no file past the budget, should the tree change
   const Result<pid_t> pid = SpawnProcess(request);
   if (!pid.ok()) return pid.status();
-  int status = 0;
-  while (::waitpid(*pid, &status, 0) < 0) {
-    if (errno != EINTR) return Internal(std::string("waitpid: ") + std::strerror(errno));
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+  const Duration deadline = CopyDeadline(as);
+  const Result<int> status = AwaitCopy(*pid, deadline);
+  if (!status.ok()) return status.status();
+  if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0) {
     fs::remove(said, ec);
     return Status::Ok();
   }
-  std::string why = WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
-                                      : "signal " + std::to_string(WTERMSIG(status));
+  std::string why = WIFEXITED(*status) ? "exit " + std::to_string(WEXITSTATUS(*status))
+                                       : "signal " + std::to_string(WTERMSIG(*status));
+  if (WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL) {
+    why = "it ran past its deadline of " + std::to_string(deadline / kMillisPerSecond) +
+          " s and was stopped";
+  }
   if (Result<std::string> text = env::ReadFile(said.string()); text.ok()) {
     std::string_view line = Trim(*text);
     const std::string prefix = "allot __copyas (uid " + std::to_string(as.user->uid) + "): ";
@@ -1039,8 +1091,8 @@ Status CopyTreeAs(const CopyIdentity& as, const std::string& job_side, const std
 
 CopyIdentity CopyIdentityOf(const LaunchSpec& spec, const LayoutOptions& options) {
   const CopyBudget budget{spec.limits.disk_bytes, spec.limits.files};
-  if (!options.sandbox) return {SelfExe(spec), std::nullopt, budget};
-  return {SelfExe(spec), JobUserOf(spec), budget};
+  if (!options.sandbox) return {SelfExe(spec), std::nullopt, budget, 0};
+  return {SelfExe(spec), JobUserOf(spec), budget, 0};
 }
 
 Status RestoreCheckpoints(const std::string& job_dir, const std::string& sync_dir,

@@ -69,6 +69,11 @@ struct CopyIdentity {
   std::string exe;  // the allot binary (or the tests' stand-in)
   std::optional<JobUser> user;
   CopyBudget budget;
+  // How long the copy process of the job's user may run before it is killed (its failure said
+  // as any other): a copy holds a sync worker, a launch and, until it ends, the attempt's
+  // capacity, which a reclaim may be waiting for. 0: the time to copy the budget's bytes at
+  // 50 MB/s, and at least 10 minutes.
+  Duration timeout_ms = 0;
 };
 // The identity of a launched job's copies: its sandbox user, when the sandbox is on.
 CopyIdentity CopyIdentityOf(const LaunchSpec& spec, const LayoutOptions& options);

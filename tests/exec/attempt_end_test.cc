@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -98,6 +100,73 @@ TEST(EndSyncsTest, AFailedSyncIsDeliveredWithItsReason) {
   }
   delivery();
   EXPECT_FALSE(error.empty());
+  fs::remove_all(root);
+}
+
+// One share's syncs take at most kMaxPerUser workers: a team whose attempts leave huge trees
+// holds up its own syncs, not another team's. The copies are stand-ins (an EndSyncs copies as
+// the share's user through CopyIdentity::exe): the first team's wait for a gate, the second's
+// end at once.
+TEST(EndSyncsTest, OneUsersSyncsHoldUpNoOtherUsers) {
+  const fs::path root =
+      fs::temp_directory_path() / ("allot-end-syncs-u-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "started");
+  const fs::path gate = root / "gate";
+  {
+    std::ofstream(root / "held.sh")
+        << "#!/bin/sh\ntouch \"$(mktemp -p " << (root / "started").string() << ")\"\nwhile [ ! -e "
+        << gate.string() << " ]; do sleep 0.05; done\n";
+  }
+  { std::ofstream(root / "quick.sh") << "#!/bin/sh\nexit 0\n"; }
+  fs::permissions(root / "held.sh", fs::perms::owner_all);
+  fs::permissions(root / "quick.sh", fs::perms::owner_all);
+  auto end_of = [&](model::JobId job, const std::string& exe, uid_t uid) {
+    AttemptEnd end;
+    end.exit.job = job;
+    end.exit.attempt = 1;
+    end.job_dir = (root / ("job-" + std::to_string(job))).string();
+    fs::create_directories(fs::path(end.job_dir) / "checkpoints");
+    end.sync_dir = (root / "sync").string();
+    end.copy_as = CopyIdentity{(root / exe).string(), JobUser{uid, uid}, {}, 0};
+    return end;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<model::JobId> delivered;
+  auto post = [&](const std::function<void()>& d) {
+    d();  // as the callback thread would, at once
+    cv.notify_all();
+  };
+  auto deliver = [&](const AttemptEnd& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    delivered.insert(e.exit.job);
+  };
+  auto count_started = [&] {
+    return std::distance(fs::directory_iterator(root / "started"), fs::directory_iterator());
+  };
+  {
+    EndSyncs syncs;
+    for (const model::JobId job : {model::JobId{1}, model::JobId{2}, model::JobId{3}})
+      ASSERT_TRUE(syncs.Start(end_of(job, "held.sh", 65534), deliver, post));
+    ASSERT_TRUE(syncs.Start(end_of(9, "quick.sh", 65533), deliver, post));
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      EXPECT_TRUE(
+          cv.wait_for(lock, std::chrono::seconds(20), [&] { return delivered.count(9) == 1; }));
+      EXPECT_EQ(delivered.size(), 1U);  // the first team's wait
+    }
+    for (int i = 0; i < 100 && count_started() < EndSyncs::kMaxPerUser; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a third would have begun
+    EXPECT_EQ(count_started(), EndSyncs::kMaxPerUser);
+    EXPECT_TRUE(syncs.Syncing(3, 1));  // held back, and said to be syncing
+    { std::ofstream(gate) << ""; }
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return delivered.size() == 4; }));
+  }
+  EXPECT_EQ(count_started(), 3);
   fs::remove_all(root);
 }
 

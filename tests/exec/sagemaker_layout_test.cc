@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -709,6 +711,33 @@ TEST_F(SageMakerLayoutTest, CheckpointCopiesStayWithinTheJobsLimits) {
       std::string::npos)
       << synced.message();
   EXPECT_FALSE(fs::exists(root_ / "sync3" / "d"));
+}
+
+// A copy that runs past its deadline is stopped, with whatever it started, and the sync says so:
+// it holds a sync worker and the attempt's capacity, which a reclaim may be waiting for. Here
+// the copy process is a stand-in that never ends.
+TEST_F(SageMakerLayoutTest, ACopyPastItsDeadlineIsStopped) {
+  const fs::path job = root_ / "job";
+  const auto dir = JobCheckpointDir(job.string());
+  ASSERT_TRUE(dir.ok());
+  Write(fs::path(*dir) / "epoch-1.pt", "one");
+  const fs::path stuck = root_ / "stuck-copy";
+  const fs::path pid_file = root_ / "child.pid";
+  Write(stuck, "#!/bin/sh\nsleep 60 &\necho $! > " + pid_file.string() + "\nsleep 60\n");
+  fs::permissions(stuck, fs::perms::owner_all);
+  CopyIdentity as{stuck.string(), JobUser{65534, 65534}, {}, 1000};
+  const Status synced = SyncCheckpoints(job.string(), (root_ / "sync").string(), as);
+  EXPECT_NE(synced.message().find("failed (it ran past its deadline of 1 s and was stopped)"),
+            std::string::npos)
+      << synced.message();
+  const pid_t child = static_cast<pid_t>(std::stol(Read(pid_file)));
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {  // dead: gone, or a zombie its adopter has not reaped
+    const std::string stat = Read("/proc/" + std::to_string(child) + "/stat");
+    gone = ::kill(child, 0) != 0 || stat.find(") Z ") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "the copy's own child outlived it";
 }
 
 // A job sets what time it likes on its files: one past 2262 does not overflow the nanoseconds
