@@ -2,11 +2,13 @@
 
 #include <sched.h>
 #include <seccomp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
@@ -67,7 +69,10 @@ constexpr ErrnoRule kRefused[] = {
     {"open_by_handle_at", EPERM},
 };
 
-// The 32-bit x86 name of a call above (unknown to x86_64, so resolved for that ABI alone).
+// A call of the 32-bit x86 ABI alone (x86_64 has no such number). Its rule is added by name:
+// libseccomp's number for it on the native ABI is a pseudo-number, which it translates for each
+// ABI of the filter that has the call. The x86 number itself would be read as a native one (22
+// is x86_64's `pipe`, which every job then lost, while the 32-bit umount stayed open).
 constexpr ErrnoRule kRefusedX86[] = {{"umount", EPERM}};
 
 // The flag that makes unshare and clone start a user namespace.
@@ -88,9 +93,13 @@ const std::vector<std::string>& RefusedSyscalls() {
   return kNames;
 }
 
-Status LoadJobSyscallFilter() {
-  const std::unique_ptr<void, void (*)(scmp_filter_ctx)> ctx(seccomp_init(SCMP_ACT_ALLOW),
-                                                             seccomp_release);
+namespace {
+
+using FilterContext = std::unique_ptr<void, void (*)(scmp_filter_ctx)>;
+
+// The filter, built and not yet loaded.
+Result<FilterContext> BuildFilter() {
+  FilterContext ctx(seccomp_init(SCMP_ACT_ALLOW), seccomp_release);
   if (ctx == nullptr) return Internal("system call filter: seccomp_init failed");
   // A system call of an architecture the filter does not name ends the process.
   if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
@@ -123,7 +132,7 @@ Status LoadJobSyscallFilter() {
   }
 #if defined(__x86_64__)
   for (const ErrnoRule& rule : kRefusedX86) {
-    const int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, rule.name);
+    const int nr = seccomp_syscall_resolve_name(rule.name);
     if (nr == __NR_SCMP_ERROR) return Failed(rule.name, -ENOSYS);
     if (int rc =
             seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(static_cast<uint32_t>(rule.error)), nr, 0);
@@ -147,8 +156,38 @@ Status LoadJobSyscallFilter() {
       return Failed(name, rc);
     }
   }
-  if (int rc = seccomp_load(ctx.get()); rc != 0) return Failed("loading it", rc);
+  return ctx;
+}
+
+}  // namespace
+
+Status LoadJobSyscallFilter() {
+  Result<FilterContext> ctx = BuildFilter();
+  if (!ctx.ok()) return ctx.status();
+  if (int rc = seccomp_load(ctx->get()); rc != 0) return Failed("loading it", rc);
   return Status::Ok();
+}
+
+Result<std::vector<sock_filter>> JobSyscallFilterProgram() {
+  Result<FilterContext> ctx = BuildFilter();
+  if (!ctx.ok()) return ctx.status();
+  const int fd = ::memfd_create("allot-seccomp-bpf", MFD_CLOEXEC);
+  if (fd < 0) return Internal(std::string("memfd_create: ") + std::strerror(errno));
+  std::vector<sock_filter> program;
+  Status status = Status::Ok();
+  if (int rc = seccomp_export_bpf(ctx->get(), fd); rc != 0) {
+    status = Failed("exporting it", rc);
+  } else {
+    const off_t size = ::lseek(fd, 0, SEEK_END);
+    program.resize(static_cast<std::size_t>(std::max<off_t>(size, 0)) / sizeof(sock_filter));
+    const auto bytes = static_cast<ssize_t>(program.size() * sizeof(sock_filter));
+    if (size < 0 || ::pread(fd, program.data(), static_cast<std::size_t>(bytes), 0) != bytes) {
+      status = Internal("system call filter: the exported program could not be read back");
+    }
+  }
+  ::close(fd);
+  if (!status.ok()) return status;
+  return program;
 }
 
 Status ProbeJobSyscallFilter() {

@@ -18,6 +18,8 @@
 // The rules cover the 32-bit x86 and x32 system calls too (any other architecture's are
 // refused by killing the process): a job cannot step around them through another ABI.
 
+#include <linux/filter.h>
+
 #include <string>
 #include <vector>
 
@@ -34,6 +36,10 @@ Status LoadJobSyscallFilter();
 // every team from every job): loaded on a thread of its own, which then tries a refused call or
 // two and ends, taking the filter with it. The rest of the process is left unfiltered.
 Status ProbeJobSyscallFilter();
+
+// The filter as the classic BPF program the kernel runs, not loaded: for the tests, which run it
+// over system calls of every ABI it covers, whatever this machine serves.
+Result<std::vector<sock_filter>> JobSyscallFilterProgram();
 
 // The system calls the filter refuses outright, by name, for the record and the tests.
 const std::vector<std::string>& RefusedSyscalls();
