@@ -97,9 +97,16 @@ bool ShouldRetry(const EngineState& st, const Job& job, const std::string& reaso
   return true;  // as in AWS Batch: no matching rule means retry
 }
 
-void EndPreempted(EngineState& st, Job& job) {
+// `reason`, and then why the attempt's checkpoints were not saved, when they were not.
+std::string WithCheckpointError(std::string reason, const std::string& checkpoint_error) {
+  if (checkpoint_error.empty()) return reason;
+  return std::move(reason) + "; its checkpoints were not saved: " + checkpoint_error;
+}
+
+void EndPreempted(EngineState& st, Job& job, const std::string& checkpoint_error) {
   ++job.preemptions;
-  const std::string reason = model::PreemptionReason(job.stop_rule);
+  const std::string reason =
+      WithCheckpointError(model::PreemptionReason(job.stop_rule), checkpoint_error);
   // What was really lost: the work since the last checkpoint when the processes were gone, so a
   // job that checkpoints on SIGTERM within the grace period loses (almost) nothing.
   const std::int64_t lost =
@@ -118,32 +125,34 @@ void EndPreempted(EngineState& st, Job& job) {
 // A stopped attempt ends the way its stop says, whatever its exit status: a well-behaved job
 // checkpoints on SIGTERM and exits 0, and that is still a preemption (or a termination), as a
 // stopped SageMaker training job is "Stopped" whatever its process returned.
-void EndStopped(EngineState& st, Job& job) {
+void EndStopped(EngineState& st, Job& job, const std::string& checkpoint_error) {
   switch (job.stop_kind) {
     case model::StopKind::kPreemption:
-      EndPreempted(st, job);
+      EndPreempted(st, job, checkpoint_error);
       return;
     case model::StopKind::kTermination:
     case model::StopKind::kTimeout:
-      FinishJob(st, job, JobStatus::kFailed, st.final_reasons[job.id]);
+      FinishJob(st, job, JobStatus::kFailed,
+                WithCheckpointError(st.final_reasons[job.id], checkpoint_error));
       return;
   }
 }
 
 void EndRunning(EngineState& st, Job& job, const model::AttemptEnded& e) {
+  std::string reason = WithCheckpointError(e.reason, e.checkpoint_error);
   switch (e.outcome) {
     case model::AttemptOutcome::kSucceeded:
-      FinishJob(st, job, JobStatus::kSucceeded, e.reason);
+      FinishJob(st, job, JobStatus::kSucceeded, std::move(reason));
       return;
     case model::AttemptOutcome::kRequeue:
-      MakeRunnable(st, job, e.reason);
+      MakeRunnable(st, job, std::move(reason));
       return;
     case model::AttemptOutcome::kFailed:
       ++job.failed_attempts;
-      if (ShouldRetry(st, job, e.reason)) {
-        MakeRunnable(st, job, e.reason);
+      if (ShouldRetry(st, job, e.reason)) {  // the attempt's own reason, as the rules name it
+        MakeRunnable(st, job, std::move(reason));
       } else {
-        FinishJob(st, job, JobStatus::kFailed, e.reason);
+        FinishJob(st, job, JobStatus::kFailed, std::move(reason));
       }
       return;
   }
@@ -297,7 +306,7 @@ Status Handle(EngineState& st, const model::AttemptEnded& e) {
     job->stopping = false;
     --q.stopping_jobs;
     const model::JobId id = job->id;
-    EndStopped(st, *job);  // may end the job: `job` dangles from here on
+    EndStopped(st, *job, e.checkpoint_error);  // may end the job: `job` dangles from here on
     VictimEnded(st, q, id);
   } else {
     RemoveCandidate(st, *job);

@@ -252,4 +252,89 @@ Result<std::string> ReadFileBeneath(const std::string& base, const std::string& 
   return text;
 }
 
+namespace {
+
+// Copies [at, end) of `in` into the same place of `out`: copy_file_range where the kernel can,
+// else reads and writes. False (errno set) on a failure.
+bool CopyRange(int in, int out, off_t at, off_t end) {
+  off_t in_at = at;
+  off_t out_at = at;
+  bool by_kernel = true;
+  std::vector<char> buffer;
+  while (in_at < end) {
+    const auto want = static_cast<std::size_t>(std::min<off_t>(end - in_at, off_t{1} << 20));
+    if (by_kernel) {
+      const ssize_t n = ::copy_file_range(in, &in_at, out, &out_at, want, 0);
+      if (n > 0) continue;
+      if (n == 0) return true;  // the file shrank meanwhile
+      if (errno == EINTR) continue;
+      if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP) {
+        return false;
+      }
+      by_kernel = false;
+      buffer.resize(std::size_t{1} << 20);
+    }
+    const ssize_t n = ::pread(in, buffer.data(), want, in_at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t w =
+          ::pwrite(out, buffer.data() + done, static_cast<std::size_t>(n - done), out_at + done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return false;
+      done += w;
+    }
+    in_at += n;
+    out_at += n;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status CopyFileData(const std::string& from, const std::string& to) {
+  const int in = ::open(from.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (in < 0) {
+    return Internal("cannot open '" + from + "': " +
+                    (errno == EWOULDBLOCK ? std::string("another process holds a lease on it")
+                                          : std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(in);
+    return Internal("'" + from + "' is not a regular file");
+  }
+  const int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (out < 0) {
+    const int error = errno;
+    ::close(in);
+    return Internal("cannot create '" + to + "': " + std::strerror(error));
+  }
+  bool copied = true;
+  for (off_t at = 0; copied && at < st.st_size;) {
+    // The next run of data and the hole after it; a file system without holes is all data.
+    off_t data = ::lseek(in, at, SEEK_DATA);
+    if (data < 0 && errno == ENXIO) break;  // a hole to the end
+    if (data < 0) data = at;
+    off_t hole = ::lseek(in, data, SEEK_HOLE);
+    if (hole < 0) hole = st.st_size;
+    copied = CopyRange(in, out, data, std::min(hole, st.st_size));
+    at = hole;
+  }
+  copied = copied && ::ftruncate(out, st.st_size) == 0;  // the length, a hole at the end too
+  int error = copied ? 0 : errno;
+  ::close(in);
+  if (::close(out) != 0 && copied) {
+    copied = false;
+    error = errno;
+  }
+  if (!copied) {
+    ::unlink(to.c_str());
+    return Internal("cannot copy '" + from + "' to '" + to +
+                    "': " + std::strerror(error != 0 ? error : EIO));
+  }
+  return Status::Ok();
+}
+
 }  // namespace allot::env

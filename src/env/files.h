@@ -49,4 +49,11 @@ Status WriteFileBeneath(const std::string& base, const std::string& relative, st
 Result<std::string> ReadFileBeneath(const std::string& base, const std::string& relative,
                                     std::size_t limit);
 
+// Copies the regular file `from` into a new file `to` (mode 0600; it must not exist), keeping
+// its holes: a sparse file stays sparse, so its copy takes the disk the original takes. `from` is
+// opened without following a link and without waiting: a lease another process holds on it
+// (F_SETLEASE) fails the copy at once (EWOULDBLOCK) rather than hold it for the lease's break
+// time. A failed copy leaves nothing at `to`.
+Status CopyFileData(const std::string& from, const std::string& to);
+
 }  // namespace allot::env

@@ -1,5 +1,6 @@
 #include "env/worker_pool.h"
 
+#include <algorithm>
 #include <exception>
 #include <thread>
 #include <utility>
@@ -7,9 +8,11 @@
 namespace allot::env {
 
 bool WorkerPool::Post(std::function<void()> task) {
+  std::uint64_t ticket = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(std::move(task));
+    ticket = next_ticket_++;
+    queue_.push_back({ticket, std::move(task)});
     if (workers_ >= max_workers_) return true;  // a worker takes it when done
     ++workers_;
   }
@@ -20,7 +23,10 @@ bool WorkerPool::Post(std::function<void()> task) {
     std::lock_guard<std::mutex> lock(mu_);
     --workers_;
     if (workers_ > 0) return true;  // the others take it
-    queue_.pop_back();              // none will: the caller runs it
+    // None will: the caller runs it. Its own task, wherever another Post put its own meanwhile.
+    const auto it = std::find_if(queue_.begin(), queue_.end(),
+                                 [ticket](const Queued& q) { return q.ticket == ticket; });
+    if (it != queue_.end()) queue_.erase(it);
     return false;
   }
 }
@@ -35,7 +41,7 @@ void WorkerPool::Work() {
         idle_.notify_all();  // under the lock: the waiter may destroy the pool once it is released
         return;
       }
-      task = std::move(queue_.front());
+      task = std::move(queue_.front().task);
       queue_.pop_front();
     }
     task();

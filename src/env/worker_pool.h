@@ -7,6 +7,7 @@
 // start a thread each.
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -35,7 +36,12 @@ class WorkerPool {
   const int max_workers_;
   std::mutex mu_;
   std::condition_variable idle_;
-  std::deque<std::function<void()>> queue_;
+  struct Queued {
+    std::uint64_t ticket;  // which Post queued it
+    std::function<void()> task;
+  };
+  std::deque<Queued> queue_;
+  std::uint64_t next_ticket_ = 0;
   int workers_ = 0;
 };
 

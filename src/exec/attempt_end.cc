@@ -1,5 +1,6 @@
 #include "exec/attempt_end.h"
 
+#include <optional>
 #include <utility>
 
 namespace allot::exec {
@@ -72,13 +73,14 @@ bool EndSyncs::Start(AttemptEnd end, std::function<void(const AttemptEnd&)> deli
 
 void EndSyncs::Sync(Task task) {
   const uid_t user = SyncUser(task.end);
-  for (;;) {
-    AttemptEnd& end = task.end;
-    const Status synced = SyncCheckpoints(end.job_dir, end.sync_dir, end.copy_as);
-    end.sync_dir.clear();
-    if (!synced.ok()) end.sync_error = synced.message();
-    const std::pair<model::JobId, int> key{end.exit.job, end.exit.attempt};
-    task.post([deliver = std::move(task.deliver), done = std::move(end)] { deliver(done); });
+  AttemptEnd& end = task.end;
+  const Status synced = SyncCheckpoints(end.job_dir, end.sync_dir, end.copy_as);
+  end.sync_dir.clear();
+  if (!synced.ok()) end.sync_error = synced.message();
+  const std::pair<model::JobId, int> key{end.exit.job, end.exit.attempt};
+  task.post([deliver = std::move(task.deliver), done = std::move(end)] { deliver(done); });
+  std::optional<Task> next;
+  {
     std::lock_guard<std::mutex> lock(mu_);
     syncing_.erase(key);
     if (user == 0) return;
@@ -87,10 +89,13 @@ void EndSyncs::Sync(Task task) {
       if (--running_[user] == 0) running_.erase(user);
       return;
     }
-    task = std::move(held->second.front());
+    next = std::move(held->second.front());
     held->second.pop_front();
     if (held->second.empty()) held_.erase(held);
   }
+  // To the pool's tail, not run here: the syncs of other users that came meanwhile go first.
+  // The pool keeps it even without a new thread, since this worker is still its own.
+  workers_.Post([this, task = std::move(*next)]() mutable { Sync(std::move(task)); });
 }
 
 bool EndSyncs::Syncing(model::JobId job, int attempt) {

@@ -44,7 +44,8 @@ class EndSyncs {
  public:
   static constexpr int kMaxWorkers = 8;
   // Of one share's user at once: a team whose attempts leave huge trees holds up its own syncs,
-  // not every team's (the rest wait their turn, in order, for that user's workers).
+  // not every team's. The rest wait in order; each of its syncs that ends hands its next one to
+  // the pool's tail, behind the other users' syncs that came meanwhile.
   static constexpr int kMaxPerUser = 2;
 
   EndSyncs() = default;

@@ -151,6 +151,9 @@ void AddLimitArgs(const LaunchSpec& spec, const Host& host, const HostPlan& plan
   if (limits.files > 0) argv.insert(argv.end(), {"--file-limit", std::to_string(limits.files)});
   if (limits.disk_bytes > 0 || limits.files > 0) {
     for (const auto& path : plan.disk_paths) argv.insert(argv.end(), {"--disk-path", path});
+    for (const auto& path : plan.checkpoint_disk_paths) {
+      argv.insert(argv.end(), {"--checkpoint-disk-path", path});
+    }
   }
 }
 

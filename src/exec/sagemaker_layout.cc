@@ -209,13 +209,12 @@ Status CopyFileKeepingTime(const fs::path& from, const struct stat& from_st, con
   // Whatever is at the temporary name goes first: a link a job left there is never written
   // through (copies run when no process of the job runs, so nothing can put one back).
   fs::remove(tmp, ec);
-  fs::copy_file(from, tmp, fs::copy_options::none, ec);
-  if (ec) {
-    const std::string message = ErrorText(ec);
-    fs::remove(tmp, ec);  // a part of a file is no checkpoint (and may fill the disk)
-    return Internal("cannot copy '" + Shown(from) + "' to '" + Shown(to) + "': " + message);
+  // Holes kept, and no wait on a lease a job of the share holds on a file of the location.
+  // A failed copy leaves no part of the file (it is no checkpoint, and may fill the disk).
+  if (const Status copied = env::CopyFileData(from.string(), tmp.string()); !copied.ok()) {
+    return Internal(EscapeControls(copied.message()));  // the job named the files
   }
-  // copy_file keeps the job's mode (0644 under its umask): the copy is its uid's alone, so that
+  // The copy is its uid's alone (the job's own mode, 0644 under its umask, is not kept), so that
   // another share's uid reads none of its checkpoints.
   if (::chmod(tmp.c_str(), from_st.st_mode & S_IRWXU) != 0) {
     const int error = errno;
@@ -970,7 +969,8 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
   plan.sandboxed = layout.sandboxed;
   plan.job_env_file = (layout.host_dir / kJobEnvFile).string();
   // The host's directory holds its /opt/ml and its stdout and stderr, which the job writes too.
-  plan.disk_paths = {layout.host_dir.string(), layout.checkpoint_dir};
+  plan.disk_paths = {layout.host_dir.string()};
+  plan.checkpoint_disk_paths = {layout.checkpoint_dir};
   if (layout.sandboxed) {
     JobLimits tmp;
     tmp.tmp_bytes = spec.limits.tmp_bytes;
@@ -983,11 +983,29 @@ Result<HostPlan> PrepareHost(const LaunchSpec& spec, int host_index, const Layou
 
 namespace {
 
+// The part files a killed copy left below `dir` (a copy that fails removes its own): they are no
+// checkpoint, and they would count against the next copy's budget. As the job's user.
+void RemovePartFiles(const std::string& dir, const std::optional<JobUser>& user) {
+  const AsJobUser acting(user);
+  if (!acting.Taken("remove what a stopped copy left").ok()) return;
+  const int top = env::OpenTreeTop(dir.c_str());
+  if (top < 0) return;
+  (void)env::WalkTree(top, kMaxDiskWalkDepth, [](const env::WalkedEntry& e) {
+    if (S_ISREG(e.st.st_mode) && std::string_view(e.name).rfind(kPartialPrefix, 0) == 0) {
+      ::unlinkat(e.dir_fd, e.name, 0);
+    }
+    return true;
+  });
+}
+
 // CopyIdentity::timeout_ms, or what it stands for.
 Duration CopyDeadline(const CopyIdentity& as) {
   if (as.timeout_ms > 0) return as.timeout_ms;
+  // No disk limit: no size to go by, so a day. Never more than a week, whatever the limit.
+  if (as.budget.bytes <= 0) return Seconds(std::int64_t{24} * 3600);
   constexpr std::int64_t kBytesPerSecond = 50'000'000;
-  const Duration at_disk_speed = as.budget.bytes / kBytesPerSecond * kMillisPerSecond;
+  const Duration at_disk_speed =
+      std::min(as.budget.bytes / kBytesPerSecond, std::int64_t{7} * 24 * 3600) * kMillisPerSecond;
   return std::max(at_disk_speed, Seconds(600));
 }
 
@@ -1072,6 +1090,7 @@ Status CopyTreeAs(const CopyIdentity& as, const std::string& job_side, const std
   }
   std::string why = WIFEXITED(*status) ? "exit " + std::to_string(WEXITSTATUS(*status))
                                        : "signal " + std::to_string(WTERMSIG(*status));
+  if (WIFSIGNALED(*status)) RemovePartFiles(inbound ? job_side : other, as.user);
   if (WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL) {
     why = "it ran past its deadline of " + std::to_string(deadline / kMillisPerSecond) +
           " s and was stopped";
@@ -1081,7 +1100,11 @@ Status CopyTreeAs(const CopyIdentity& as, const std::string& job_side, const std
     const std::string prefix = "allot __copyas (uid " + std::to_string(as.user->uid) + "): ";
     if (line.starts_with(prefix)) line.remove_prefix(prefix.size());
     if (line.size() > kCopyErrorLimit) line = line.substr(0, kCopyErrorLimit);
-    if (!line.empty()) why += ": " + EscapeControls(line);
+    std::string said_line(line);  // its names escaped by the copy (Shown); nothing else may pass
+    for (char& c : said_line) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    }
+    if (!said_line.empty()) why += ": " + said_line;
   }
   fs::remove(said, ec);
   return Internal(what + " as uid " + std::to_string(as.user->uid) + " failed (" + why + ")");

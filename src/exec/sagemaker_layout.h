@@ -38,7 +38,10 @@ struct HostPlan {
   // <host_dir>/job-env (mode 0600): the job's environment, read by the supervisor (unsandboxed)
   // or by the sandbox's exec step; the supervisor itself runs with a clean one.
   std::string job_env_file;
-  std::vector<std::string> disk_paths;  // the host's directory (/opt/ml, logs), the checkpoints
+  std::vector<std::string> disk_paths;  // the host's directory (/opt/ml, logs)
+  // The job's checkpoint directory, whose files count their length, not their blocks: its copies
+  // (CopyBudget) go by length, so a job learns at once what would not be saved.
+  std::vector<std::string> checkpoint_disk_paths;
   std::string enforced;  // what bwrap enforces: "uid=200001 gid=200001 tmp=1 GiB"; "" unsandboxed
   // The channels' directories (sandboxed): the supervisor opens each and bwrap binds it from
   // that descriptor, not by its name (supervisor.h --bind-by-fd).
@@ -72,7 +75,7 @@ struct CopyIdentity {
   // How long the copy process of the job's user may run before it is killed (its failure said
   // as any other): a copy holds a sync worker, a launch and, until it ends, the attempt's
   // capacity, which a reclaim may be waiting for. 0: the time to copy the budget's bytes at
-  // 50 MB/s, and at least 10 minutes.
+  // 50 MB/s, at least 10 minutes and at most a week (a day without a disk limit).
   Duration timeout_ms = 0;
 };
 // The identity of a launched job's copies: its sandbox user, when the sandbox is on.

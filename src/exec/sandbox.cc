@@ -425,11 +425,12 @@ bool Passed(const DiskUsed& total, const DiskUsed& stop_at) {
 
 // The trees' entries (env::WalkTree: links never followed, the depth capped), until a limit is
 // passed.
-void AddTreeUsage(int dir_fd, const DiskUsed& stop_at, DiskUsed& total) {
+void AddTreeUsage(int dir_fd, bool by_length, const DiskUsed& stop_at, DiskUsed& total) {
   const env::WalkEnd end = env::WalkTree(dir_fd, kMaxDiskWalkDepth, [&](const env::WalkedEntry& e) {
-    // A sparse file counts its length: its checkpoint copy writes it whole.
-    total.bytes += std::max(static_cast<std::int64_t>(e.st.st_blocks) * 512,
-                            S_ISREG(e.st.st_mode) ? static_cast<std::int64_t>(e.st.st_size) : 0);
+    const auto blocks = static_cast<std::int64_t>(e.st.st_blocks) * 512;
+    const bool regular = S_ISREG(e.st.st_mode);
+    total.bytes +=
+        by_length && regular ? std::max(blocks, static_cast<std::int64_t>(e.st.st_size)) : blocks;
     ++total.files;
     return !Passed(total, stop_at);
   });
@@ -565,15 +566,17 @@ std::int64_t CgroupOomKills(const CgroupPlan& plan) {
 }
 
 DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_at,
-                   const std::vector<pid_t>& holders) {
+                   const std::vector<pid_t>& holders, const std::vector<std::string>& by_length) {
   DiskUsed total;
   std::set<dev_t> devices;
-  for (const std::string& path : paths) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) continue;
-    struct stat st {};
-    if (::fstat(fd, &st) == 0) devices.insert(st.st_dev);
-    AddTreeUsage(fd, stop_at, total);
+  for (const auto* group : {&paths, &by_length}) {
+    for (const std::string& path : *group) {
+      const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) continue;
+      struct stat st {};
+      if (::fstat(fd, &st) == 0) devices.insert(st.st_dev);
+      AddTreeUsage(fd, group == &by_length, stop_at, total);
+    }
   }
   std::set<std::pair<dev_t, ino_t>> counted;
   for (const pid_t pid : holders) {

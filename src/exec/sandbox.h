@@ -200,7 +200,12 @@ inline constexpr int kMaxDiskWalkDepth = 256;
 // name it). Their number is the job's to choose (bounded by its descriptors), so the caller
 // paces these checks by how long they take. A file in flight on a socket is not seen, nor one
 // held by a process the caller does not name: each is bounded by RLIMIT_FSIZE alone.
+//
+// A file under one of `by_length` counts its length where that is more than its blocks: a
+// checkpoint directory, whose copies are budgeted by length (CopyBudget). Elsewhere a sparse
+// file counts what it takes (a database mapped with a large size, say).
 DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_at = {},
-                   const std::vector<pid_t>& holders = {});
+                   const std::vector<pid_t>& holders = {},
+                   const std::vector<std::string>& by_length = {});
 
 }  // namespace allot::exec

@@ -58,6 +58,7 @@ struct Args {
   std::string cgroup_name;
   JobLimits limits;  // memory and pids (cgroups), disk (disk_paths); tmp is bwrap's
   std::vector<std::string> disk_paths;
+  std::vector<std::string> checkpoint_disk_paths;  // counted by length (DiskUsage)
   // Directories the sandbox binds by descriptor (the channels), as the server checked them.
   std::vector<std::string> bind_by_fd;
   // Whom the channels are opened as: the job's user (--bind-as UID:GID), so the job reaches no
@@ -114,6 +115,8 @@ bool SetFlag(Args& args, const std::string& flag, const char* value) {
     return ParseNumber(value, args.limits.files);
   } else if (flag == "--disk-path") {
     args.disk_paths.emplace_back(value);
+  } else if (flag == "--checkpoint-disk-path") {
+    args.checkpoint_disk_paths.emplace_back(value);
   } else if (flag == "--bind-by-fd") {
     args.bind_by_fd.emplace_back(value);
   } else if (flag == "--bind-as") {
@@ -321,8 +324,8 @@ class Supervision {
       holders = Descendants(child_);  // without cgroups, a scan of every process's parent
       holders.push_back(child_);
     }
-    const DiskUsed used =
-        DiskUsage(args_.disk_paths, {args_.limits.disk_bytes, args_.limits.files}, holders);
+    const DiskUsed used = DiskUsage(args_.disk_paths, {args_.limits.disk_bytes, args_.limits.files},
+                                    holders, args_.checkpoint_disk_paths);
     std::string failure;
     if (used.uncounted) {
       failure = args_.host + " has directories deeper than " + std::to_string(kMaxDiskWalkDepth) +
@@ -424,7 +427,7 @@ std::string EnforcedLimits(const Args& args, const CgroupPlan& plan) {
     }
     if (file.ends_with("/pids.max")) applied.pids = args.limits.pids;
   }
-  if (!args.disk_paths.empty()) {
+  if (!args.disk_paths.empty() || !args.checkpoint_disk_paths.empty()) {
     applied.disk_bytes = args.limits.disk_bytes;
     applied.files = args.limits.files;
   }
@@ -544,7 +547,8 @@ int SuperviseMain(int argc, char** argv) {
                  "usage: allot __supervise --dir DIR --output-dir DIR [--grace-ms N] "
                  "[--ready-fd N] [--sandboxed] [--job-env FILE] [--host NAME] [--enforced TEXT] "
                  "[--cgroup-name NAME --memory-limit BYTES --pids-limit N] "
-                 "[--disk-limit BYTES --file-limit N --disk-path DIR...] [--bind-by-fd DIR...] "
+                 "[--disk-limit BYTES --file-limit N --disk-path DIR... --checkpoint-disk-path "
+                 "DIR...] [--bind-by-fd DIR...] "
                  "[--bind-as UID:GID] -- COMMAND...\n");
     return 2;
   }

@@ -96,6 +96,10 @@ struct AttemptEnded {
   int attempt = 0;
   AttemptOutcome outcome = AttemptOutcome::kSucceeded;
   std::string reason;
+  // Why the attempt's checkpoints were not saved after it (its sync failed), or empty. Said after
+  // whatever reason its end gives the job (a stop's, a preemption's, a retry's), and not read by
+  // the retry rules (onStatusReason), which see the attempt's own reason alone.
+  std::string checkpoint_error;
 };
 
 // Nothing happened but time passed: fire timeouts and jobStateTimeLimitActions.

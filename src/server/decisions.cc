@@ -412,16 +412,13 @@ void Controller::ExecutorEnded(const exec::AttemptExit& exit) {
           exit.enforced_limits;
       Touch(*job);
     }
-    std::string reason =
-        exit.succeeded ? "Received status from SageMaker: Training job completed" : exit.reason;
-    // Lost checkpoints are the job's to know, whatever else became of the attempt.
-    if (!exit.checkpoint_error.empty()) {
-      reason += "; its checkpoints were not saved: " + exit.checkpoint_error;
-    }
+    // Lost checkpoints are the job's to know, whatever else became of the attempt: the engine
+    // says them after the reason the attempt's end gives the job.
     ApplyBackground(model::AttemptEnded{
         exit.job, exit.attempt,
         exit.succeeded ? model::AttemptOutcome::kSucceeded : model::AttemptOutcome::kFailed,
-        std::move(reason)});
+        exit.succeeded ? "Received status from SageMaker: Training job completed" : exit.reason,
+        exit.checkpoint_error});
   });
 }
 

@@ -270,6 +270,76 @@ TEST(Stop, TerminationFailsWaitingJobsAtOnceAndDispatchedOnesWhenGone) {
   }
 }
 
+// An attempt whose checkpoints were not saved after it says so after whatever reason its end
+// gives the job: its success, its stop, its retry. The retry rules read the attempt's own reason
+// alone: an exact onStatusReason still matches.
+TEST(CheckpointError, IsSaidAfterTheReasonAndNotReadByTheRetryRules) {
+  const std::string algorithm = "Received status from SageMaker: AlgorithmError: exit 1";
+  const std::string lost = "saving the checkpoints to '/ck' failed (exit 1: no space)";
+  const std::string said = "; its checkpoints were not saved: " + lost;
+  auto ended = [&](AttemptOutcome outcome, const std::string& reason) {
+    return AttemptEnded{1, 1, outcome, reason, lost};
+  };
+  auto started = [](Engine& e, const std::vector<EvaluateOnExit>& rules) {
+    Play(e, OneShare());
+    Play(
+        e,
+        {{Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .attempts = 2, .evaluate_on_exit = rules},
+              1000),
+          1000, Dispatched(1, "WITHIN_QUOTA")}});
+  };
+  {
+    SCOPED_TRACE("an exact EXIT rule still matches");
+    Engine e;
+    started(e, {{RetryAction::kExit, algorithm}});
+    Play(e, {{ended(AttemptOutcome::kFailed, algorithm),
+              2000,
+              {"status 1 SCHEDULED->FAILED \"" + algorithm + said + "\""}}});
+  }
+  {
+    SCOPED_TRACE("a retry says it too");
+    Engine e;
+    started(e, {});
+    Play(e, {{ended(AttemptOutcome::kFailed, algorithm),
+              2000,
+              {"status 1 SCHEDULED->RUNNABLE \"" + algorithm + said + "\"",
+               "status 1 RUNNABLE->SCHEDULED", Redispatched(1, 2)}}});
+  }
+  {
+    SCOPED_TRACE("a success");
+    Engine e;
+    started(e, {});
+    Play(e, {{ended(AttemptOutcome::kSucceeded, "done"),
+              2000,
+              {"status 1 SCHEDULED->SUCCEEDED \"done" + said + "\""}}});
+  }
+  {
+    SCOPED_TRACE("a preemption: the requeued job says it, before its next attempt restores");
+    Engine e;
+    Play(e, {Given(Env(1), 0),
+             Given(Q(), 0),
+             Given(Reserve("A", 1, true), 0),
+             {J(1, "A", 0, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+             {J(2, "A", 5, 1, 5000), 5000,
+              Cat(Waits(2), {"preempt by 2: 1@A/IN_SHARE{prio=0,lost=4000,started=1000}",
+                             StopLine(1, 1, kInShare), InProgress(1, "SCHEDULED", kInShare)})},
+             {ended(AttemptOutcome::kFailed, "stopped"),
+              5100,
+              {"preempted 1 attempt=1 IN_SHARE lost=4100 count=1",
+               "status 1 SCHEDULED->RUNNABLE \"" + PreemptionReason(kInShare) + said + "\"",
+               "status 2 RUNNABLE->SCHEDULED", "dispatch 2 attempt=1 PREEMPTOR"}}});
+  }
+  {
+    SCOPED_TRACE("a termination, which ends as its stop says");
+    Engine e;
+    started(e, {});
+    Play(e, {{TerminateJob{1, "user"}, 3000, {"stop 1 attempt=1 TERMINATION \"user\""}},
+             {ended(AttemptOutcome::kSucceeded, "done"),
+              4000,
+              {"status 1 SCHEDULED->FAILED \"user" + said + "\""}}});
+  }
+}
+
 TEST(AttemptTimeout, RunsFromAttemptRunningViaTickAndNextDeadline) {
   // A 10 s timeout; the attempt is RUNNING from 5000, so it times out at 15000. A timed-out
   // attempt is never retried, whatever retryStrategy says.

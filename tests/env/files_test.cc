@@ -2,11 +2,16 @@
 
 #include "env/files.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -74,6 +79,71 @@ TEST_F(FilesTest, AFailedWriteLeavesTheOldFileAndNoTemporary) {
 TEST_F(FilesTest, ReadingAMissingFileIsNotFound) {
   EXPECT_EQ(ReadFile(dir_ + "/none").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(ReadFile(dir_).status().code(), StatusCode::kInternal);  // a directory
+}
+
+// A sparse file's copy is sparse too: its data where the original has data, holes elsewhere, the
+// same length. So copying a checkpoint of holes costs the disk nothing.
+TEST_F(FilesTest, ACopyKeepsTheHolesOfASparseFile) {
+  const std::string from = dir_ + "/sparse";
+  const int fd = ::open(from.c_str(), O_WRONLY | O_CREAT, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, "head", 4, 0), 4);
+  ASSERT_EQ(::pwrite(fd, "tail", 4, 64 << 20), 4);        // 64 MiB in: a hole between
+  ASSERT_EQ(::ftruncate(fd, (64 << 20) + (8 << 20)), 0);  // and one at the end
+  ::close(fd);
+  const std::string to = dir_ + "/copy";
+  ASSERT_TRUE(CopyFileData(from, to).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(to.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, (64 << 20) + (8 << 20));
+  EXPECT_LT(st.st_blocks * 512, 1 << 20) << "the holes were written out";
+  EXPECT_EQ(st.st_mode & 07777, 0600U);
+  const int in = ::open(to.c_str(), O_RDONLY);
+  char got[4] = {};
+  EXPECT_EQ(::pread(in, got, 4, 64 << 20), 4);
+  EXPECT_EQ(std::string(got, 4), "tail");
+  EXPECT_EQ(::pread(in, got, 4, 0), 4);
+  EXPECT_EQ(std::string(got, 4), "head");
+  ::close(in);
+  // An existing file is not overwritten, and a link is not followed.
+  EXPECT_FALSE(CopyFileData(from, to).ok());
+  ASSERT_EQ(::symlink(from.c_str(), (dir_ + "/link").c_str()), 0);
+  EXPECT_FALSE(CopyFileData(dir_ + "/link", dir_ + "/copy2").ok());
+  EXPECT_FALSE(fs::exists(dir_ + "/copy2"));
+}
+
+// A lease another process holds on the file fails the copy at once: opening it would otherwise
+// wait for the lease's break time (45 s by default), for each file of a checkpoint location.
+TEST_F(FilesTest, ACopyDoesNotWaitOnALease) {
+  const std::string from = dir_ + "/leased";
+  { std::ofstream(from) << "weights"; }
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t holder = ::fork();
+  if (holder == 0) {
+    const int fd = ::open(from.c_str(), O_RDWR);
+    const char ok = fd >= 0 && ::fcntl(fd, F_SETLEASE, F_WRLCK) == 0 ? 'y' : 'n';
+    [[maybe_unused]] const ssize_t n = ::write(ready[1], &ok, 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char ok = 0;
+  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
+  if (ok != 'y') {
+    ::kill(holder, SIGKILL);
+    ::waitpid(holder, nullptr, 0);
+    GTEST_SKIP() << "no lease could be taken here";
+  }
+  // Had it waited, the lease would have been broken, and the copy succeeded.
+  const Status copied = CopyFileData(from, dir_ + "/copy");
+  ::kill(holder, SIGKILL);
+  ::waitpid(holder, nullptr, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  EXPECT_FALSE(copied.ok());
+  EXPECT_NE(copied.message().find("another process holds a lease on it"), std::string::npos)
+      << copied.message();
+  EXPECT_FALSE(fs::exists(dir_ + "/copy"));
 }
 
 }  // namespace

@@ -723,7 +723,11 @@ TEST_F(SageMakerLayoutTest, ACopyPastItsDeadlineIsStopped) {
   Write(fs::path(*dir) / "epoch-1.pt", "one");
   const fs::path stuck = root_ / "stuck-copy";
   const fs::path pid_file = root_ / "child.pid";
-  Write(stuck, "#!/bin/sh\nsleep 60 &\necho $! > " + pid_file.string() + "\nsleep 60\n");
+  // It begins a file in the destination (its last argument), as a copy would, then hangs.
+  Write(stuck,
+        "#!/bin/sh\neval to=\\${$#}\nmkdir -p \"$to\"\nchmod 777 \"$to\"\n"
+        ": > \"$to/.allot-partial-epoch-1.pt\"\nsleep 60 &\necho $! > " +
+            pid_file.string() + "\nsleep 60\n");
   fs::permissions(stuck, fs::perms::owner_all);
   CopyIdentity as{stuck.string(), JobUser{65534, 65534}, {}, 1000};
   const Status synced = SyncCheckpoints(job.string(), (root_ / "sync").string(), as);
@@ -738,6 +742,10 @@ TEST_F(SageMakerLayoutTest, ACopyPastItsDeadlineIsStopped) {
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(gone) << "the copy's own child outlived it";
+  if (::geteuid() == 0) {  // removed as the job's user, which needs root to act as
+    EXPECT_FALSE(fs::exists(root_ / "sync" / ".allot-partial-epoch-1.pt"));
+  }
+  EXPECT_TRUE(fs::exists(root_ / "sync"));  // the stand-in did begin
 }
 
 // A job sets what time it likes on its files: one past 2262 does not overflow the nanoseconds

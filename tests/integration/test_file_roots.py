@@ -170,6 +170,19 @@ class WithRootsTest(FileUriCase):
         self.assertIn("Operation not permitted", reason)
         with open(os.path.join(location, "model.pt")) as f:
             self.assertEqual(f.read(), "root's\n")
+        # A stopped attempt says it after its stop's reason (a preempted one likewise: its next
+        # attempt would restore what was saved before).
+        job = self.submit(with_checkpoint(
+            location, 'echo newer > /opt/ml/checkpoints/model.pt; touch /opt/ml/output/data/up; '
+                      'sleep 60'))
+        self.fx.wait_status(job, "RUNNING")
+        wait_for(lambda: os.path.exists(self.server.host_dir(
+            job, 1, "algo-1", "ml", "output", "data", "up")), 20, what="the job")
+        self.batch.terminate_service_job(jobId=job, reason="operator says stop")
+        d = self.fx.wait_status(job, ("SUCCEEDED", "FAILED"))
+        self.assertEqual(d["status"], "FAILED")
+        self.assertIn("operator says stop; its checkpoints were not saved: saving the checkpoints "
+                      f"to '{location}'", d["statusReason"])
 
     def test_sparse_checkpoints_past_the_disk_limit_are_neither_kept_nor_copied(self):
         # Files made by truncate take no disk in the job, and a copy writes them whole: three of
