@@ -530,13 +530,17 @@ class DiskLimitTest : public SupervisedTest {
     return kReasonPrefix + "algo-1 exceeded its " + limit +
            " in /opt/ml, its logs and its checkpoint directory";
   }
+  // The attempt failed for being over `limit` ("disk limit of 1 MiB").
+  static void ExpectOver(const AttemptExit& exit, const std::string& limit) {
+    EXPECT_FALSE(exit.succeeded);
+    EXPECT_EQ(exit.reason, Exceeded(limit));
+  }
 };
 
 TEST_F(DiskLimitTest, TheLogCountsAndNoFileOutgrowsTheLimit) {
   const AttemptExit exit = RunLimited(15, "head -c 3000000 /dev/zero; echo head=$? >&2; sleep 30",
                                       {.disk_bytes = 1 << 20});
-  EXPECT_FALSE(exit.succeeded);
-  EXPECT_EQ(exit.reason, Exceeded("disk limit of 1 MiB"));
+  ExpectOver(exit, "disk limit of 1 MiB");
   // head died of SIGXFSZ (128 + 25) at the limit, not at 3 MB.
   EXPECT_NE(ReadFile(Host("a") + "/stderr").find("head=153"), std::string::npos)
       << ReadFile(Host("a") + "/stderr");
@@ -548,8 +552,7 @@ TEST_F(DiskLimitTest, WhatAJobLeavesAtItsEndCounts) {
   const AttemptExit exit = RunLimited(
       16, "for i in 1 2 3; do head -c 900000 /dev/zero > \"$SM_MODEL_DIR/f$i\"; done; exit 0",
       {.disk_bytes = 1 << 20});
-  EXPECT_FALSE(exit.succeeded);
-  EXPECT_EQ(exit.reason, Exceeded("disk limit of 1 MiB"));
+  ExpectOver(exit, "disk limit of 1 MiB");
   EXPECT_NE(ReadFile(Host("a") + "/status.json").find("\"exit_code\":1"), std::string::npos);
 }
 
@@ -574,8 +577,7 @@ TEST_F(DiskLimitTest, AJobThatExitsZeroWhileACheckFindsItOverItsLimitFails) {
   WriteFile(Dir("race.py"), job);
   const AttemptExit exit =
       RunLimited(22, "exec python3 " + Dir("race.py"), {.disk_bytes = 1 << 20});
-  EXPECT_FALSE(exit.succeeded);
-  EXPECT_EQ(exit.reason, Exceeded("disk limit of 1 MiB"));
+  ExpectOver(exit, "disk limit of 1 MiB");
   // 1 (its 0, failed at the end), or SIGKILL's where the check's kill came first after all.
   EXPECT_EQ(ReadFile(Host("a") + "/status.json").find("\"exit_code\":0"), std::string::npos)
       << ReadFile(Host("a") + "/status.json");
@@ -589,8 +591,7 @@ TEST_F(DiskLimitTest, ASparseFileCountsItsLengthInTheCheckpointDirectoryAlone) {
   const AttemptExit in_checkpoints = RunLimited(
       23, "for i in 1 2 3; do truncate -s 900K \"$ALLOT_CHECKPOINT_DIR/s$i\"; done; exit 0",
       {.disk_bytes = 1 << 20});
-  EXPECT_FALSE(in_checkpoints.succeeded);
-  EXPECT_EQ(in_checkpoints.reason, Exceeded("disk limit of 1 MiB"));
+  ExpectOver(in_checkpoints, "disk limit of 1 MiB");
   const AttemptExit in_model =
       RunLimited(24, "for i in 1 2 3; do truncate -s 900K \"$SM_MODEL_DIR/s$i\"; done; exit 0",
                  {.disk_bytes = 1 << 20}, "b");
@@ -601,8 +602,7 @@ TEST_F(DiskLimitTest, TheNumberOfFilesIsLimitedToo) {
   const AttemptExit exit = RunLimited(
       17, "mkdir \"$SM_MODEL_DIR/m\"; for i in $(seq 300); do : > \"$SM_MODEL_DIR/m/$i\"; done",
       {.files = 100});
-  EXPECT_FALSE(exit.succeeded);
-  EXPECT_EQ(exit.reason, Exceeded("limit of 100 files"));
+  ExpectOver(exit, "limit of 100 files");
 }
 
 // Files deleted but held open take the disk until they are closed, and no walk sees them: three
@@ -614,8 +614,7 @@ TEST_F(DiskLimitTest, FilesDeletedButHeldOpenCount) {
       "cd \"$SM_MODEL_DIR\"; for i in 3 4 5; do head -c 600000 /dev/urandom > h$i; done; "
       "exec 3<h3 4<h4 5<h5; rm h3 h4 h5; sleep 30",
       {.disk_bytes = 1 << 20});
-  EXPECT_FALSE(exit.succeeded);
-  EXPECT_EQ(exit.reason, Exceeded("disk limit of 1 MiB"));
+  ExpectOver(exit, "disk limit of 1 MiB");
 }
 
 // A daemon that left the job's process tree (a double fork, a session of its own) still holds
@@ -630,8 +629,7 @@ TEST_F(DiskLimitTest, FilesHeldByADaemonThatLeftTheTreeCount) {
       "(setsid sh -c 'exec 3<d3 4<d4 5<d5; rm d3 d4 d5; sleep 30' </dev/null >/dev/null 2>&1 &); "
       "sleep 30",
       {.memory_bytes = 1 << 30, .disk_bytes = 1 << 20});
-  EXPECT_FALSE(exit.succeeded);
-  EXPECT_EQ(exit.reason, Exceeded("disk limit of 1 MiB"));
+  ExpectOver(exit, "disk limit of 1 MiB");
 }
 
 // A chain of directories deeper than the walk goes is not room to hide files in.
