@@ -10,7 +10,10 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <string>
+#include <utility>
 
 namespace allot::env {
 
@@ -23,7 +26,12 @@ class WorkerPool {
 
   // Queues `task`, to run on a worker. False where no thread could be started and no worker
   // runs to take it: the task is not kept, and the caller runs it itself rather than not at all.
-  bool Post(std::function<void()> task);
+  bool Post(std::function<void()> task) { return Post({}, 0, std::move(task)); }
+  // The same, for a task of `key` (a tenant, say; empty: none), of which at most `max_per_key`
+  // are queued or run at once: the rest wait aside, in order, and each task of the key that ends
+  // sends the next to the queue's tail, behind the other keys' tasks that came meanwhile. So one
+  // key's many long tasks hold up its own, not every key's.
+  bool Post(std::string key, int max_per_key, std::function<void()> task);
   // Waits until every task queued has run and every worker has ended.
   void AwaitIdle();
   // Drops the tasks not begun and waits for those running. Once nothing posts any more (an
@@ -37,10 +45,19 @@ class WorkerPool {
   std::mutex mu_;
   std::condition_variable idle_;
   struct Queued {
-    std::uint64_t ticket;  // which Post queued it
+    std::uint64_t ticket = 0;  // which Post queued it
+    std::string key;
     std::function<void()> task;
   };
+  struct Keyed {
+    int in_pool = 0;                         // queued or running
+    std::deque<std::function<void()>> held;  // past max_per_key, in order
+  };
+  // After a task of `key` ran: its key's next held task to the queue's tail. Needs mu_.
+  void Released(const std::string& key);
+
   std::deque<Queued> queue_;
+  std::map<std::string, Keyed> keyed_;
   std::uint64_t next_ticket_ = 0;
   int workers_ = 0;
 };

@@ -1,6 +1,5 @@
 #include "exec/attempt_end.h"
 
-#include <optional>
 #include <utility>
 
 namespace allot::exec {
@@ -42,60 +41,41 @@ void DeliverAttemptEnd(const AttemptEnd& end, const Callbacks& callbacks,
 
 namespace {
 
-// The user whose syncs are counted together (a share's), or 0 without the sandbox: one trusted
+// The share's user, whose syncs are counted together; none without the sandbox: one trusted
 // user, whose syncs take any worker.
-uid_t SyncUser(const AttemptEnd& end) { return end.copy_as.user ? end.copy_as.user->uid : 0; }
+std::string SyncKey(const AttemptEnd& end) {
+  return end.copy_as.user ? "uid " + std::to_string(end.copy_as.user->uid) : std::string();
+}
 
 }  // namespace
 
 bool EndSyncs::Start(AttemptEnd end, std::function<void(const AttemptEnd&)> deliver,
                      std::function<void(std::function<void()>)> post) {
   const std::pair<model::JobId, int> key{end.exit.job, end.exit.attempt};
-  const uid_t user = SyncUser(end);
-  Task task{std::move(end), std::move(deliver), std::move(post)};
+  std::string user = SyncKey(end);
   {
     std::lock_guard<std::mutex> lock(mu_);
     syncing_.insert(key);
-    if (user != 0 && running_[user] >= kMaxPerUser) {
-      held_[user].push_back(std::move(task));  // one of its user's workers takes it
-      return true;
-    }
-    if (user != 0) ++running_[user];
   }
-  if (workers_.Post([this, task = std::move(task)]() mutable { Sync(std::move(task)); })) {
+  if (workers_.Post(std::move(user), kMaxPerUser,
+                    [this, task = Task{std::move(end), std::move(deliver),
+                                       std::move(post)}]() mutable { Sync(std::move(task)); })) {
     return true;
   }
   std::lock_guard<std::mutex> lock(mu_);  // no worker: the caller syncs it on its callback thread
   syncing_.erase(key);
-  if (user != 0 && --running_[user] == 0) running_.erase(user);
   return false;
 }
 
 void EndSyncs::Sync(Task task) {
-  const uid_t user = SyncUser(task.end);
   AttemptEnd& end = task.end;
   const Status synced = SyncCheckpoints(end.job_dir, end.sync_dir, end.copy_as);
   end.sync_dir.clear();
   if (!synced.ok()) end.sync_error = synced.message();
   const std::pair<model::JobId, int> key{end.exit.job, end.exit.attempt};
   task.post([deliver = std::move(task.deliver), done = std::move(end)] { deliver(done); });
-  std::optional<Task> next;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    syncing_.erase(key);
-    if (user == 0) return;
-    const auto held = held_.find(user);
-    if (held == held_.end()) {
-      if (--running_[user] == 0) running_.erase(user);
-      return;
-    }
-    next = std::move(held->second.front());
-    held->second.pop_front();
-    if (held->second.empty()) held_.erase(held);
-  }
-  // To the pool's tail, not run here: the syncs of other users that came meanwhile go first.
-  // The pool keeps it even without a new thread, since this worker is still its own.
-  workers_.Post([this, task = std::move(*next)]() mutable { Sync(std::move(task)); });
+  std::lock_guard<std::mutex> lock(mu_);
+  syncing_.erase(key);
 }
 
 bool EndSyncs::Syncing(model::JobId job, int attempt) {
@@ -104,14 +84,9 @@ bool EndSyncs::Syncing(model::JobId job, int attempt) {
 }
 
 void EndSyncs::Drain() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    held_.clear();  // a worker that ends its sync then finds nothing more of its user's
-  }
   workers_.Drain();
   std::lock_guard<std::mutex> lock(mu_);
-  syncing_.clear();  // what is left are the syncs dropped before they began
-  running_.clear();
+  syncing_.clear();  // what is left are the syncs dropped before they began (held ones too)
 }
 
 void PostAttemptEnd(AttemptEnd end, EndSyncs& syncs, const Callbacks& callbacks,

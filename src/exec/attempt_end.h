@@ -5,9 +5,7 @@
 // thread, report a last `checkpoint` if the newest file time moved, then `ended`. Shared by the
 // local and the Slurm executor.
 
-#include <deque>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -74,13 +72,11 @@ class EndSyncs {
     std::function<void(const AttemptEnd&)> deliver;
     std::function<void(std::function<void()>)> post;
   };
-  // Syncs on a worker and posts the delivery; then the next task its user's syncs held back.
+  // Syncs on a worker, then posts the delivery.
   void Sync(Task task);
 
   std::mutex mu_;
   std::set<std::pair<model::JobId, int>> syncing_;  // guarded by mu_
-  std::map<uid_t, int> running_;                    // guarded by mu_: workers per user
-  std::map<uid_t, std::deque<Task>> held_;          // guarded by mu_: past kMaxPerUser
   env::WorkerPool workers_{kMaxWorkers};            // last: it ends first, waiting for the syncs
 };
 

@@ -271,7 +271,7 @@ class Controller {
   void LaunchAttempt(model::JobId seq, int attempt);
   // The loop's effects for an attempt's launch and stop (launches.cc): launches run on launch
   // workers, and a stop that comes while its attempt waits or launches waits for the launch.
-  void StartLaunch(model::JobId seq, int attempt);
+  void StartLaunch(model::JobId seq, int attempt, const std::string& share);  // "queue/share"
   void StopAttempt(model::JobId seq, int attempt, Duration grace, model::StopKind kind);
   void RunLaunch(model::JobId seq, int attempt);          // on a launch worker, then its stops
   bool StopPending(model::JobId seq, int attempt);        // a stop came while it waited to launch
@@ -456,8 +456,11 @@ class Controller {
   using LaunchKey = std::pair<model::JobId, int>;              // (job, attempt)
   std::map<LaunchKey, std::optional<PendingStop>> launching_;  // queued or running
   // A few long restores hold up no other launch, and a burst of dispatches does not start a
-  // thread each. Last: it ends first, waiting for the launches that use what is above.
+  // thread each; one share's restores take at most a quarter of the workers, so a team whose
+  // checkpoints are huge (or whose location holds its copies up) holds up its own launches, not
+  // every team's. Last: it ends first, waiting for the launches that use what is above.
   static constexpr int kMaxLaunchWorkers = 32;
+  static constexpr int kMaxLaunchesPerShare = 8;
   env::WorkerPool launch_workers_{kMaxLaunchWorkers};
 };
 

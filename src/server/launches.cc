@@ -17,12 +17,13 @@
 
 namespace allot::server {
 
-void Controller::StartLaunch(model::JobId seq, int attempt) {
+void Controller::StartLaunch(model::JobId seq, int attempt, const std::string& share) {
   {
     std::lock_guard<std::mutex> lock(launches_mu_);
     if (!launching_.emplace(LaunchKey{seq, attempt}, std::nullopt).second) return;  // one each
   }
-  if (!launch_workers_.Post([this, seq, attempt] { RunLaunch(seq, attempt); })) {
+  if (!launch_workers_.Post(share, kMaxLaunchesPerShare,
+                            [this, seq, attempt] { RunLaunch(seq, attempt); })) {
     // No thread to be had: the launch runs here, as before, rather than not at all.
     log::Warn("launch.no_thread", {{"job", static_cast<std::int64_t>(seq)}});
     RunLaunch(seq, attempt);

@@ -2,12 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace allot::env {
 namespace {
@@ -93,6 +96,48 @@ TEST(WorkerPoolTest, ALongTaskHoldsUpNoOther) {
     EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return quick.load(); }));
   }
   gate.Open();
+}
+
+// A key's tasks take at most their share of the workers; the rest wait aside, and a task of
+// another key that comes meanwhile runs on a free worker. Each of the key's tasks that ends sends
+// its next behind the other keys' tasks that came meanwhile.
+TEST(WorkerPoolTest, AKeysTasksTakeAtMostTheirShareAndGoBehindOthers) {
+  Gate gate;
+  std::mutex mu;
+  std::vector<std::string> ran;
+  auto note = [&](const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu);
+    ran.push_back(what);
+  };
+  {
+    WorkerPool pool(3);
+    for (int i = 1; i <= 4; ++i) {
+      ASSERT_TRUE(pool.Post("team-a", 2, [&, i] {
+        note("a" + std::to_string(i));
+        if (i <= 2) gate.Wait();
+      }));
+    }
+    ASSERT_TRUE(gate.AwaitWaiting(2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a third of a's would show
+    EXPECT_EQ(gate.waiting(), 2);
+    ASSERT_TRUE(pool.Post("team-b", 2, [&] { note("b1"); }));  // the third worker is free
+    for (int i = 0; i < 100; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (ran.size() == 3) break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      EXPECT_EQ(ran, (std::vector<std::string>{"a1", "a2", "b1"}));
+    }
+    gate.Open();
+    pool.AwaitIdle();
+  }
+  ASSERT_EQ(ran.size(), 5U);
+  EXPECT_EQ(std::count(ran.begin(), ran.end(), "a3"), 1);
+  EXPECT_EQ(std::count(ran.begin(), ran.end(), "a4"), 1);
 }
 
 // Drain drops what has not begun and waits for what runs: after it, no task of the pool runs
