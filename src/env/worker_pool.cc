@@ -13,8 +13,8 @@ bool WorkerPool::Post(std::string key, int max_per_key, std::function<void()> ta
     std::lock_guard<std::mutex> lock(mu_);
     if (!key.empty()) {
       Keyed& k = keyed_[key];
-      if (k.in_pool >= max_per_key) {
-        k.held.push_back(std::move(task));  // one of its key's, when it ends, queues it
+      if (k.in_pool >= std::max(max_per_key, 1)) {  // 0 would hold its tasks forever
+        k.held.push_back(std::move(task));          // one of its key's, when it ends, queues it
         return true;
       }
       ++k.in_pool;
@@ -34,13 +34,12 @@ bool WorkerPool::Post(std::string key, int max_per_key, std::function<void()> ta
     // None will: the caller runs it. Its own task, wherever another Post put its own meanwhile.
     const auto it = std::find_if(queue_.begin(), queue_.end(),
                                  [ticket](const Queued& q) { return q.ticket == ticket; });
-    if (it != queue_.end()) {
-      const auto k = keyed_.find(it->key);
-      if (k != keyed_.end() && --k->second.in_pool == 0 && k->second.held.empty()) {
-        keyed_.erase(k);
-      }
-      queue_.erase(it);
-    }
+    // Gone from the queue: a worker that ran meanwhile took it (and ran it, or runs it), so the
+    // caller must not run it again.
+    if (it == queue_.end()) return true;
+    const auto k = keyed_.find(it->key);
+    if (k != keyed_.end() && --k->second.in_pool == 0 && k->second.held.empty()) keyed_.erase(k);
+    queue_.erase(it);
     return false;
   }
 }

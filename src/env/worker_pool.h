@@ -31,6 +31,8 @@ class WorkerPool {
   // are queued or run at once: the rest wait aside, in order, and each task of the key that ends
   // sends the next to the queue's tail, behind the other keys' tasks that came meanwhile. So one
   // key's many long tasks hold up its own, not every key's.
+  // Posts of one key are expected from one thread at a time (both owners post so): were
+  // two to race with a failed thread start, a held task could wait for the key's next one.
   bool Post(std::string key, int max_per_key, std::function<void()> task);
   // Waits until every task queued has run and every worker has ended.
   void AwaitIdle();
