@@ -30,13 +30,9 @@ void DeliverAttemptEnd(const AttemptEnd& end, const Callbacks& callbacks,
     }
   }
   if (!callbacks.ended) return;
-  if (sync_error.empty()) {
-    callbacks.ended(exit);
-    return;
-  }
-  AttemptExit with_error = exit;
-  with_error.checkpoint_error = sync_error;
-  callbacks.ended(with_error);
+  AttemptExit ended = exit;
+  ended.checkpoint_error = sync_error;  // empty when the checkpoints were saved
+  callbacks.ended(ended);
 }
 
 namespace {

@@ -52,11 +52,6 @@ constexpr char kClaimsRecordedKey[] = "checkpoint_claims_recorded";
 // there (else a submission cancelled at once would take a location, or a whole root, for good).
 bool NeverLaunched(const JobRecord& job) { return job.attempt == 0 && job.started_at == 0; }
 
-// Whose files a job's checkpoints are: its (queue, share), as its uid is.
-std::string ShareOf(const JobRecord& job) {
-  return std::string(job.queue) + "/" + std::string(job.share);
-}
-
 // The uses of `real` itself, of each directory above it and of each location below it.
 template <typename Map>
 std::vector<std::pair<typename Map::iterator, Relation>> Overlapping(Map& claims,
@@ -180,7 +175,7 @@ Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
     const std::vector<Wanted> wanted = Resolve(launch, nullptr, as);
     for (const Wanted& w : wanted) {
       if (finished && w.reads) continue;  // a finished job reads nothing
-      restored.emplace(w.real, Use{job.seq, job.id, ShareOf(job), w.reads});
+      restored.emplace(w.real, Use{job.seq, job.id, job.ShareKey(), w.reads});
     }
     if (finished) AddRecords(wanted, job, records);
   }
@@ -212,7 +207,7 @@ Status CheckpointClaims::Check(const Wanted& wanted, const JobRecord& job, const
 
 Status CheckpointClaims::CheckOne(const Wanted& wanted, const std::string& path,
                                   const JobRecord& job, const Jobs& jobs) {
-  const std::string share = ShareOf(job);
+  const std::string share = job.ShareKey();
   for (auto [it, relation] : Overlapping(claims_, path)) {
     const Use& use = it->second;
     if (use.seq == job.seq && use.id == job.id) continue;  // its own (at launch)
@@ -264,7 +259,7 @@ Status CheckpointClaims::Claim(const api::LaunchInfo& launch, const JobRecord& j
   if (wanted.empty()) return {};
   // Before the new claims: their job is not in `jobs` yet.
   if (claims_.size() >= sweep_at_) Sweep(jobs);
-  const std::string share = ShareOf(job);
+  const std::string share = job.ShareKey();
   for (const Wanted& w : wanted) {
     if (!w.reads) {
       const auto [first, last] = claims_.equal_range(w.real);
@@ -303,7 +298,7 @@ void CheckpointClaims::AddRecords(const std::vector<Wanted>& wanted, const JobRe
                                   store::Batch& batch) {
   for (const Wanted& w : wanted) {
     if (w.reads) continue;
-    batch.Put(store::Kind::kCheckpointClaim, ShareOf(job) + "\n" + w.real,
+    batch.Put(store::Kind::kCheckpointClaim, job.ShareKey() + "\n" + w.real,
               std::to_string(job.seq) + "\n" + job.id);
   }
 }

@@ -138,9 +138,8 @@ void Controller::OnDispatch(JobRecord& job, const model::Dispatch& d) {
   TakeSlots(job);
   const model::JobId seq = job.seq;
   const int attempt = d.attempt;
-  std::string share = std::string(job.queue) + "/" + std::string(job.share);
   pending_effects_.push_back(
-      [this, seq, attempt, share = std::move(share)] { StartLaunch(seq, attempt, share); });
+      [this, seq, attempt, share = job.ShareKey()] { StartLaunch(seq, attempt, share); });
 }
 
 void Controller::OnPreempted(JobRecord& job, const model::PreemptedAttempt& p) {

@@ -197,6 +197,9 @@ struct JobRecord {
   const std::vector<AttemptRecord>& attempts() const;
   // The job's engine spec.
   model::JobSpec Spec() const;
+  // "queue/share": the quota share whose uid runs it, whose checkpoint locations it claims and
+  // whose launches are counted together.
+  std::string ShareKey() const { return std::string(queue) + "/" + std::string(share); }
   // Instances of every type together: the hosts algo-1 .. algo-N.
   int InstanceCount() const;
 };
