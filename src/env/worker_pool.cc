@@ -7,7 +7,8 @@
 
 namespace allot::env {
 
-bool WorkerPool::Post(std::string key, int max_per_key, std::function<void()> task) {
+bool WorkerPool::Post(std::string key, int max_per_key, std::function<void()> task,
+                      std::string* no_thread) {
   std::uint64_t ticket = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -27,7 +28,7 @@ bool WorkerPool::Post(std::string key, int max_per_key, std::function<void()> ta
   try {
     std::thread([this] { Work(); }).detach();  // Drain and AwaitIdle wait for it
     return true;
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(mu_);
     --workers_;
     if (workers_ > 0) return true;  // the others take it
@@ -40,6 +41,7 @@ bool WorkerPool::Post(std::string key, int max_per_key, std::function<void()> ta
     const auto k = keyed_.find(it->key);
     if (k != keyed_.end() && --k->second.in_pool == 0 && k->second.held.empty()) keyed_.erase(k);
     queue_.erase(it);
+    if (no_thread != nullptr) *no_thread = e.what();
     return false;
   }
 }

@@ -33,7 +33,9 @@ class WorkerPool {
   // key's many long tasks hold up its own, not every key's.
   // Posts of one key are expected from one thread at a time (both owners post so): were
   // two to race with a failed thread start, a held task could wait for the key's next one.
-  bool Post(std::string key, int max_per_key, std::function<void()> task);
+  // Where it answers false, `no_thread` (if given) gets why no thread could be started.
+  bool Post(std::string key, int max_per_key, std::function<void()> task,
+            std::string* no_thread = nullptr);
   // Waits until every task queued has run and every worker has ended.
   void AwaitIdle();
   // Drops the tasks not begun and waits for those running. Once nothing posts any more (an

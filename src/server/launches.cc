@@ -22,10 +22,12 @@ void Controller::StartLaunch(model::JobId seq, int attempt, const std::string& s
     std::lock_guard<std::mutex> lock(launches_mu_);
     if (!launching_.emplace(LaunchKey{seq, attempt}, std::nullopt).second) return;  // one each
   }
-  if (!launch_workers_.Post(share, kMaxLaunchesPerShare,
-                            [this, seq, attempt] { RunLaunch(seq, attempt); })) {
+  std::string no_thread;
+  if (!launch_workers_.Post(
+          share, kMaxLaunchesPerShare, [this, seq, attempt] { RunLaunch(seq, attempt); },
+          &no_thread)) {
     // No thread to be had: the launch runs here, as before, rather than not at all.
-    log::Warn("launch.no_thread", {{"job", static_cast<std::int64_t>(seq)}});
+    log::Warn("launch.no_thread", {{"job", static_cast<std::int64_t>(seq)}, {"error", no_thread}});
     RunLaunch(seq, attempt);
   }
 }
