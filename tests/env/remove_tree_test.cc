@@ -1,0 +1,157 @@
+// Removing a tree someone else controls (env/remove_tree.h): links removed, never followed; any
+// depth; a directory whose rights were taken removed all the same.
+
+#include "env/remove_tree.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "env/tree_walk.h"
+
+namespace allot::env {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RemoveTreeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "allot-remove-test-XXXXXX").string();
+    std::vector<char> buffer(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    ASSERT_NE(::mkdtemp(buffer.data()), nullptr);
+    dir_ = buffer.data();
+    fs::create_directories(dir_ + "/outside/sub");
+    std::ofstream(dir_ + "/outside/secret") << "s";
+    std::ofstream(dir_ + "/outside/sub/kept") << "k";
+    parent_fd_ = OpenTreeTop(dir_.c_str());
+    ASSERT_GE(parent_fd_, 0);
+  }
+  void TearDown() override {
+    ::close(parent_fd_);
+    std::error_code error;
+    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::add, error);
+    fs::remove_all(dir_, error);
+  }
+  void ExpectOutsideUntouched() const {
+    EXPECT_TRUE(fs::exists(dir_ + "/outside/secret"));
+    EXPECT_TRUE(fs::exists(dir_ + "/outside/sub/kept"));
+  }
+
+  std::string dir_;
+  int parent_fd_ = -1;
+};
+
+TEST_F(RemoveTreeTest, RemovesLinksAndNeverWhatTheyPointAt) {
+  const std::string tree = dir_ + "/tree";
+  fs::create_directories(tree + "/a/b");
+  std::ofstream(tree + "/a/b/f") << "f";
+  fs::create_directory_symlink(dir_ + "/outside", tree + "/a/to-outside-dir");
+  fs::create_symlink(dir_ + "/outside/secret", tree + "/to-secret");
+  fs::create_hard_link(dir_ + "/outside/secret", tree + "/a/hard-secret");
+  ASSERT_EQ(::mkfifo((tree + "/a/fifo").c_str(), 0600), 0);
+
+  Result<RemovedTree> removed = RemoveTree(parent_fd_, "tree");
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(removed->entries, 8);  // tree, a, b, f, two links, the hard link, the FIFO
+  EXPECT_FALSE(fs::exists(fs::symlink_status(tree)));
+  ExpectOutsideUntouched();
+}
+
+TEST_F(RemoveTreeTest, ATopThatIsALinkIsRemovedAsALink) {
+  fs::create_directory_symlink(dir_ + "/outside", dir_ + "/tree");
+  Result<RemovedTree> removed = RemoveTree(parent_fd_, "tree");
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(removed->entries, 1);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(dir_ + "/tree")));
+  ExpectOutsideUntouched();
+}
+
+TEST_F(RemoveTreeTest, NothingThereIsNothingToRemove) {
+  Result<RemovedTree> removed = RemoveTree(parent_fd_, "missing");
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(removed->entries, 0);
+}
+
+// A chain far deeper than the directories it keeps open, each level with a file and a link out.
+TEST_F(RemoveTreeTest, AChainOfAnyDepthIsRemoved) {
+  constexpr int kDepth = 300;
+  std::string path = dir_ + "/tree";
+  for (int i = 0; i < kDepth; ++i) {
+    ASSERT_EQ(::mkdir(path.c_str(), 0755), 0) << i;
+    std::ofstream(path + "/f") << i;
+    fs::create_directory_symlink(dir_ + "/outside", path + "/out");
+    path += "/d";
+  }
+  // In a child with 64 descriptors: the removal must not take one per level.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const rlimit few{64, 64};
+    if (::setrlimit(RLIMIT_NOFILE, &few) != 0) ::_exit(2);
+    Result<RemovedTree> removed = RemoveTree(parent_fd_, "tree");
+    ::_exit(removed.ok() && removed->entries == 3 * kDepth ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_FALSE(fs::exists(fs::symlink_status(dir_ + "/tree")));
+  ExpectOutsideUntouched();
+}
+
+// A job that took every right off its directories: a server running as the job's own user
+// (no sandbox) could otherwise neither read nor empty them. As root, the removal runs in a child
+// as nobody, over nobody's tree, since root would pass every right.
+TEST_F(RemoveTreeTest, DirectoriesWithoutRightsAreRemoved) {
+  const bool as_nobody = ::geteuid() == 0;
+  constexpr uid_t kNobody = 65534;
+  const std::string home = dir_ + "/home";
+  const std::string tree = home + "/tree";
+  fs::create_directories(tree + "/locked/inner");
+  std::ofstream(tree + "/locked/inner/f") << "f";
+  std::ofstream(tree + "/locked/g") << "g";
+  if (as_nobody) {
+    ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+    for (const std::string& p : {home, tree, tree + "/locked", tree + "/locked/inner",
+                                 tree + "/locked/inner/f", tree + "/locked/g"}) {
+      ASSERT_EQ(::chown(p.c_str(), kNobody, kNobody), 0) << p;
+    }
+  }
+  ASSERT_EQ(::chmod((tree + "/locked/inner").c_str(), 0), 0);
+  ASSERT_EQ(::chmod((tree + "/locked").c_str(), 0500), 0);
+  ASSERT_EQ(::chmod(tree.c_str(), 0), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (as_nobody && (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0)) ::_exit(2);
+    const int home_fd = OpenTreeTop(home.c_str());
+    Result<RemovedTree> removed = RemoveTree(home_fd, "tree");
+    ::_exit(removed.ok() && removed->entries == 5 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_FALSE(fs::exists(fs::symlink_status(tree)));
+}
+
+TEST_F(RemoveTreeTest, AFileIsRemovedAlone) {
+  std::ofstream(dir_ + "/file") << "x";
+  Result<RemovedTree> removed = RemoveTree(parent_fd_, "file");
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(removed->entries, 1);
+  ExpectOutsideUntouched();
+}
+
+}  // namespace
+}  // namespace allot::env
