@@ -104,6 +104,8 @@ Json Extensions(const JobExtensions& e) {
     out["preemptionsMade"] = std::move(made);
   }
   if (e.waiting_reason) out["waitingReason"] = Waiting(*e.waiting_reason);
+  PutIf(out, "filesBytes", e.files_bytes);
+  if (e.files_removed_at != 0) out["filesRemovedAt"] = e.files_removed_at;
   return out;
 }
 

@@ -227,6 +227,9 @@ struct JobExtensions {
   std::optional<model::PreemptionRule> stop_rule;
   std::vector<PreemptionMade> preemptions_made;  // empty: not written
   std::optional<WaitingDetail> waiting_reason;
+  // The job's tree in the data directory, once it ended and was measured; when it was removed.
+  std::optional<std::int64_t> files_bytes;
+  Timestamp files_removed_at = 0;  // 0: not removed
 };
 
 struct ServiceJobDetail {

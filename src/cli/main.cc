@@ -169,6 +169,17 @@ void AddRecordFlags(CLI::App* serve, ServerFlags& f) {
                    "how often each share's usage is sampled into the history")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  serve
+      ->add_option("--job-files-high-percent", f.server.job_files_high_percent,
+                   "when the jobs' file system is more than this used, finished jobs' files "
+                   "are removed, the share holding the most first (100: never)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  serve
+      ->add_option("--job-files-low-percent", f.server.job_files_low_percent,
+                   "... until it is no more than this used")
+      ->check(CLI::Range(0, 99))
+      ->capture_default_str();
 }
 
 // The executor's flags (docs/slurm.md).
@@ -339,6 +350,13 @@ int RunServerCommand(ServerFlags& f) {
   server.audit_retention = allot::Seconds(std::int64_t{f.audit_retention_days} * 24 * 3600);
   server.history_retention = allot::Seconds(std::int64_t{f.history_retention_days} * 24 * 3600);
   server.history_interval = allot::Seconds(f.history_interval_seconds);
+  if (server.job_files_low_percent >= server.job_files_high_percent) {
+    std::fprintf(stderr,
+                 "allot server: --job-files-low-percent (%d) must be below "
+                 "--job-files-high-percent (%d)\n",
+                 server.job_files_low_percent, server.job_files_high_percent);
+    return 1;
+  }
   const auto colon = f.listen.rfind(':');
   server.host = colon == std::string::npos ? f.listen : f.listen.substr(0, colon);
   if (colon != std::string::npos) {

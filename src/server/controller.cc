@@ -59,6 +59,7 @@ void Controller::Shutdown() {
   loop_cv_.notify_all();
   if (loop_.joinable()) loop_.join();
   AwaitLaunches();  // they call into the executor and the store
+  files_worker_.Drain();
   if (executor_) executor_->Detach();
   if (store_) store_->Close();
   if (lock_fd_ >= 0) ::close(lock_fd_);
@@ -279,7 +280,8 @@ void Controller::Loop() {
       }
       deadline = engine_.NextDeadline().value_or(kNoDeadline);
       armed_deadline_ = deadline;
-      deadline = std::min(deadline, SampleUsageIfDue());  // history.cc
+      deadline = std::min(deadline, SampleUsageIfDue());    // history.cc
+      deadline = std::min(deadline, CheckJobFilesIfDue());  // job_files.cc
     }
     lock.lock();
     if (!loop_queue_.empty() || stopping_ || rearm_) continue;

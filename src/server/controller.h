@@ -39,6 +39,7 @@
 #include "server/checkpoint_claims.h"
 #include "server/config_records.h"
 #include "server/durable.h"
+#include "server/finished_trees.h"
 #include "server/history.h"
 #include "server/job_record.h"
 #include "server/job_wire.h"
@@ -64,6 +65,8 @@ model::Demand DemandIn(const ServiceEnvironmentRecord& env, const api::ParsedPay
 std::optional<std::int64_t> AttemptTimeout(const api::SubmitServiceJobRequest& r);
 // Refuses a priority change of a job that has ended.
 Status PriorityChangeable(const JobRecord& job);
+// Why a job's logs are gone: its files were removed to free the disk (job_files.cc).
+std::string RemovedFilesMessage(const JobRecord& job, const Options& options);
 
 class Controller {
  public:
@@ -462,6 +465,24 @@ class Controller {
   static constexpr int kMaxLaunchWorkers = 32;
   static constexpr int kMaxLaunchesPerShare = 8;
   env::WorkerPool launch_workers_{kMaxLaunchWorkers};
+
+  // --- finished jobs' files (job_files.cc) ---
+  // A job's tree is measured once it ended, and finished trees are removed when the jobs' file
+  // system runs short (Options::job_files_high_percent), on one worker of their own, so a walk
+  // of a large tree holds up neither the loop nor a launch.
+  void NoteFinishedTree(const JobRecord& job);  // requires mu_: a restored job that ended
+  void MeasureWhenEnded(model::JobId seq);      // loop thread: the job ended, its batch durable
+  Timestamp CheckJobFilesIfDue();               // loop thread, under mu_: the next check's time
+  void PostJobFilesCheck();
+  void CheckJobFiles();  // on files_worker_
+  void MeasureEndedTrees();
+  void RemoveTreesIfShort();
+  FinishedTrees finished_trees_;         // guarded by mu_
+  std::deque<model::JobId> to_measure_;  // guarded by mu_
+  Timestamp next_files_check_ = 0;       // guarded by mu_
+  bool files_short_said_ = false;        // files_worker_ only: the warning, once per episode
+  std::atomic<bool> files_check_queued_{false};
+  env::WorkerPool files_worker_{1};
 };
 
 }  // namespace allot::server

@@ -122,6 +122,9 @@ void Controller::OnStatus(JobRecord& job, const model::StatusChanged& s) {
     job.stopped_at = now;
     CloseAttempt(job, now, s.reason);
     if (job.history) job.history->hosts.clear();
+    if (!job.attempts().empty()) {  // it left a tree in the data directory (job_files.cc)
+      pending_effects_.push_back([this, seq = job.seq] { MeasureWhenEnded(seq); });
+    }
   }
 }
 

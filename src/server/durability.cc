@@ -67,6 +67,8 @@ void Controller::ResetState() {
   last_batch_ = Durable();  // a read after the rollback answers what it reads
   touched_.clear();
   armed_deadline_ = kNoDeadline;
+  finished_trees_ = FinishedTrees();
+  to_measure_.clear();
 }
 
 // 1. Wait until every batch submitted before has been processed (an empty batch goes through the

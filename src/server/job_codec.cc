@@ -113,6 +113,8 @@ Json EncodeHistory(const JobHistory& h) {
   if (h.dispatch_mode) out["mode"] = model::ToString(*h.dispatch_mode);
   if (h.stopping) out["stopping"] = {model::ToString(h.stopping->kind), h.stopping->reason};
   if (h.stop_rule) out["stopRule"] = model::ToString(*h.stop_rule);
+  PutIf(out, "fbytes", h.files_bytes, std::int64_t{-1});
+  PutIf(out, "frm", h.files_removed_at, Timestamp{0});
   return out;
 }
 
@@ -173,6 +175,8 @@ void DecodeHistory(const Json& in, JobHistory* h) {
     h->stopping = StopRecord{StopKindFrom(it->at(0)), it->at(1).get<std::string>()};
   }
   if (auto it = in.find("stopRule"); it != in.end()) h->stop_rule = RuleFrom(*it);
+  ReadIf(in, "fbytes", &h->files_bytes);
+  ReadIf(in, "frm", &h->files_removed_at);
 }
 
 DecodedJob DecodeCurrent(std::string_view key, const Json& in) {

@@ -128,12 +128,16 @@ struct JobHistory {
   std::optional<model::DispatchMode> dispatch_mode;
   std::optional<StopRecord> stopping;  // a stop was decided and not yet reported done
   std::optional<model::PreemptionRule> stop_rule;
+  // Once the job ended: what its tree in the data directory takes (-1: not measured yet), and
+  // when the tree was removed to free the disk (0: it is there). See finished_trees.h.
+  std::int64_t files_bytes = -1;
+  Timestamp files_removed_at = 0;
 
   bool operator==(const JobHistory&) const = default;
   bool empty() const {
     return attempts.empty() && preemptions.empty() && caused.empty() &&
            preempted_attempt_count == 0 && hosts.empty() && slots.empty() && !dispatch_mode &&
-           !stopping && !stop_rule;
+           !stopping && !stop_rule && files_bytes == -1 && files_removed_at == 0;
   }
 };
 

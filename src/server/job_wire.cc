@@ -75,6 +75,8 @@ api::JobExtensions Extensions(const JobRecord& job) {
   if (h.stopping) out.stopping = std::make_pair(h.stopping->kind, h.stopping->reason);
   out.stop_rule = h.stop_rule;
   for (const CausedPreemption& c : h.caused) out.preemptions_made.push_back(Made(c));
+  if (h.files_bytes >= 0) out.files_bytes = h.files_bytes;
+  out.files_removed_at = h.files_removed_at;
   return out;
 }
 

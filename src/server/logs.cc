@@ -43,6 +43,9 @@ Result<Controller::Reply> Controller::ReadLogs(const api::LogsRequest& request,
     }
     if (named == nullptr) return InvalidArgument("jobId " + job_id + " does not exist");
     const JobRecord& job = *named;
+    if (job.history && job.history->files_removed_at != 0) {
+      return InvalidArgument(RemovedFilesMessage(job, options_));
+    }
     const int attempts = static_cast<int>(job.attempts().size());
     if (attempts == 0) return InvalidArgument("job " + job.id + " has not started an attempt yet");
     if (attempt == 0) attempt = attempts;

@@ -80,6 +80,12 @@ struct Options {
   // interval; samples and job events older than the retention are dropped.
   Duration history_interval = Seconds(10);
   Duration history_retention = Seconds(90LL * 24 * 3600);
+  // Finished jobs' trees in the jobs' file system (finished_trees.h): once it is more than the
+  // high percent used, they are removed, the share holding the most first, until it is no more
+  // than the low percent used (kubelet's image collection thresholds). 100: never removed.
+  int job_files_high_percent = 85;
+  int job_files_low_percent = 80;
+  Duration job_files_check_interval = Seconds(10);
   // Where jobs run: "local" (processes on this machine) or "slurm" (exec/slurm_executor.h).
   std::string executor = "local";
   // --executor slurm: each instance type's placement (--slurm-map), Slurm's configuration

@@ -185,7 +185,10 @@ void Controller::RecoverJob(JobRecord record) {
   const bool queue_exists = queues_.count(std::string(record.queue)) > 0;
   const bool live = !model::IsTerminal(record.status) && queue_exists;
   JobRecord& job = AddJob(std::move(record), /*listed=*/queue_exists);
-  if (!live) return;
+  if (!live) {
+    NoteFinishedTree(job);
+    return;
+  }
   const RestoreSnapshot original(job);
   std::string reason = job.status_reason;
   if (model::IsDispatched(job.status)) {

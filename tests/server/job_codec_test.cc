@@ -65,6 +65,8 @@ JobRecord FullRecord() {
   h.dispatch_mode = model::DispatchMode::kBorrowed;
   h.stopping = StopRecord{model::StopKind::kPreemption, "reclaim"};
   h.stop_rule = model::PreemptionRule::kReclaim;
+  h.files_bytes = 123456;
+  h.files_removed_at = 2600;
   return j;
 }
 

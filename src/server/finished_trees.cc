@@ -1,0 +1,69 @@
+#include "server/finished_trees.h"
+
+#include <set>
+
+namespace allot::server {
+
+void FinishedTrees::Add(const std::string& share, Timestamp ended, model::JobId seq,
+                        std::int64_t bytes) {
+  Forget(seq);
+  const Order order{ended, seq};
+  Share& s = shares_[share];
+  s.trees[order] = bytes;
+  s.bytes += bytes;
+  total_bytes_ += bytes;
+  where_[seq] = {share, order};
+}
+
+void FinishedTrees::Forget(model::JobId seq) {
+  auto it = where_.find(seq);
+  if (it == where_.end()) return;
+  auto share = shares_.find(it->second.first);
+  auto tree = share->second.trees.find(it->second.second);
+  share->second.bytes -= tree->second;
+  total_bytes_ -= tree->second;
+  share->second.trees.erase(tree);
+  if (share->second.trees.empty()) shares_.erase(share);
+  where_.erase(it);
+}
+
+std::vector<FinishedTrees::Tree> FinishedTrees::Pick(std::int64_t bytes) const {
+  // Each share by what it would still hold, the largest first (then by name); its next tree is
+  // its oldest not yet picked.
+  struct Next {
+    const std::string* name;
+    std::map<Order, std::int64_t>::const_iterator tree;
+    std::map<Order, std::int64_t>::const_iterator end;
+  };
+  struct Larger {  // more bytes first, then the name
+    bool operator()(const std::pair<std::int64_t, std::string>& a,
+                    const std::pair<std::int64_t, std::string>& b) const {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    }
+  };
+  std::set<std::pair<std::int64_t, std::string>, Larger> largest;
+  std::map<std::string, Next> next;
+  for (const auto& [name, share] : shares_) {
+    largest.insert({share.bytes, name});
+    next.emplace(name, Next{&name, share.trees.begin(), share.trees.end()});
+  }
+  std::vector<Tree> picked;
+  std::int64_t freed = 0;
+  while (freed < bytes && !largest.empty()) {
+    auto [held, name] = *largest.begin();
+    largest.erase(largest.begin());
+    Next& n = next.at(name);
+    const auto& [order, tree_bytes] = *n.tree;
+    picked.push_back({order.second, name, tree_bytes});
+    freed += tree_bytes;
+    if (++n.tree != n.end) largest.insert({held - tree_bytes, name});
+  }
+  return picked;
+}
+
+std::int64_t FinishedTrees::Bytes(const std::string& share) const {
+  auto it = shares_.find(share);
+  return it == shares_.end() ? 0 : it->second.bytes;
+}
+
+}  // namespace allot::server

@@ -1,0 +1,55 @@
+#pragma once
+
+// The trees finished jobs leave in the data directory (<jobs-root>/jobs/<id>: each attempt's
+// /opt/ml and logs, the job's checkpoints), by quota share, and which to remove first when the
+// file system runs short. A job's tree is measured once it ended, and removed only then.
+//
+// The order is kubelet's image collection applied to tenants: the share whose finished trees
+// take the most goes first, its oldest tree first. So a team that fills the disk with its jobs'
+// files loses its own oldest files, and another team's only once it holds more. Pure: no I/O.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/time.h"
+#include "model/job.h"
+
+namespace allot::server {
+
+class FinishedTrees {
+ public:
+  struct Tree {
+    model::JobId seq = 0;
+    std::string share;  // "queue/share" (JobRecord::ShareKey)
+    std::int64_t bytes = 0;
+  };
+
+  // A finished job's tree, measured. Adding one known already replaces it.
+  void Add(const std::string& share, Timestamp ended, model::JobId seq, std::int64_t bytes);
+  // Its tree is gone (removed, or the job with it).
+  void Forget(model::JobId seq);
+
+  // The trees to remove, in order, until they free at least `bytes` (all of them when they take
+  // less): each time the oldest tree of the share whose remaining trees take the most (ties: the
+  // share's name). Every ordering is total: ties of end time go by seq.
+  std::vector<Tree> Pick(std::int64_t bytes) const;
+
+  std::int64_t Bytes(const std::string& share) const;  // of its finished trees
+  std::int64_t TotalBytes() const { return total_bytes_; }
+  std::size_t size() const { return where_.size(); }
+
+ private:
+  using Order = std::pair<Timestamp, model::JobId>;  // end time, then seq
+  struct Share {
+    std::int64_t bytes = 0;
+    std::map<Order, std::int64_t> trees;  // bytes of each
+  };
+  std::map<std::string, Share> shares_;
+  std::map<model::JobId, std::pair<std::string, Order>> where_;  // seq -> its share and order
+  std::int64_t total_bytes_ = 0;
+};
+
+}  // namespace allot::server

@@ -1,0 +1,103 @@
+"""Finished jobs' files on a real small file system (a 64 MiB tmpfs as the data directory).
+
+A tenant whose jobs fill the data directory with their files loses its own oldest files first:
+once the file system passes --job-files-high-percent, finished jobs' trees are removed, the
+share holding the most first, until it is under --job-files-low-percent. Another team's files
+stay, every record stays, and a caller who asks for removed logs is told why."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from allot_harness import AllotServer, Fixture, wait_for
+
+MIB = 1 << 20
+
+
+def writes(mib):
+    """A job that leaves `mib` MiB in its model directory."""
+    return f'echo wrote; head -c {mib * MIB} /dev/zero > "$SM_MODEL_DIR/model.bin"'
+
+
+class JobFilesTest(unittest.TestCase):
+    def setUp(self):
+        self.mount = tempfile.mkdtemp(prefix="allot-tmpfs-")
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", self.mount],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            os.rmdir(self.mount)
+            self.skipTest(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+        self.server = AllotServer("--job-files-high-percent", "50",
+                                  "--job-files-low-percent", "30",
+                                  data_dir=os.path.join(self.mount, "data"))
+        os.makedirs(self.server.data_dir)
+
+    def tearDown(self):
+        try:
+            self.server.stop()
+            self.server.kill_job_processes()
+        finally:
+            subprocess.run(["umount", "-l", self.mount], check=False)
+            shutil.rmtree(self.mount, ignore_errors=True)
+
+    def allot(self, job_id):
+        status, body = self.server.raw("describeservicejob", {"jobId": job_id})
+        self.assertEqual(status, 200, body)
+        return body.get("allot", {})
+
+    def run_job(self, fx, queue, share, mib):
+        job = fx.submit(queue, share=share, script=writes(mib))["jobId"]
+        d = fx.wait_status(job, ("SUCCEEDED", "FAILED"), timeout=60)
+        self.assertEqual(d["status"], "SUCCEEDED", d.get("statusReason"))
+        wait_for(lambda: self.allot(job).get("filesBytes") is not None, timeout=30,
+                 what=f"job {job}'s files to be measured")
+        return job
+
+    def test_the_share_holding_the_most_loses_its_oldest_files_first(self):
+        self.server.start()
+        batch = self.server.client()
+        fx = Fixture(batch)
+        queue, _ = fx.qm_queue(capacity=2, shares=(("a", 1), ("b", 1)))
+
+        b_job = self.run_job(fx, queue, "b", 4)
+        a_jobs = [self.run_job(fx, queue, "a", 10) for _ in range(2)]
+        # 24 MiB of finished trees on 64 MiB: under 50 %, all kept.
+        for job in [b_job] + a_jobs:
+            self.assertNotIn("filesRemovedAt", self.allot(job))
+            self.assertTrue(os.path.isdir(self.server.job_dir(job)))
+        self.assertGreaterEqual(self.allot(a_jobs[0])["filesBytes"], 10 * MIB)
+
+        # A third of a's: 34 MiB, past 50 %. Back to 30 % (19 MiB) takes a's two oldest (a
+        # holds the most, then still more than b); b's stays, and so does a's newest.
+        a_jobs.append(self.run_job(fx, queue, "a", 10))
+        for job in a_jobs[:2]:
+            wait_for(lambda j=job: "filesRemovedAt" in self.allot(j), timeout=30,
+                     what=f"a's job {job}'s files to be removed")
+            self.assertFalse(os.path.lexists(self.server.job_dir(job)))
+        for job in (b_job, a_jobs[2]):
+            self.assertNotIn("filesRemovedAt", self.allot(job))
+            self.assertTrue(os.path.isfile(self.server.host_dir(job, 1, "algo-1", "stdout")))
+
+        # The records stay; the removed logs say why, the kept ones are read.
+        d = batch.describe_service_job(jobId=a_jobs[0])
+        self.assertEqual(d["status"], "SUCCEEDED")
+        status, body = self.server.raw_get(f"/allot/v1/jobs/{a_jobs[0]}/logs")
+        self.assertEqual(status, 400, body)
+        self.assertIn("were removed at", body.get("message", ""), body)
+        status, body = self.server.raw_get(f"/allot/v1/jobs/{b_job}/logs")
+        self.assertEqual(status, 200, body)
+        self.assertIn("wrote", body.get("text", ""), body)
+
+        # After a restart the same trees are known, measured, and nothing more goes.
+        removals = self.server.log_text(tail=None).count("job_files.removed")
+        self.assertEqual(removals, 2)
+        self.server.restart()
+        self.assertNotIn("filesRemovedAt", self.allot(b_job))
+        self.assertIn("filesRemovedAt", self.allot(a_jobs[0]))
+        self.assertIn("job_files.removed", self.server.log_text(tail=None))
+
+
+if __name__ == "__main__":
+    unittest.main()

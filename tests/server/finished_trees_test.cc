@@ -1,0 +1,63 @@
+// Which finished jobs' trees go first when the data directory runs short (finished_trees.h).
+
+#include "server/finished_trees.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace allot::server {
+namespace {
+
+std::vector<model::JobId> Seqs(const std::vector<FinishedTrees::Tree>& trees) {
+  std::vector<model::JobId> seqs;
+  for (const FinishedTrees::Tree& t : trees) seqs.push_back(t.seq);
+  return seqs;
+}
+
+// Team a filled the disk; team b holds little. a's oldest trees go, and b's stay until a holds
+// less than b.
+TEST(FinishedTreesTest, TheShareHoldingTheMostLosesItsOldestFirst) {
+  FinishedTrees trees;
+  trees.Add("q/a", 30, 3, 100);
+  trees.Add("q/a", 10, 1, 100);
+  trees.Add("q/a", 20, 2, 100);
+  trees.Add("q/b", 5, 9, 60);
+  EXPECT_EQ(trees.TotalBytes(), 360);
+  EXPECT_EQ(trees.Bytes("q/a"), 300);
+
+  EXPECT_EQ(Seqs(trees.Pick(150)), (std::vector<model::JobId>{1, 2}));
+  // a: 300 -> 200 -> 100, then b (60) and a (100): a again, then b.
+  EXPECT_EQ(Seqs(trees.Pick(1000)), (std::vector<model::JobId>{1, 2, 3, 9}));
+  EXPECT_EQ(Seqs(trees.Pick(0)), std::vector<model::JobId>{});
+  EXPECT_EQ(trees.Pick(1).front().share, "q/a");
+}
+
+TEST(FinishedTreesTest, TiesGoByEndTimeSeqAndShareName) {
+  FinishedTrees trees;
+  trees.Add("q/b", 10, 7, 50);
+  trees.Add("q/a", 10, 8, 50);
+  trees.Add("q/a", 10, 4, 0);
+  // a and b hold 50 each: a by name; within a, the same end time goes by seq.
+  EXPECT_EQ(Seqs(trees.Pick(100)), (std::vector<model::JobId>{4, 8, 7}));
+}
+
+TEST(FinishedTreesTest, ForgetAndAddAgainKeepTheTotals) {
+  FinishedTrees trees;
+  trees.Add("q/a", 1, 1, 10);
+  trees.Add("q/a", 2, 2, 20);
+  trees.Add("q/a", 1, 1, 15);  // measured again
+  EXPECT_EQ(trees.Bytes("q/a"), 35);
+  trees.Forget(1);
+  trees.Forget(1);
+  trees.Forget(42);
+  EXPECT_EQ(trees.Bytes("q/a"), 20);
+  EXPECT_EQ(trees.size(), 1u);
+  trees.Forget(2);
+  EXPECT_EQ(trees.TotalBytes(), 0);
+  EXPECT_EQ(trees.Bytes("q/a"), 0);
+  EXPECT_TRUE(trees.Pick(1).empty());
+}
+
+}  // namespace
+}  // namespace allot::server

@@ -1,0 +1,98 @@
+// Finished jobs' trees in the data directory (job_files.cc): measured once the job ended, kept
+// while the disk has room, removed when the jobs' file system passes its threshold, and a
+// caller who asks for the logs of a removed tree is told so. The order between shares is
+// finished_trees_test.cc's; the thresholds on a real small file system are
+// tests/integration/test_job_files.py's.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "server/support/controller_fixture.h"
+
+namespace allot::server {
+namespace {
+
+constexpr std::int64_t kMiB = 1 << 20;
+
+class JobFilesTest : public ControllerTest {
+ protected:
+  // Restarts the controller with these thresholds (the fixture's first start had the defaults).
+  void Restart(int high_percent, int low_percent) {
+    controller_.reset();
+    options_.job_files_high_percent = high_percent;
+    options_.job_files_low_percent = low_percent;
+    options_.job_files_check_interval = 100;  // milliseconds
+    Start();
+  }
+  Json Allot(const std::string& id) {
+    Result<Json> d = Call("describeservicejob", {{"jobId", id}});
+    return d.ok() ? d.value()["allot"] : Json();
+  }
+  std::int64_t FilesBytes(const std::string& id) {
+    return Allot(id).value("filesBytes", std::int64_t{-1});
+  }
+  std::int64_t FilesRemovedAt(const std::string& id) {
+    return Allot(id).value("filesRemovedAt", std::int64_t{0});
+  }
+  fs::path TreeOf(const std::string& id) const { return dir_ / "jobs" / id; }
+  static std::string WritesOneMiB() {
+    return "echo hello; head -c 1048576 /dev/urandom > \"$SM_MODEL_DIR/model.bin\"";
+  }
+};
+
+TEST_F(JobFilesTest, AFinishedJobsTreeIsMeasuredAndKeptWhileTheDiskHasRoom) {
+  Restart(100, 80);
+  const std::string id = Submit("writes", WritesOneMiB());
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(id) == "SUCCEEDED"; })) << StatusOf(id);
+  ASSERT_TRUE(WaitFor([&] { return FilesBytes(id) >= 0; })) << Allot(id).dump();
+  EXPECT_GE(FilesBytes(id), kMiB);
+  EXPECT_LT(FilesBytes(id), 4 * kMiB);
+  EXPECT_EQ(FilesRemovedAt(id), 0);
+  EXPECT_TRUE(fs::exists(TreeOf(id) / "attempt-1" / "algo-1" / "stdout"));
+  Result<Controller::Reply> logs = controller_->Logs({.job_id = id});
+  ASSERT_TRUE(logs.ok()) << logs.status().ToString();
+}
+
+// Past the threshold (1 % here: any file system in use), the finished job's tree goes; a
+// running job's stays, and so does its record.
+TEST_F(JobFilesTest, WhenTheDiskIsShortAFinishedTreeIsRemovedAndTheLogsSaySo) {
+  Restart(1, 0);
+  const std::string running = Submit("running", "sleep 60");
+  const std::string done = Submit("done", WritesOneMiB());
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(done) == "SUCCEEDED"; })) << StatusOf(done);
+  ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(done) != 0; })) << Allot(done).dump();
+  EXPECT_GE(FilesBytes(done), kMiB);  // what it took, kept in the record
+  EXPECT_FALSE(fs::exists(fs::symlink_status(TreeOf(done))));
+  Result<Controller::Reply> logs = controller_->Logs({.job_id = done});
+  ASSERT_FALSE(logs.ok());
+  EXPECT_EQ(logs.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(logs.status().message().find("were removed at"), std::string::npos)
+      << logs.status().message();
+  EXPECT_NE(logs.status().message().find("--job-files-high-percent"), std::string::npos);
+
+  ASSERT_EQ(StatusOf(running), "RUNNING");
+  EXPECT_TRUE(fs::exists(TreeOf(running) / "attempt-1" / "algo-1"));
+  EXPECT_EQ(FilesBytes(running), -1);
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", running}, {"reason", "done"}}).ok());
+  // Once it ended, it goes too.
+  ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(running) != 0; })) << Allot(running).dump();
+  EXPECT_FALSE(fs::exists(fs::symlink_status(TreeOf(running))));
+}
+
+// What was measured before a restart is known after it: the tree is removed once the server
+// comes back with a threshold it passes, without being measured again.
+TEST_F(JobFilesTest, ATreeMeasuredBeforeARestartIsRemovedAfterIt) {
+  Restart(100, 80);
+  const std::string id = Submit("writes", WritesOneMiB());
+  ASSERT_TRUE(WaitFor([&] { return FilesBytes(id) >= 0; })) << Allot(id).dump();
+  const std::int64_t measured = FilesBytes(id);
+  Restart(1, 0);
+  ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(id) != 0; })) << Allot(id).dump();
+  EXPECT_EQ(FilesBytes(id), measured);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(TreeOf(id))));
+}
+
+}  // namespace
+}  // namespace allot::server

@@ -1,0 +1,172 @@
+#pragma once
+
+// The controller over a real SQLite store behind store::FaultyStore (fails on demand), with the
+// real local executor and no sandbox: what the controller's C++ tests share.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/decode.h"
+#include "server/api_error.h"
+#include "server/config_codec.h"
+#include "server/controller.h"
+#include "server/job_codec.h"
+#include "server/wire_call.h"
+#include "store/faulty_store.h"
+
+namespace allot::server {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// The stand-in for `allot __supervise`, built next to the test programs.
+inline std::string SupervisorExe() {
+  return (fs::read_symlink("/proc/self/exe").parent_path() / "exec_supervise_main").string();
+}
+
+inline std::string Payload(const std::string& script) {
+  return Json{{"AlgorithmSpecification",
+               {{"ContainerEntrypoint", {"/bin/sh", "-c"}}, {"ContainerArguments", {script}}}},
+              {"ResourceConfig", {{"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 1}}}}
+      .dump();
+}
+
+// CreateQuotaShare of share "team" in queue q: one ml.g5.xlarge, RESERVE.
+inline Json TeamShareInQ() {
+  return {{"quotaShareName", "team"},
+          {"jobQueue", "q"},
+          {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 1}}}},
+          {"resourceSharingConfiguration", {{"strategy", "RESERVE"}}},
+          {"preemptionConfiguration", {{"inSharePreemption", "DISABLED"}}}};
+}
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("allot-controller-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    Start();
+    ASSERT_TRUE(Call("createserviceenvironment",
+                     {{"serviceEnvironmentName", "env"},
+                      {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+                      {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 2}}}}})
+                    .ok());
+    ASSERT_TRUE(Call("createjobqueue",
+                     {{"jobQueueName", "q"},
+                      {"priority", 1},
+                      {"serviceEnvironmentOrder", {{{"order", 1}, {"serviceEnvironment", "env"}}}}})
+                    .ok());
+  }
+  void TearDown() override {
+    controller_.reset();
+    // A job's supervisor outlives the controller (a restart adopts it) and may still be writing
+    // its status file: a removal that races with it is tried again, and a leftover temporary
+    // directory is no failure.
+    std::error_code ec;
+    for (int tries = 0; tries < 20 && (fs::remove_all(dir_, ec), ec); ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  void Start() {
+    Options options = options_;
+    options.data_dir = dir_.string();
+    options.sandbox = false;
+    options.stop_grace = Seconds(2);
+    options.supervisor_exe = SupervisorExe();
+    options.list_scan_budget = list_scan_budget_;
+    options.wrap_executor = wrap_executor_;
+    fs::create_directories(dir_);
+    auto inner = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
+    ASSERT_TRUE(inner.ok()) << inner.status().ToString();
+    auto faulty = std::make_unique<store::FaultyStore>(std::move(inner).value());
+    store_ = faulty.get();
+    auto c = Controller::Start(options, std::move(faulty));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    controller_ = std::move(c).value();
+  }
+
+  // One call, as the HTTP layer makes it: the answer counts once its batch is durable.
+  Result<Json> Call(const std::string& action, const Json& request) {
+    Result<WireReply> answer = CallAction(*controller_, action, request);
+    if (!answer.ok()) return answer.status();
+    WireReply reply = std::move(answer).value();
+    if (reply.durable.valid()) {
+      const Status s = reply.durable.get();
+      if (!s.ok()) return s;
+    }
+    return reply.body;
+  }
+
+  // Job queue `name` under scheduling `policy`, on a service environment of its own (`name`-env,
+  // two ml.g5.xlarge): an environment serves one queue.
+  void MakePolicyQueue(const std::string& name, const std::string& policy) {
+    const std::string env = name + "-env";
+    ASSERT_TRUE(Call("createserviceenvironment",
+                     {{"serviceEnvironmentName", env},
+                      {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+                      {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 2}}}}})
+                    .ok());
+    Result<Json> made =
+        Call("createjobqueue",
+             {{"jobQueueName", name},
+              {"priority", 2},
+              {"schedulingPolicyArn", policy},
+              {"serviceEnvironmentOrder", {{{"order", 1}, {"serviceEnvironment", env}}}}});
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+  }
+
+  std::string Submit(const std::string& name, const std::string& script,
+                     const std::string& queue = "q") {
+    Result<Json> r = Call("submitservicejob", {{"jobName", name},
+                                               {"jobQueue", queue},
+                                               {"serviceJobType", "SAGEMAKER_TRAINING"},
+                                               {"serviceRequestPayload", Payload(script)}});
+    return r.ok() ? r.value()["jobId"].get<std::string>() : "";
+  }
+
+  std::string StatusOf(const std::string& id) {
+    Result<Json> d = Call("describeservicejob", {{"jobId", id}});
+    return d.ok() ? d.value()["status"].get<std::string>() : "unavailable";
+  }
+
+  bool WaitFor(const std::function<bool()>& done, int seconds = 20) {
+    const auto deadline = Clock::now() + std::chrono::seconds(seconds);
+    while (Clock::now() < deadline) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  std::vector<std::string> ListedNames(const std::string& status) {
+    Result<Json> r = Call("listservicejobs", {{"jobQueue", "q"}, {"jobStatus", status}});
+    std::vector<std::string> names;
+    if (r.ok()) {
+      for (const Json& j : r.value()["jobSummaryList"]) names.push_back(j["jobName"]);
+    }
+    return names;
+  }
+
+  fs::path dir_;
+  Options options_;  // the base of each Start()'s options
+  std::size_t list_scan_budget_ = 20'000;
+  std::function<std::unique_ptr<exec::Executor>(std::unique_ptr<exec::Executor>)> wrap_executor_;
+  store::FaultyStore* store_ = nullptr;
+  std::unique_ptr<Controller> controller_;
+};
+
+}  // namespace allot::server
