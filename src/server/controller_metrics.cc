@@ -26,6 +26,7 @@ std::string Controller::MetricsText() {
       if (Result<engine::QueueUsage> u = engine_.Usage(name); u.ok()) usage.push_back(*u);
     }
     process.stored_jobs = jobs_.size();
+    process.finished_files = finished_trees_.ShareBytes();
   }
   const exec::Executor::Health health = executor_->health();
   process.executor_up = health.answering;

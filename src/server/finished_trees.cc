@@ -61,6 +61,12 @@ std::vector<FinishedTrees::Tree> FinishedTrees::Pick(std::int64_t bytes) const {
   return picked;
 }
 
+std::vector<std::pair<std::string, std::int64_t>> FinishedTrees::ShareBytes() const {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (const auto& [name, share] : shares_) out.emplace_back(name, share.bytes);
+  return out;
+}
+
 std::int64_t FinishedTrees::Bytes(const std::string& share) const {
   auto it = shares_.find(share);
   return it == shares_.end() ? 0 : it->second.bytes;

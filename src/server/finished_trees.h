@@ -38,6 +38,8 @@ class FinishedTrees {
   std::vector<Tree> Pick(std::int64_t bytes) const;
 
   std::int64_t Bytes(const std::string& share) const;  // of its finished trees
+  // Each share holding finished trees, by name, with their bytes.
+  std::vector<std::pair<std::string, std::int64_t>> ShareBytes() const;
   std::int64_t TotalBytes() const { return total_bytes_; }
   std::size_t size() const { return where_.size(); }
 

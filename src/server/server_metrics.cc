@@ -257,6 +257,15 @@ std::vector<metrics::Family> ProcessFamilies(const ProcessFigures& p) {
                         {"executor"}));
     out.back().Add({p.executor}, std::max(0.0, p.now_seconds - last));
   }
+  out.push_back(Gauge("allot_job_files_bytes",
+                      "Bytes the finished jobs' trees of a quota share take in the data "
+                      "directory, until they are removed to free the disk.",
+                      {"queue", "share"}));
+  for (const auto& [key, bytes] : p.finished_files) {
+    const std::size_t slash = key.find('/');
+    out.back().Add({key.substr(0, slash), slash == std::string::npos ? "" : key.substr(slash + 1)},
+                   static_cast<double>(bytes));
+  }
   return out;
 }
 

@@ -53,6 +53,10 @@ TEST_F(JobFilesTest, AFinishedJobsTreeIsMeasuredAndKeptWhileTheDiskHasRoom) {
   EXPECT_TRUE(fs::exists(TreeOf(id) / "attempt-1" / "algo-1" / "stdout"));
   Result<Controller::Reply> logs = controller_->Logs({.job_id = id});
   ASSERT_TRUE(logs.ok()) << logs.status().ToString();
+  EXPECT_NE(controller_->MetricsText().find("allot_job_files_bytes{queue=\"q\",share=\"\"} " +
+                                            std::to_string(FilesBytes(id)) + "\n"),
+            std::string::npos)
+      << controller_->MetricsText();
 }
 
 // Past the threshold (1 % here: any file system in use), the finished job's tree goes; a
@@ -79,6 +83,7 @@ TEST_F(JobFilesTest, WhenTheDiskIsShortAFinishedTreeIsRemovedAndTheLogsSaySo) {
   // Once it ended, it goes too.
   ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(running) != 0; })) << Allot(running).dump();
   EXPECT_FALSE(fs::exists(fs::symlink_status(TreeOf(running))));
+  EXPECT_EQ(controller_->MetricsText().find("allot_job_files_bytes{"), std::string::npos);
 }
 
 // What was measured before a restart is known after it: the tree is removed once the server
