@@ -279,6 +279,7 @@ class Controller {
   void RunLaunch(model::JobId seq, int attempt);          // on a launch worker, then its stops
   bool StopPending(model::JobId seq, int attempt);        // a stop came while it waited to launch
   bool LaunchStillWanted(model::JobId seq, int attempt);  // else its end is reported
+  void ReportNotLaunched(model::JobId seq, int attempt);  // an attempt stopped before it began
   bool ShuttingDown();                                    // Shutdown began
   void AwaitLaunches();  // until no launch waits or runs (Shutdown, RebuildIfBroken)
   void ExecutorStarted(model::JobId seq, int attempt, const std::vector<exec::HostProcess>& hosts);
@@ -456,8 +457,12 @@ class Controller {
     model::StopKind kind{};
   };
   std::mutex launches_mu_;
-  using LaunchKey = std::pair<model::JobId, int>;              // (job, attempt)
-  std::map<LaunchKey, std::optional<PendingStop>> launching_;  // queued or running
+  using LaunchKey = std::pair<model::JobId, int>;  // (job, attempt)
+  struct Launching {
+    std::optional<PendingStop> stop;
+    bool begun = false;  // a worker runs it; before, a stop takes it back (StopAttempt)
+  };
+  std::map<LaunchKey, Launching> launching_;  // queued or running
   // A few long restores hold up no other launch, and a burst of dispatches does not start a
   // thread each; one share's restores take at most a quarter of the workers, so a team whose
   // checkpoints are huge (or whose location holds its copies up) holds up its own launches, not

@@ -269,6 +269,11 @@ Status SealSpec(store::Store& store, const Options& options, exec::LaunchSpec& s
 bool Controller::LaunchStillWanted(model::JobId seq, int attempt) {
   if (ShuttingDown()) return false;
   if (!StopPending(seq, attempt)) return true;
+  ReportNotLaunched(seq, attempt);
+  return false;
+}
+
+void Controller::ReportNotLaunched(model::JobId seq, int attempt) {
   log::Info("executor.launch_skipped", {{"job", static_cast<std::int64_t>(seq)},
                                         {"attempt", std::int64_t{attempt}},
                                         {"reason", "stopped before it started"}});
@@ -277,7 +282,6 @@ bool Controller::LaunchStillWanted(model::JobId seq, int attempt) {
     ApplyBackground(model::AttemptEnded{seq, attempt, model::AttemptOutcome::kFailed,
                                         "Stopped before the attempt started"});
   });
-  return false;
 }
 
 void Controller::LaunchAttempt(model::JobId seq, int attempt) {

@@ -8,7 +8,8 @@
 // one ordering that matters, a stop after the launch of the same attempt, is kept here: a stop
 // that comes while its attempt waits or launches is passed on once the launch returned (the
 // executor knows the attempt only then), and an attempt stopped before its launch began is not
-// launched at all.
+// launched at all: its end is reported at once, even while its launch is held behind its
+// share's others (WorkerPool's keyed tasks), so a terminate does not wait for their restores.
 // The controller's rollback after a store failure waits for the launches in flight
 // (RebuildIfBroken), as it waited for them when they ran on its own thread.
 
@@ -20,7 +21,7 @@ namespace allot::server {
 void Controller::StartLaunch(model::JobId seq, int attempt, const std::string& share) {
   {
     std::lock_guard<std::mutex> lock(launches_mu_);
-    if (!launching_.emplace(LaunchKey{seq, attempt}, std::nullopt).second) return;  // one each
+    if (!launching_.emplace(LaunchKey{seq, attempt}, Launching{}).second) return;  // one each
   }
   std::string no_thread;
   if (!launch_workers_.Post(
@@ -33,16 +34,22 @@ void Controller::StartLaunch(model::JobId seq, int attempt, const std::string& s
 }
 
 void Controller::RunLaunch(model::JobId seq, int attempt) {
+  const LaunchKey key{seq, attempt};
+  {
+    std::lock_guard<std::mutex> lock(launches_mu_);
+    const auto it = launching_.find(key);
+    if (it == launching_.end()) return;  // stopped before it began: StopAttempt reported its end
+    it->second.begun = true;
+  }
   LaunchAttempt(seq, attempt);
   // The stops that came meanwhile, passed on before the attempt leaves launching_: a stop coming
   // after that goes to the executor itself.
-  const LaunchKey key{seq, attempt};
   for (;;) {
     std::optional<PendingStop> stop;
     {
       std::lock_guard<std::mutex> lock(launches_mu_);
       const auto it = launching_.find(key);
-      if (it != launching_.end()) std::swap(stop, it->second);
+      if (it != launching_.end()) std::swap(stop, it->second.stop);
       if (!stop) {
         if (it != launching_.end()) launching_.erase(it);
         return;
@@ -53,13 +60,22 @@ void Controller::RunLaunch(model::JobId seq, int attempt) {
 }
 
 void Controller::StopAttempt(model::JobId seq, int attempt, Duration grace, model::StopKind kind) {
+  bool held_back = false;
   {
     std::lock_guard<std::mutex> lock(launches_mu_);
     const auto it = launching_.find({seq, attempt});
-    if (it != launching_.end()) {
-      it->second = PendingStop{grace, kind};  // passed on when the launch returns
+    if (it != launching_.end() && it->second.begun) {
+      it->second.stop = PendingStop{grace, kind};  // passed on when the launch returns
       return;
     }
+    if (it != launching_.end()) {
+      launching_.erase(it);  // its worker, when its turn comes, finds nothing to do
+      held_back = true;
+    }
+  }
+  if (held_back) {
+    ReportNotLaunched(seq, attempt);
+    return;
   }
   executor_->Stop(seq, attempt, grace, kind);
 }
@@ -67,7 +83,7 @@ void Controller::StopAttempt(model::JobId seq, int attempt, Duration grace, mode
 bool Controller::StopPending(model::JobId seq, int attempt) {
   std::lock_guard<std::mutex> lock(launches_mu_);
   const auto it = launching_.find({seq, attempt});
-  return it != launching_.end() && it->second.has_value();
+  return it != launching_.end() && it->second.stop.has_value();
 }
 
 bool Controller::ShuttingDown() {

@@ -121,6 +121,37 @@ TEST_F(HeldLaunchTest, ALongLaunchHoldsUpNoOtherAndAStopMeanwhileIsKept) {
   EXPECT_TRUE(WaitFor([&] { return StatusOf(slow) == "FAILED"; })) << StatusOf(slow);
 }
 
+// One share's launches past its cap (8 at once) wait behind its others; a stop of one that
+// waits there ends it at once. Before, the terminate waited until the share's held launches
+// (restores of huge checkpoints, say) let it begin, only to be skipped then.
+TEST_F(HeldLaunchTest, AStopOfALaunchHeldBehindItsSharesOthersEndsItAtOnce) {
+  ASSERT_TRUE(Call("createserviceenvironment",
+                   {{"serviceEnvironmentName", "wide-env"},
+                    {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+                    {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 9}}}}})
+                  .ok());
+  ASSERT_TRUE(Call("createjobqueue", {{"jobQueueName", "wide"},
+                                      {"priority", 3},
+                                      {"serviceEnvironmentOrder",
+                                       {{{"order", 1}, {"serviceEnvironment", "wide-env"}}}}})
+                  .ok());
+  std::vector<std::string> held;
+  for (int i = 0; i < 8; ++i)
+    held.push_back(Submit("held-" + std::to_string(i), "echo HOLD", "wide"));
+  ASSERT_TRUE(WaitFor([&] { return held_->held() == 8; }));
+  const std::string behind = Submit("behind", "echo HOLD", "wide");
+  ASSERT_FALSE(behind.empty());
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(behind) == "SCHEDULED"; })) << StatusOf(behind);
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", behind}, {"reason", "not needed"}}).ok());
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(behind) == "FAILED"; }, 10)) << StatusOf(behind);
+  EXPECT_EQ(held_->held(), 8);  // it never reached the executor
+  held_->Release();
+  for (const std::string& id : held) {
+    EXPECT_TRUE(WaitFor([&] { return StatusOf(id) == "SUCCEEDED"; })) << StatusOf(id);
+  }
+  EXPECT_EQ(held_->held(), 8);
+}
+
 // A store failure while a launch is held: the rollback waits for the launch, then finds its
 // processes. Without the wait it found none, requeued the job, and launched it a second time
 // beside the first, which nothing tracked any more.
