@@ -27,6 +27,7 @@
 #include "env/process.h"
 #include "exec/as_job_user.h"
 #include "exec/host_files.h"
+#include "exec/ipc_scope.h"
 #include "exec/pacing.h"
 #include "exec/sandbox.h"
 #include "exec/spawn.h"
@@ -434,6 +435,9 @@ std::string EnforcedLimits(const Args& args, const CgroupPlan& plan) {
   std::string text = args.sandboxed ? args.enforced : "unsandboxed";
   const std::string own = DescribeLimits(std::nullopt, applied);
   if (!own.empty()) text += (text.empty() ? "" : " ") + own;
+  // Whether this host's kernel keeps the job's abstract sockets and signals its own
+  // (ipc_scope.h): the server warns of its own kernel only, and a Slurm node's may be older.
+  if (args.sandboxed) text += JobIpcScopeAvailable() ? " ipc=scoped" : " ipc=unscoped";
   return text;
 }
 

@@ -407,8 +407,11 @@ print("child", subprocess.run(["sh", "-c", "echo ok"], capture_output=True, text
         self.assertEqual(fields["NoNewPrivs"], ["1"])
         # The record says what was enforced.
         limits = supervisor_record(self.server, d["jobId"])["limits"]
+        # And whether its kernel scoped its IPC (the server logs its own kernel's answer).
+        unscoped = "sandbox.ipc_not_scoped" in self.server.log_text(tail=None)
+        ipc = "unscoped" if unscoped else "scoped"
         self.assertEqual(limits, f"uid={uid} gid={uid} tmp=16 MiB memory=256 MiB pids=64 "
-                                 "disk=64 MiB files=1000")
+                                 f"disk=64 MiB files=1000 ipc={ipc}")
         self.assert_unharmed()
 
 
