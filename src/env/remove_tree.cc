@@ -86,6 +86,18 @@ class Remover {
       if (errno == ENOENT) return Status::Ok();
       return Failed("open", name, errno);
     }
+    // Another file system mounted inside the tree is not the tree's: never emptied.
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int error = errno;
+      ::close(fd);
+      return Failed("read", name, error);
+    }
+    if (!levels_.empty() && st.st_dev != device_) {
+      ::close(fd);
+      return Internal(std::string(name) + " is a mount point: what is below it is not removed");
+    }
+    device_ = st.st_dev;
     DIR* dir = ::fdopendir(fd);
     if (dir == nullptr) {
       const int error = errno;
@@ -139,7 +151,17 @@ class Remover {
       if (::renameat2(Fd(levels_.back()), name, top, to.c_str(), RENAME_NOREPLACE) == 0) {
         return Status::Ok();
       }
-      if (errno != EEXIST) return Failed("move up", name, errno);
+      int error = errno;
+      if (error == EINVAL) {
+        // NFS and FUSE refuse the flag: a name free in the top is taken with a plain rename,
+        // as nothing else writes there once the job ended.
+        struct stat st {};
+        if (::fstatat(top, to.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) continue;  // taken
+        if (errno != ENOENT) return Failed("move up", name, errno);
+        if (::renameat(Fd(levels_.back()), name, top, to.c_str()) == 0) return Status::Ok();
+        error = errno;
+      }
+      if (error != EEXIST) return Failed("move up", name, error);
     }
   }
 
@@ -148,6 +170,7 @@ class Remover {
   RemovedTree removed_;
   int rereads_ = 0;
   std::uint64_t next_moved_ = 0;
+  dev_t device_ = 0;  // the tree's file system
 };
 
 }  // namespace

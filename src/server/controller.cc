@@ -222,6 +222,7 @@ Controller::Reply Controller::Finish() {
     } else if (!broken_.exchange(true)) {
       log::Error("store.write_failed", {{"error", s.message()}, {"action", "rolling back"}});
       Post([this] { RebuildIfBroken(); });
+      PostJobFilesCheck();  // the disk may be full: finished trees may free it
     }
     written.Set(s);
   });
@@ -280,7 +281,11 @@ void Controller::Loop() {
       }
       deadline = engine_.NextDeadline().value_or(kNoDeadline);
       armed_deadline_ = deadline;
-      deadline = std::min(deadline, SampleUsageIfDue());    // history.cc
+      deadline = std::min(deadline, SampleUsageIfDue());  // history.cc
+    }
+    {
+      // Also while the store fails: a full disk is what the removal of finished trees is for.
+      std::lock_guard<std::mutex> g(mu_);
       deadline = std::min(deadline, CheckJobFilesIfDue());  // job_files.cc
     }
     lock.lock();

@@ -479,13 +479,22 @@ class Controller {
   void MeasureWhenEnded(model::JobId seq);      // loop thread: the job ended, its batch durable
   Timestamp CheckJobFilesIfDue();               // loop thread, under mu_: the next check's time
   void PostJobFilesCheck();
-  void CheckJobFiles();  // on files_worker_
+  void CheckJobFiles();  // on files_worker_, as the three below
+  void RecordRemovals();
   void MeasureEndedTrees();
   void RemoveTreesIfShort();
+  std::int64_t ChargedBytes(const JobRecord& job, std::int64_t measured, bool complete) const;
+  std::map<std::string, std::int64_t> MeasureLiveTrees();
+  void RemoveFinishedTree(int jobs_dir_fd, const FinishedTrees::Tree& tree, double used_percent);
   FinishedTrees finished_trees_;         // guarded by mu_
   std::deque<model::JobId> to_measure_;  // guarded by mu_
   Timestamp next_files_check_ = 0;       // guarded by mu_
-  bool files_short_said_ = false;        // files_worker_ only: the warning, once per episode
+  // Guarded by mu_, kept across a rollback: trees removed while the store failed, and when.
+  std::map<model::JobId, Timestamp> unrecorded_removals_;
+  // files_worker_ only: when a removal that failed is tried again (its tree still counts).
+  std::map<model::JobId, Timestamp> remove_retry_at_;
+  static constexpr int kRemoveRetryChecks = 6;
+  bool files_short_said_ = false;  // files_worker_ only: the warning, once per episode
   std::atomic<bool> files_check_queued_{false};
   env::WorkerPool files_worker_{1};
 };

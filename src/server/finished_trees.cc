@@ -27,13 +27,17 @@ void FinishedTrees::Forget(model::JobId seq) {
   where_.erase(it);
 }
 
-std::vector<FinishedTrees::Tree> FinishedTrees::Pick(std::int64_t bytes) const {
-  // Each share by what it would still hold, the largest first (then by name); its next tree is
-  // its oldest not yet picked.
+std::vector<FinishedTrees::Tree> FinishedTrees::Pick(
+    std::int64_t bytes, const std::map<std::string, std::int64_t>& live,
+    const std::set<model::JobId>& skip) const {
+  // Each share with a tree to give, by what it holds, the most first (then by name); its next
+  // tree is its oldest not yet picked nor skipped.
   struct Next {
-    const std::string* name;
     std::map<Order, std::int64_t>::const_iterator tree;
     std::map<Order, std::int64_t>::const_iterator end;
+    void SkipHeldBack(const std::set<model::JobId>& skip) {
+      while (tree != end && skip.count(tree->first.second) > 0) ++tree;
+    }
   };
   struct Larger {  // more bytes first, then the name
     bool operator()(const std::pair<std::int64_t, std::string>& a,
@@ -44,8 +48,12 @@ std::vector<FinishedTrees::Tree> FinishedTrees::Pick(std::int64_t bytes) const {
   std::set<std::pair<std::int64_t, std::string>, Larger> largest;
   std::map<std::string, Next> next;
   for (const auto& [name, share] : shares_) {
-    largest.insert({share.bytes, name});
-    next.emplace(name, Next{&name, share.trees.begin(), share.trees.end()});
+    Next n{share.trees.begin(), share.trees.end()};
+    n.SkipHeldBack(skip);
+    if (n.tree == n.end) continue;
+    const auto held = live.find(name);
+    largest.insert({share.bytes + (held == live.end() ? 0 : held->second), name});
+    next.emplace(name, n);
   }
   std::vector<Tree> picked;
   std::int64_t freed = 0;
@@ -56,7 +64,9 @@ std::vector<FinishedTrees::Tree> FinishedTrees::Pick(std::int64_t bytes) const {
     const auto& [order, tree_bytes] = *n.tree;
     picked.push_back({order.second, name, tree_bytes});
     freed += tree_bytes;
-    if (++n.tree != n.end) largest.insert({held - tree_bytes, name});
+    ++n.tree;
+    n.SkipHeldBack(skip);
+    if (n.tree != n.end) largest.insert({held - tree_bytes, name});
   }
   return picked;
 }

@@ -4,12 +4,14 @@
 // /opt/ml and logs, the job's checkpoints), by quota share, and which to remove first when the
 // file system runs short. A job's tree is measured once it ended, and removed only then.
 //
-// The order is kubelet's image collection applied to tenants: the share whose finished trees
-// take the most goes first, its oldest tree first. So a team that fills the disk with its jobs'
-// files loses its own oldest files, and another team's only once it holds more. Pure: no I/O.
+// The order is kubelet's image collection applied to tenants: the share that holds the most
+// (its finished trees and its running jobs' trees) goes first, its oldest finished tree first.
+// So a team that fills the disk with its jobs' files loses its own oldest files, and another
+// team's only once it holds more, or once only running jobs' trees are left. Pure: no I/O.
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,9 +35,14 @@ class FinishedTrees {
   void Forget(model::JobId seq);
 
   // The trees to remove, in order, until they free at least `bytes` (all of them when they take
-  // less): each time the oldest tree of the share whose remaining trees take the most (ties: the
-  // share's name). Every ordering is total: ties of end time go by seq.
-  std::vector<Tree> Pick(std::int64_t bytes) const;
+  // less): each time the oldest tree of the share that holds the most (ties: the share's name).
+  // What a share holds is its finished trees not yet picked, plus its `live` bytes (its running
+  // and waiting jobs' trees, which are never picked), so a team whose running jobs fill the disk
+  // gives its own finished files first. Trees in `skip` (a removal that failed, to be tried
+  // again later) are not picked, and count as held. Every ordering is total: ties of end time
+  // go by seq.
+  std::vector<Tree> Pick(std::int64_t bytes, const std::map<std::string, std::int64_t>& live = {},
+                         const std::set<model::JobId>& skip = {}) const;
 
   std::int64_t Bytes(const std::string& share) const;  // of its finished trees
   // Each share holding finished trees, by name, with their bytes.

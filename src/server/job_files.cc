@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,31 +24,35 @@ namespace allot::server {
 
 namespace {
 
-// Deeper than a job's own checks walk (256): a tree is measured as far as a job could have
-// built it and the checks saw it.
-constexpr int kMaxMeasuredDepth = 1024;
+// As deep as a job's own checks and the checkpoint scan walk: one descriptor per level.
+constexpr int kMaxMeasuredDepth = 256;
 
-// What the tree `dir` takes on disk: the blocks of every entry in it, itself included; a tree
-// too deep or unreadable counts what was read. -1 when `dir` is not there.
-std::int64_t MeasureTree(const std::string& dir) {
+struct Measured {
+  std::int64_t bytes = -1;  // -1: the tree is not there
+  bool complete = true;     // false: too deep or unreadable, and `bytes` counts what was read
+};
+
+// What the tree `dir` takes on disk: the blocks of every entry in it, itself included.
+Measured MeasureTree(const std::string& dir) {
   const int fd = env::OpenTreeTop(dir.c_str());
-  if (fd < 0) return -1;
+  if (fd < 0) return {};
   struct stat top {};
-  std::int64_t bytes = ::fstat(fd, &top) == 0 ? std::int64_t{top.st_blocks} * 512 : 0;
+  Measured m{.bytes = ::fstat(fd, &top) == 0 ? std::int64_t{top.st_blocks} * 512 : 0};
   int error = 0;
   const env::WalkEnd end = env::WalkTree(
       fd, kMaxMeasuredDepth,
-      [&bytes](const env::WalkedEntry& e) {
-        bytes += std::int64_t{e.st.st_blocks} * 512;
+      [&m](const env::WalkedEntry& e) {
+        m.bytes += std::int64_t{e.st.st_blocks} * 512;
         return true;
       },
       &error);
-  if (end != env::WalkEnd::kComplete) {
+  m.complete = end == env::WalkEnd::kComplete;
+  if (!m.complete) {
     log::Warn(
         "job_files.measure_partial",
-        {{"dir", dir}, {"bytes", bytes}, {"error", error == 0 ? "too deep" : strerror(error)}});
+        {{"dir", dir}, {"bytes", m.bytes}, {"error", error == 0 ? "too deep" : strerror(error)}});
   }
-  return bytes;
+  return m;
 }
 
 struct Usage {
@@ -53,27 +60,39 @@ struct Usage {
   std::int64_t total = 0;  // bytes
 };
 
-Result<Usage> FileSystemUsage(const std::string& dir) {
+Result<Usage> FileSystemUsage(const std::string& dir, const std::function<double()>& override) {
   struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) != 0) {
     return Internal("statvfs " + dir + ": " + std::string(strerror(errno)));
   }
   const auto unit = static_cast<std::int64_t>(fs.f_frsize);
   const auto total = static_cast<std::int64_t>(fs.f_blocks) * unit;
+  if (override) {
+    return Usage{static_cast<std::int64_t>(static_cast<double>(total) / 100 * override()), total};
+  }
   return Usage{total - static_cast<std::int64_t>(fs.f_bavail) * unit, total};
 }
 
-std::int64_t Percent(const Usage& u) { return u.total == 0 ? 0 : u.used * 100 / u.total; }
+// In double: 100 times the bytes of a file system of more than 92 PB (a Lustre shared directory)
+// would overflow an int64.
+double Percent(const Usage& u) {
+  return u.total == 0 ? 0 : static_cast<double>(u.used) * 100 / static_cast<double>(u.total);
+}
 
 bool HasTree(const JobRecord& job) {
   return model::IsTerminal(job.status) && !job.attempts().empty() &&
          job.history->files_removed_at == 0;
 }
 
+// A running or waiting job that has run: its tree is there, and not removable.
+bool HasLiveTree(const JobRecord& job) {
+  return !model::IsTerminal(job.status) && !job.attempts().empty();
+}
+
 }  // namespace
 
 void Controller::NoteFinishedTree(const JobRecord& job) {
-  if (!HasTree(job)) return;
+  if (!HasTree(job) || unrecorded_removals_.count(job.seq) > 0) return;
   if (job.history->files_bytes >= 0) {
     finished_trees_.Add(job.ShareKey(), job.stopped_at, job.seq, job.history->files_bytes);
   } else {
@@ -115,8 +134,39 @@ void Controller::PostJobFilesCheck() {
 }
 
 void Controller::CheckJobFiles() {
+  RecordRemovals();
   MeasureEndedTrees();
   RemoveTreesIfShort();
+}
+
+// A tree removed while the store failed (the disk full, say: the case the removal is for) is
+// recorded once writes succeed again; until then a reload does not count it.
+void Controller::RecordRemovals() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (broken_ || unrecorded_removals_.empty()) return;
+  for (const auto& [seq, at] : unrecorded_removals_) {
+    finished_trees_.Forget(seq);
+    JobRecord* job = JobBySeq(seq);
+    if (job == nullptr || !HasTree(*job)) continue;
+    job->history->files_removed_at = at;
+    Touch(*job);
+  }
+  unrecorded_removals_.clear();
+  Finish();
+}
+
+// The bytes a finished tree is charged: what was measured, or, where the walk could not read it
+// all (a chain deeper than the jobs' checks walk, an unreadable directory), at least what its
+// hosts could have written, so a tree cannot hide what it holds.
+std::int64_t Controller::ChargedBytes(const JobRecord& job, std::int64_t measured,
+                                      bool complete) const {
+  const std::int64_t bytes = std::max<std::int64_t>(measured, 0);
+  if (complete) return bytes;
+  std::int64_t limit = options_.job_limits.disk_bytes;
+  for (const auto& [unit, count] : job.demand) {
+    limit = std::max(limit, options_.LimitsFor(unit).disk_bytes);
+  }
+  return std::max(bytes, limit * (job.InstanceCount() + 1));  // each host's, and the checkpoints
 }
 
 void Controller::MeasureEndedTrees() {
@@ -132,34 +182,60 @@ void Controller::MeasureEndedTrees() {
       if (job == nullptr || !HasTree(*job)) continue;
       id = job->id;
     }
-    const std::int64_t bytes = MeasureTree(JobDir(id));
+    const Measured measured = MeasureTree(JobDir(id));
     std::lock_guard<std::mutex> lock(mu_);
     JobRecord* job = JobBySeq(seq);
     if (job == nullptr || job->id != id || !HasTree(*job) || broken_) continue;
-    job->history->files_bytes = std::max<std::int64_t>(bytes, 0);
+    job->history->files_bytes = ChargedBytes(*job, measured.bytes, measured.complete);
     finished_trees_.Add(job->ShareKey(), job->stopped_at, seq, job->history->files_bytes);
     Touch(*job);
     Finish();
   }
 }
 
+// Per share, what its running and waiting jobs' trees take: measured only when the disk is
+// short, as they count toward what the share holds (FinishedTrees::Pick).
+std::map<std::string, std::int64_t> Controller::MeasureLiveTrees() {
+  std::vector<std::pair<std::string, std::string>> live;  // id, share
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [seq, job] : jobs_) {
+      if (HasLiveTree(job)) live.emplace_back(job.id, job.ShareKey());
+    }
+  }
+  std::map<std::string, std::int64_t> bytes;
+  for (const auto& [id, share] : live) {
+    bytes[share] += std::max<std::int64_t>(MeasureTree(JobDir(id)).bytes, 0);
+  }
+  return bytes;
+}
+
 void Controller::RemoveTreesIfShort() {
   const std::string jobs_dir = jobs_root_ + "/jobs";  // made by the first launch
-  Result<Usage> usage = FileSystemUsage(jobs_root_);
+  Result<Usage> usage = FileSystemUsage(jobs_root_, options_.job_files_used_percent);
   if (!usage.ok()) {
     log::Warn("job_files.check_failed", {{"error", usage.status().message()}});
     return;
   }
-  const std::int64_t high = options_.job_files_high_percent;
-  if (high >= 100 || usage->used * 100 < high * usage->total) {
+  const auto high = static_cast<double>(options_.job_files_high_percent);
+  if (high >= 100 || Percent(*usage) < high) {
     files_short_said_ = false;
     return;
   }
-  const std::int64_t low_bytes = usage->total / 100 * options_.job_files_low_percent;
+  const double used_percent = Percent(*usage);
+  const auto low_bytes = static_cast<std::int64_t>(static_cast<double>(usage->total) / 100 *
+                                                   options_.job_files_low_percent);
+  const Timestamp now = Now();
+  std::set<model::JobId> held_back;  // removals that failed, until they are tried again
+  for (auto it = remove_retry_at_.begin(); it != remove_retry_at_.end();) {
+    it = it->second <= now ? remove_retry_at_.erase(it) : std::next(it);
+  }
+  for (const auto& [seq, at] : remove_retry_at_) held_back.insert(seq);
+  const std::map<std::string, std::int64_t> live = MeasureLiveTrees();
   std::vector<FinishedTrees::Tree> picked;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    picked = finished_trees_.Pick(usage->used - low_bytes);
+    picked = finished_trees_.Pick(usage->used - low_bytes, live, held_back);
   }
   const int dir_fd = env::OpenTreeTop(jobs_dir.c_str());
   if (dir_fd < 0 && errno == ENOENT) return;  // no job ran yet
@@ -167,44 +243,52 @@ void Controller::RemoveTreesIfShort() {
     log::Warn("job_files.check_failed", {{"dir", jobs_dir}, {"error", strerror(errno)}});
     return;
   }
-  const std::int64_t used_percent = Percent(*usage);
-  for (const FinishedTrees::Tree& tree : picked) {
-    std::string id;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      const JobRecord* job = JobBySeq(tree.seq);
-      if (job == nullptr || !HasTree(*job) || broken_) continue;
-      id = job->id;
-    }
-    Result<env::RemovedTree> removed = env::RemoveTree(dir_fd, id.c_str());
-    std::lock_guard<std::mutex> lock(mu_);
-    // Out of the order either way: a tree that could not be removed must not stop the others.
-    finished_trees_.Forget(tree.seq);
-    if (!removed.ok()) {
-      log::Error("job_files.remove_failed", {{"job", id}, {"error", removed.status().message()}});
-      continue;
-    }
-    log::Info("job_files.removed", {{"job", id},
-                                    {"share", tree.share},
-                                    {"bytes", tree.bytes},
-                                    {"entries", removed->entries},
-                                    {"used_percent", used_percent}});
-    JobRecord* job = JobBySeq(tree.seq);
-    if (job == nullptr || job->id != id || !HasTree(*job) || broken_) continue;
-    job->history->files_removed_at = Now();
-    Touch(*job);
-    Finish();
-  }
+  for (const FinishedTrees::Tree& tree : picked) RemoveFinishedTree(dir_fd, tree, used_percent);
   ::close(dir_fd);
-  Result<Usage> after = FileSystemUsage(jobs_root_);
-  if (after.ok() && after->used * 100 >= high * after->total && !files_short_said_) {
+  Result<Usage> after = FileSystemUsage(jobs_root_, options_.job_files_used_percent);
+  if (after.ok() && Percent(*after) >= high && !files_short_said_) {
     files_short_said_ = true;  // until the file system is below the threshold again
     std::lock_guard<std::mutex> lock(mu_);
     log::Warn("job_files.disk_short", {{"dir", jobs_dir},
                                        {"used_percent", Percent(*after)},
                                        {"high_percent", high},
-                                       {"finished_trees_left", finished_trees_.TotalBytes()}});
+                                       {"finished_bytes_left", finished_trees_.TotalBytes()}});
   }
+}
+
+void Controller::RemoveFinishedTree(int jobs_dir_fd, const FinishedTrees::Tree& tree,
+                                    double used_percent) {
+  std::string id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const JobRecord* job = JobBySeq(tree.seq);
+    if (job == nullptr || !HasTree(*job)) return;
+    id = job->id;
+  }
+  Result<env::RemovedTree> removed = env::RemoveTree(jobs_dir_fd, id.c_str());
+  const Timestamp now = Now();
+  if (!removed.ok()) {
+    // Kept in the accounting (its bytes still count for its share), and tried again later.
+    remove_retry_at_[tree.seq] = now + kRemoveRetryChecks * options_.job_files_check_interval;
+    log::Error("job_files.remove_failed", {{"job", id}, {"error", removed.status().message()}});
+    return;
+  }
+  log::Info("job_files.removed", {{"job", id},
+                                  {"share", tree.share},
+                                  {"bytes", tree.bytes},
+                                  {"entries", removed->entries},
+                                  {"used_percent", used_percent}});
+  std::lock_guard<std::mutex> lock(mu_);
+  finished_trees_.Forget(tree.seq);
+  JobRecord* job = JobBySeq(tree.seq);
+  if (job == nullptr || job->id != id || !HasTree(*job)) return;
+  if (broken_) {
+    unrecorded_removals_[tree.seq] = now;
+    return;
+  }
+  job->history->files_removed_at = now;
+  Touch(*job);
+  Finish();
 }
 
 // The words a caller reads when it asks for files that were removed (Logs).

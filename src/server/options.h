@@ -82,10 +82,12 @@ struct Options {
   Duration history_retention = Seconds(90LL * 24 * 3600);
   // Finished jobs' trees in the jobs' file system (finished_trees.h): once it is more than the
   // high percent used, they are removed, the share holding the most first, until it is no more
-  // than the low percent used (kubelet's image collection thresholds). 100: never removed.
-  int job_files_high_percent = 85;
-  int job_files_low_percent = 80;
+  // than the low percent used (kubelet evicts at 90 % by default). 100: never removed.
+  int job_files_high_percent = 90;
+  int job_files_low_percent = 85;
   Duration job_files_check_interval = Seconds(10);
+  // Tests only: the jobs' file system's used percent, in place of what statvfs says.
+  std::function<double()> job_files_used_percent;
   // Where jobs run: "local" (processes on this machine) or "slurm" (exec/slurm_executor.h).
   std::string executor = "local";
   // --executor slurm: each instance type's placement (--slurm-map), Slurm's configuration

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -143,6 +144,25 @@ TEST_F(RemoveTreeTest, DirectoriesWithoutRightsAreRemoved) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_FALSE(fs::exists(fs::symlink_status(tree)));
+}
+
+// Another file system mounted inside the tree (an admin's, or one left behind) is not emptied:
+// the removal stops there and says so.
+TEST_F(RemoveTreeTest, AMountPointInsideTheTreeIsNotEntered) {
+  const std::string tree = dir_ + "/tree";
+  fs::create_directories(tree + "/mnt");
+  std::ofstream(tree + "/f") << "f";
+  if (std::system(("mount -t tmpfs -o size=1m tmpfs '" + tree + "/mnt' 2>/dev/null").c_str()) !=
+      0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here";
+  }
+  std::ofstream(tree + "/mnt/keep") << "k";
+  Result<RemovedTree> removed = RemoveTree(parent_fd_, "tree");
+  EXPECT_FALSE(removed.ok());
+  EXPECT_NE(removed.status().message().find("mount point"), std::string::npos)
+      << removed.status().ToString();
+  EXPECT_TRUE(fs::exists(tree + "/mnt/keep"));
+  EXPECT_EQ(std::system(("umount '" + tree + "/mnt'").c_str()), 0);
 }
 
 TEST_F(RemoveTreeTest, AFileIsRemovedAlone) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace allot::server {
@@ -57,6 +59,22 @@ TEST(FinishedTreesTest, ForgetAndAddAgainKeepTheTotals) {
   EXPECT_EQ(trees.TotalBytes(), 0);
   EXPECT_EQ(trees.Bytes("q/a"), 0);
   EXPECT_TRUE(trees.Pick(1).empty());
+}
+
+// A team whose running jobs fill the disk holds the most: its finished trees go first, even
+// when they are small; another share's only after. A tree whose removal failed is passed over,
+// and still counts as held.
+TEST(FinishedTreesTest, RunningJobsCountTowardWhatAShareHolds) {
+  FinishedTrees trees;
+  trees.Add("q/a", 30, 1, 10);
+  trees.Add("q/b", 10, 2, 50);
+  trees.Add("q/b", 20, 3, 50);
+  EXPECT_EQ(Seqs(trees.Pick(60)), (std::vector<model::JobId>{2, 3}));
+  const std::map<std::string, std::int64_t> live = {{"q/a", 500}, {"q/c", 1000}};
+  // c holds the most but has nothing finished to give; a (510) before b (100).
+  EXPECT_EQ(Seqs(trees.Pick(60, live)), (std::vector<model::JobId>{1, 2}));
+  EXPECT_EQ(Seqs(trees.Pick(60, live, {1})), (std::vector<model::JobId>{2, 3}));
+  EXPECT_EQ(Seqs(trees.Pick(60, {}, {2})), (std::vector<model::JobId>{3, 1}));
 }
 
 }  // namespace

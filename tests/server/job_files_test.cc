@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -19,11 +21,14 @@ constexpr std::int64_t kMiB = 1 << 20;
 class JobFilesTest : public ControllerTest {
  protected:
   // Restarts the controller with these thresholds (the fixture's first start had the defaults).
-  void Restart(int high_percent, int low_percent) {
+  // With `controlled`, the file system's used percent is used_percent_, not statvfs's.
+  void Restart(int high_percent, int low_percent, bool controlled = false) {
     controller_.reset();
     options_.job_files_high_percent = high_percent;
     options_.job_files_low_percent = low_percent;
     options_.job_files_check_interval = 100;  // milliseconds
+    options_.job_files_used_percent = nullptr;
+    if (controlled) options_.job_files_used_percent = [this] { return used_percent_.load(); };
     Start();
   }
   Json Allot(const std::string& id) {
@@ -37,6 +42,13 @@ class JobFilesTest : public ControllerTest {
     return Allot(id).value("filesRemovedAt", std::int64_t{0});
   }
   fs::path TreeOf(const std::string& id) const { return dir_ / "jobs" / id; }
+  std::string RunToSuccess(const std::string& name, const std::string& script) {
+    const std::string id = Submit(name, script);
+    EXPECT_TRUE(WaitFor([&] { return StatusOf(id) == "SUCCEEDED"; })) << StatusOf(id);
+    EXPECT_TRUE(WaitFor([&] { return FilesBytes(id) >= 0; })) << Allot(id).dump();
+    return id;
+  }
+  std::atomic<double> used_percent_{0};
   static std::string WritesOneMiB() {
     return "echo hello; head -c 1048576 /dev/urandom > \"$SM_MODEL_DIR/model.bin\"";
   }
@@ -90,13 +102,65 @@ TEST_F(JobFilesTest, WhenTheDiskIsShortAFinishedTreeIsRemovedAndTheLogsSaySo) {
 // comes back with a threshold it passes, without being measured again.
 TEST_F(JobFilesTest, ATreeMeasuredBeforeARestartIsRemovedAfterIt) {
   Restart(100, 80);
-  const std::string id = Submit("writes", WritesOneMiB());
-  ASSERT_TRUE(WaitFor([&] { return FilesBytes(id) >= 0; })) << Allot(id).dump();
+  const std::string id = RunToSuccess("writes", WritesOneMiB());
   const std::int64_t measured = FilesBytes(id);
   Restart(1, 0);
   ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(id) != 0; })) << Allot(id).dump();
   EXPECT_EQ(FilesBytes(id), measured);
   EXPECT_FALSE(fs::exists(fs::symlink_status(TreeOf(id))));
+}
+
+// The removal is for a full disk, when the store's writes fail: it runs then too, and what it
+// removed is recorded once the store writes again. Before, nothing was removed while the store
+// failed, and the store failed while nothing was removed.
+TEST_F(JobFilesTest, TreesRemovedWhileTheStoreFailsAreRecordedOnceItWrites) {
+  Restart(90, 50, /*controlled=*/true);
+  const std::string id = RunToSuccess("writes", WritesOneMiB());
+  store_->Fail(ResourceExhausted("disk full"));
+  EXPECT_TRUE(Submit("refused", "true").empty());
+  ASSERT_TRUE(WaitFor([this] { return controller_->rolling_back(); }));
+  used_percent_ = 95;
+  ASSERT_TRUE(WaitFor([&] { return !fs::exists(fs::symlink_status(TreeOf(id))); }));
+  EXPECT_TRUE(controller_->rolling_back());
+  used_percent_ = 40;
+  store_->Heal();
+  ASSERT_TRUE(WaitFor([this] { return !controller_->rolling_back(); }));
+  ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(id) != 0; })) << Allot(id).dump();
+  Restart(90, 50, /*controlled=*/true);  // and it stays recorded
+  EXPECT_NE(FilesRemovedAt(id), 0);
+}
+
+// A chain deeper than the walks go hides what lies below it: such a tree is charged what its
+// hosts and its checkpoints could hold (the disk limit each), so its share does not look small.
+TEST_F(JobFilesTest, ATreeTooDeepToMeasureIsChargedWhatItsHostsCouldWrite) {
+  Restart(100, 80);
+  const std::string id = Submit("deep",
+                                "d=\"$SM_MODEL_DIR\"; for i in $(seq 300); do d=\"$d/d\"; "
+                                "done; mkdir -p \"$d\" && head -c 65536 /dev/zero > \"$d/f\"");
+  ASSERT_TRUE(WaitFor([&] { return FilesBytes(id) >= 0; })) << Allot(id).dump();
+  EXPECT_GE(FilesBytes(id), 2 * options_.job_limits.disk_bytes) << StatusOf(id);
+}
+
+// A tree that cannot be removed (an immutable file, a mount point) stays counted, is logged, and
+// is tried again later; the others go meanwhile.
+TEST_F(JobFilesTest, AFailedRemovalKeepsTheTreeCountedAndIsTriedAgain) {
+  Restart(90, 0, /*controlled=*/true);
+  const std::string stuck = RunToSuccess("stuck", WritesOneMiB());
+  const fs::path pinned = TreeOf(stuck) / "attempt-1" / "algo-1" / "stdout";
+  if (std::system(("chattr +i '" + pinned.string() + "' 2>/dev/null").c_str()) != 0) {
+    GTEST_SKIP() << "chattr +i is not available here";
+  }
+  const std::string other = RunToSuccess("other", WritesOneMiB());
+  used_percent_ = 95;
+  ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(other) != 0; })) << Allot(other).dump();
+  EXPECT_EQ(FilesRemovedAt(stuck), 0);
+  EXPECT_TRUE(fs::exists(pinned));
+  EXPECT_NE(controller_->MetricsText().find("allot_job_files_bytes{queue=\"q\",share=\"\"} " +
+                                            std::to_string(FilesBytes(stuck)) + "\n"),
+            std::string::npos);
+  ASSERT_EQ(std::system(("chattr -i '" + pinned.string() + "'").c_str()), 0);
+  ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(stuck) != 0; })) << Allot(stuck).dump();
+  EXPECT_FALSE(fs::exists(fs::symlink_status(TreeOf(stuck))));
 }
 
 }  // namespace
