@@ -107,6 +107,23 @@ def http_status(exc):
     return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
 
 
+def mount_tmpfs(test, size):
+    """A fresh tmpfs of `size` (e.g. "64m") mounted for `test` (unmounted at its cleanup);
+    skips the test where mounting is not allowed. Returns the mount point."""
+    mount = tempfile.mkdtemp(prefix="allot-tmpfs-")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", mount],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        os.rmdir(mount)
+        test.skipTest(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+
+    def unmount():
+        subprocess.run(["umount", "-l", mount], check=False)
+        shutil.rmtree(mount, ignore_errors=True)
+    test.addCleanup(unmount)
+    return mount
+
+
 def payload(script="exit 0", instance_type=INSTANCE, count=1, environment=None,
             training_job_name=None, entrypoint=("/bin/sh", "-c"), **extra):
     """A SageMaker CreateTrainingJob request that runs `script` under /bin/sh -c."""

@@ -5,15 +5,14 @@ meanwhile still ends SUCCEEDED once the disk frees (its exit status is kept, not
 "vanished"); and the server accepts calls again by itself once writes succeed."""
 
 import os
-import shutil
 import subprocess
-import tempfile
 import time
 import unittest
 
 import botocore.exceptions
 
-from allot_harness import AllotServer, Fixture, error_code, http_status, payload, wait_for
+from allot_harness import (AllotServer, Fixture, error_code, http_status, mount_tmpfs, payload,
+                           wait_for)
 
 
 def fill(path):
@@ -24,24 +23,15 @@ def fill(path):
 
 class FullDiskTest(unittest.TestCase):
     def setUp(self):
-        self.mount = tempfile.mkdtemp(prefix="allot-tmpfs-")
-        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", self.mount],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            os.rmdir(self.mount)
-            self.skipTest(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+        self.mount = mount_tmpfs(self, "24m")
         self.server = AllotServer("--no-sandbox", stop_grace_seconds=2,
                                   data_dir=os.path.join(self.mount, "data"))
         os.makedirs(self.server.data_dir)
         self.ballast = os.path.join(self.mount, "ballast")
 
-    def tearDown(self):
-        try:
-            self.server.stop()
-            self.server.kill_job_processes()
-        finally:
-            subprocess.run(["umount", "-l", self.mount], check=False)
-            shutil.rmtree(self.mount, ignore_errors=True)
+    def tearDown(self):  # before the cleanup that unmounts
+        self.server.stop()
+        self.server.kill_job_processes()
 
     def test_full_disk_loses_nothing_and_shows_nothing_unstored(self):
         self.server.start()

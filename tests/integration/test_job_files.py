@@ -6,12 +6,9 @@ share holding the most first, until it is under --job-files-low-percent. Another
 stay, every record stays, and a caller who asks for removed logs is told why."""
 
 import os
-import shutil
-import subprocess
-import tempfile
 import unittest
 
-from allot_harness import AllotServer, Fixture, wait_for
+from allot_harness import AllotServer, Fixture, mount_tmpfs, wait_for
 
 MIB = 1 << 20
 
@@ -23,24 +20,15 @@ def writes(mib):
 
 class JobFilesTest(unittest.TestCase):
     def setUp(self):
-        self.mount = tempfile.mkdtemp(prefix="allot-tmpfs-")
-        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", self.mount],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            os.rmdir(self.mount)
-            self.skipTest(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+        self.mount = mount_tmpfs(self, "64m")
         self.server = AllotServer("--job-files-high-percent", "50",
                                   "--job-files-low-percent", "30",
                                   data_dir=os.path.join(self.mount, "data"))
         os.makedirs(self.server.data_dir)
 
-    def tearDown(self):
-        try:
-            self.server.stop()
-            self.server.kill_job_processes()
-        finally:
-            subprocess.run(["umount", "-l", self.mount], check=False)
-            shutil.rmtree(self.mount, ignore_errors=True)
+    def tearDown(self):  # before the cleanup that unmounts
+        self.server.stop()
+        self.server.kill_job_processes()
 
     def allot(self, job_id):
         status, body = self.server.raw("describeservicejob", {"jobId": job_id})

@@ -19,6 +19,7 @@
 #include "api/fields.h"
 #include "api/payload.h"
 #include "server/api_error.h"
+#include "server/support/test_dir.h"
 
 namespace allot::server {
 namespace {
@@ -100,10 +101,7 @@ std::string PayloadWithChannel(const std::string& dir) {
 class CheckpointClaimsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = fs::temp_directory_path() /
-            ("allot-claims-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(base_);
+    base_ = FreshTestDir("allot-claims");
     fs::create_directories(base_ / "ck" / "a");
     fs::create_directory_symlink(base_ / "ck" / "a", base_ / "alias");
   }

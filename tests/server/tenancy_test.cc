@@ -15,6 +15,7 @@
 
 #include "auth/policy.h"
 #include "server/controller.h"
+#include "server/support/test_dir.h"
 #include "server/wire_call.h"
 #include "store/faulty_store.h"
 
@@ -50,10 +51,7 @@ constexpr const char* kCapped = R"({"Version": "2012-10-17", "Statement": [{"Eff
 class TenancyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("allot-tenancy-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = FreshTestDir("allot-tenancy");
     fs::create_directories(dir_);
   }
   void TearDown() override {

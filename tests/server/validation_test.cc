@@ -12,6 +12,7 @@
 #include "api/fields.h"
 #include "server/api_error.h"
 #include "server/local_paths.h"
+#include "server/support/test_dir.h"
 
 namespace allot::server {
 namespace {
@@ -145,10 +146,7 @@ namespace fs = std::filesystem;
 class FileRootsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = fs::temp_directory_path() /
-            ("allot-roots-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(base_);
+    base_ = FreshTestDir("allot-roots");
     fs::create_directories(root() / "data");
     fs::create_directories(base_ / "data-dir");
     fs::create_directories(base_ / "outside");

@@ -22,6 +22,7 @@
 #include "server/config_codec.h"
 #include "server/controller.h"
 #include "server/job_codec.h"
+#include "server/support/test_dir.h"
 #include "server/wire_call.h"
 #include "store/faulty_store.h"
 
@@ -54,10 +55,7 @@ inline Json TeamShareInQ() {
 class ControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("allot-controller-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = FreshTestDir("allot-controller");
     Start();
     ASSERT_TRUE(Call("createserviceenvironment",
                      {{"serviceEnvironmentName", "env"},
