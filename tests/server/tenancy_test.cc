@@ -15,6 +15,7 @@
 
 #include "auth/policy.h"
 #include "server/controller.h"
+#include "server/support/controller_fixture.h"
 #include "server/support/test_dir.h"
 #include "server/wire_call.h"
 #include "store/faulty_store.h"
@@ -67,15 +68,9 @@ class TenancyTest : public ::testing::Test {
     options.audit_retention = audit_retention;
     options.history_interval = history_interval;
     // The stand-in for `allot __supervise` (not this test program, which would run its tests).
-    options.supervisor_exe =
-        (fs::read_symlink("/proc/self/exe").parent_path() / "exec_supervise_main").string();
-    auto inner = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
-    ASSERT_TRUE(inner.ok()) << inner.status().ToString();
-    auto faulty = std::make_unique<store::FaultyStore>(std::move(inner).value());
-    store_ = faulty.get();
-    auto c = Controller::Start(options, std::move(faulty));
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    controller_ = std::move(c).value();
+    options.supervisor_exe = SupervisorExe();
+    controller_ = StartOverFaultyStore(options, dir_, &store_);
+    ASSERT_NE(controller_, nullptr);
   }
 
   // Queue q (no quota shares) on service environment env of `capacity` ml.g5.xlarge.

@@ -43,6 +43,20 @@ inline std::string Payload(const std::string& script) {
       .dump();
 }
 
+// A controller over a real SQLite store in `dir`, behind a FaultyStore (`*store` gets it).
+inline std::unique_ptr<Controller> StartOverFaultyStore(const Options& options, const fs::path& dir,
+                                                        store::FaultyStore** store) {
+  fs::create_directories(dir);
+  auto inner = store::OpenSqliteStore({.path = (dir / "allot.db").string()});
+  EXPECT_TRUE(inner.ok()) << inner.status().ToString();
+  if (!inner.ok()) return nullptr;
+  auto faulty = std::make_unique<store::FaultyStore>(std::move(inner).value());
+  *store = faulty.get();
+  auto c = Controller::Start(options, std::move(faulty));
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? std::move(c).value() : nullptr;
+}
+
 // CreateQuotaShare of share "team" in queue q: one ml.g5.xlarge, RESERVE.
 inline Json TeamShareInQ() {
   return {{"quotaShareName", "team"},
@@ -87,14 +101,8 @@ class ControllerTest : public ::testing::Test {
     options.supervisor_exe = SupervisorExe();
     options.list_scan_budget = list_scan_budget_;
     options.wrap_executor = wrap_executor_;
-    fs::create_directories(dir_);
-    auto inner = store::OpenSqliteStore({.path = (dir_ / "allot.db").string()});
-    ASSERT_TRUE(inner.ok()) << inner.status().ToString();
-    auto faulty = std::make_unique<store::FaultyStore>(std::move(inner).value());
-    store_ = faulty.get();
-    auto c = Controller::Start(options, std::move(faulty));
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    controller_ = std::move(c).value();
+    controller_ = StartOverFaultyStore(options, dir_, &store_);
+    ASSERT_NE(controller_, nullptr);
   }
 
   // One call, as the HTTP layer makes it: the answer counts once its batch is durable.
