@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "env/mount_id.h"
+
 namespace allot::env {
 
 namespace {
@@ -86,18 +88,22 @@ class Remover {
       if (errno == ENOENT) return Status::Ok();
       return Failed("open", name, errno);
     }
-    // Another file system mounted inside the tree is not the tree's: never emptied.
+    // Another file system mounted inside the tree is not the tree's: never emptied. Told by the
+    // mount id, not st_dev: a btrfs subvolume (any user may make one) has a device of its own
+    // and is emptied and removed as a directory. Without mount ids (Linux < 5.8), st_dev.
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
       const int error = errno;
       ::close(fd);
       return Failed("read", name, error);
     }
-    if (!levels_.empty() && st.st_dev != device_) {
+    const std::optional<std::uint64_t> mount = MountIdOf(fd);
+    const std::uint64_t where = mount ? *mount : static_cast<std::uint64_t>(st.st_dev);
+    if (!levels_.empty() && where != mount_) {
       ::close(fd);
       return Internal(std::string(name) + " is a mount point: what is below it is not removed");
     }
-    device_ = st.st_dev;
+    mount_ = where;
     DIR* dir = ::fdopendir(fd);
     if (dir == nullptr) {
       const int error = errno;
@@ -170,7 +176,7 @@ class Remover {
   RemovedTree removed_;
   int rereads_ = 0;
   std::uint64_t next_moved_ = 0;
-  dev_t device_ = 0;  // the tree's file system
+  std::uint64_t mount_ = 0;  // the tree's mount (its st_dev without mount ids)
 };
 
 }  // namespace

@@ -58,7 +58,8 @@ void Controller::Shutdown() {
   }
   loop_cv_.notify_all();
   if (loop_.joinable()) loop_.join();
-  AwaitLaunches();  // they call into the executor and the store
+  AwaitLaunches();         // they call into the executor and the store
+  files_stopping_ = true;  // a walk of a large tree ends early
   files_worker_.Drain();
   if (executor_) executor_->Detach();
   if (store_) store_->Close();

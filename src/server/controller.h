@@ -479,22 +479,28 @@ class Controller {
   void MeasureWhenEnded(model::JobId seq);      // loop thread: the job ended, its batch durable
   Timestamp CheckJobFilesIfDue();               // loop thread, under mu_: the next check's time
   void PostJobFilesCheck();
-  void CheckJobFiles();  // on files_worker_, as the three below
-  void RecordRemovals();
+  void CheckJobFiles();  // on files_worker_, as all below
   void MeasureEndedTrees();
   void RemoveTreesIfShort();
+  void SayDiskShort(const DiskUsage& usage);
   std::int64_t ChargedBytes(const JobRecord& job, std::int64_t measured, bool complete) const;
   std::map<std::string, std::int64_t> MeasureLiveTrees();
   void RemoveFinishedTree(int jobs_dir_fd, const FinishedTrees::Tree& tree, double used_percent);
   FinishedTrees finished_trees_;         // guarded by mu_
   std::deque<model::JobId> to_measure_;  // guarded by mu_
   Timestamp next_files_check_ = 0;       // guarded by mu_
-  // Guarded by mu_, kept across a rollback: trees removed while the store failed, and when.
-  std::map<model::JobId, Timestamp> unrecorded_removals_;
   // files_worker_ only: when a removal that failed is tried again (its tree still counts).
   std::map<model::JobId, Timestamp> remove_retry_at_;
   static constexpr int kRemoveRetryChecks = 6;
-  bool files_short_said_ = false;  // files_worker_ only: the warning, once per episode
+  // files_worker_ only: each live tree's last measure (MeasureLiveTrees).
+  struct LiveMeasure {
+    std::int64_t bytes = 0;
+    Timestamp at = 0;
+  };
+  std::map<model::JobId, LiveMeasure> live_measures_;
+  static constexpr Duration kLiveMeasureAge = Seconds(300);
+  bool files_short_said_ = false;            // files_worker_ only: the warning, once per episode
+  std::atomic<bool> files_stopping_{false};  // Shutdown: walks end early
   std::atomic<bool> files_check_queued_{false};
   env::WorkerPool files_worker_{1};
 };

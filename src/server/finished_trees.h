@@ -21,6 +21,12 @@
 
 namespace allot::server {
 
+// A file system's use in bytes; `used` counts the blocks reserved for root (statvfs f_bavail).
+struct DiskUsage {
+  std::int64_t used = 0;
+  std::int64_t total = 0;
+};
+
 class FinishedTrees {
  public:
   struct Tree {

@@ -7,6 +7,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -32,8 +33,9 @@ struct Measured {
   bool complete = true;     // false: too deep or unreadable, and `bytes` counts what was read
 };
 
-// What the tree `dir` takes on disk: the blocks of every entry in it, itself included.
-Measured MeasureTree(const std::string& dir) {
+// What the tree `dir` takes on disk: the blocks of every entry in it, itself included. A walk
+// that `stop` ends early is not complete.
+Measured MeasureTree(const std::string& dir, const std::atomic<bool>& stop) {
   const int fd = env::OpenTreeTop(dir.c_str());
   if (fd < 0) return {};
   struct stat top {};
@@ -41,13 +43,13 @@ Measured MeasureTree(const std::string& dir) {
   int error = 0;
   const env::WalkEnd end = env::WalkTree(
       fd, kMaxMeasuredDepth,
-      [&m](const env::WalkedEntry& e) {
+      [&m, &stop](const env::WalkedEntry& e) {
         m.bytes += std::int64_t{e.st.st_blocks} * 512;
-        return true;
+        return !stop.load(std::memory_order_relaxed);
       },
       &error);
   m.complete = end == env::WalkEnd::kComplete;
-  if (!m.complete) {
+  if (!m.complete && end != env::WalkEnd::kStopped) {
     log::Warn(
         "job_files.measure_partial",
         {{"dir", dir}, {"bytes", m.bytes}, {"error", error == 0 ? "too deep" : strerror(error)}});
@@ -55,12 +57,7 @@ Measured MeasureTree(const std::string& dir) {
   return m;
 }
 
-struct Usage {
-  std::int64_t used = 0;   // bytes, the reserve of root counted as used (statvfs f_bavail)
-  std::int64_t total = 0;  // bytes
-};
-
-Result<Usage> FileSystemUsage(const std::string& dir, const std::function<double()>& override) {
+Result<DiskUsage> ReadDiskUsage(const std::string& dir, const std::function<double()>& override) {
   struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) != 0) {
     return Internal("statvfs " + dir + ": " + std::string(strerror(errno)));
@@ -68,14 +65,15 @@ Result<Usage> FileSystemUsage(const std::string& dir, const std::function<double
   const auto unit = static_cast<std::int64_t>(fs.f_frsize);
   const auto total = static_cast<std::int64_t>(fs.f_blocks) * unit;
   if (override) {
-    return Usage{static_cast<std::int64_t>(static_cast<double>(total) / 100 * override()), total};
+    return DiskUsage{static_cast<std::int64_t>(static_cast<double>(total) / 100 * override()),
+                     total};
   }
-  return Usage{total - static_cast<std::int64_t>(fs.f_bavail) * unit, total};
+  return DiskUsage{total - static_cast<std::int64_t>(fs.f_bavail) * unit, total};
 }
 
 // In double: 100 times the bytes of a file system of more than 92 PB (a Lustre shared directory)
 // would overflow an int64.
-double Percent(const Usage& u) {
+double Percent(const DiskUsage& u) {
   return u.total == 0 ? 0 : static_cast<double>(u.used) * 100 / static_cast<double>(u.total);
 }
 
@@ -92,7 +90,7 @@ bool HasLiveTree(const JobRecord& job) {
 }  // namespace
 
 void Controller::NoteFinishedTree(const JobRecord& job) {
-  if (!HasTree(job) || unrecorded_removals_.count(job.seq) > 0) return;
+  if (!HasTree(job)) return;
   if (job.history->files_bytes >= 0) {
     finished_trees_.Add(job.ShareKey(), job.stopped_at, job.seq, job.history->files_bytes);
   } else {
@@ -134,30 +132,13 @@ void Controller::PostJobFilesCheck() {
 }
 
 void Controller::CheckJobFiles() {
-  RecordRemovals();
   MeasureEndedTrees();
   RemoveTreesIfShort();
 }
 
-// A tree removed while the store failed (the disk full, say: the case the removal is for) is
-// recorded once writes succeed again; until then a reload does not count it.
-void Controller::RecordRemovals() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (broken_ || unrecorded_removals_.empty()) return;
-  for (const auto& [seq, at] : unrecorded_removals_) {
-    finished_trees_.Forget(seq);
-    JobRecord* job = JobBySeq(seq);
-    if (job == nullptr || !HasTree(*job)) continue;
-    job->history->files_removed_at = at;
-    Touch(*job);
-  }
-  unrecorded_removals_.clear();
-  Finish();
-}
-
-// The bytes a finished tree is charged: what was measured, or, where the walk could not read it
-// all (a chain deeper than the jobs' checks walk, an unreadable directory), at least what its
-// hosts could have written, so a tree cannot hide what it holds.
+// The bytes a tree is charged: what was measured, or, where the walk could not read it all (a
+// chain deeper than the jobs' checks walk, an unreadable directory), at least what its hosts
+// could have written, so a tree cannot hide what it holds.
 std::int64_t Controller::ChargedBytes(const JobRecord& job, std::int64_t measured,
                                       bool complete) const {
   const std::int64_t bytes = std::max<std::int64_t>(measured, 0);
@@ -170,7 +151,7 @@ std::int64_t Controller::ChargedBytes(const JobRecord& job, std::int64_t measure
 }
 
 void Controller::MeasureEndedTrees() {
-  for (;;) {
+  while (!files_stopping_) {
     model::JobId seq = 0;
     std::string id;
     {
@@ -182,7 +163,8 @@ void Controller::MeasureEndedTrees() {
       if (job == nullptr || !HasTree(*job)) continue;
       id = job->id;
     }
-    const Measured measured = MeasureTree(JobDir(id));
+    const Measured measured = MeasureTree(JobDir(id), files_stopping_);
+    if (files_stopping_) return;  // the next start measures it
     std::lock_guard<std::mutex> lock(mu_);
     JobRecord* job = JobBySeq(seq);
     if (job == nullptr || job->id != id || !HasTree(*job) || broken_) continue;
@@ -193,67 +175,117 @@ void Controller::MeasureEndedTrees() {
   }
 }
 
-// Per share, what its running and waiting jobs' trees take: measured only when the disk is
-// short, as they count toward what the share holds (FinishedTrees::Pick).
+// Per share, what its running and waiting jobs' trees take (charged as finished trees are),
+// as they count toward what the share holds (FinishedTrees::Pick). Measured only while the disk
+// is short, and each tree at most once in kLiveMeasureAge, so a share with many large trees
+// makes a check under pressure no longer than its first.
 std::map<std::string, std::int64_t> Controller::MeasureLiveTrees() {
-  std::vector<std::pair<std::string, std::string>> live;  // id, share
+  struct Live {
+    model::JobId seq;
+    std::string id;
+    std::string share;
+  };
+  std::vector<Live> live;
+  std::map<model::JobId, std::int64_t> charge_if_partial;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [seq, job] : jobs_) {
-      if (HasLiveTree(job)) live.emplace_back(job.id, job.ShareKey());
+      if (!HasLiveTree(job)) continue;
+      live.push_back({seq, job.id, job.ShareKey()});
+      charge_if_partial[seq] = ChargedBytes(job, 0, /*complete=*/false);
     }
   }
+  const Timestamp now = Now();
+  std::map<model::JobId, LiveMeasure> kept;
   std::map<std::string, std::int64_t> bytes;
-  for (const auto& [id, share] : live) {
-    bytes[share] += std::max<std::int64_t>(MeasureTree(JobDir(id)).bytes, 0);
+  for (const Live& l : live) {
+    if (files_stopping_) break;
+    auto cached = live_measures_.find(l.seq);
+    LiveMeasure m;
+    if (cached != live_measures_.end() && now - cached->second.at < kLiveMeasureAge) {
+      m = cached->second;
+    } else {
+      const Measured measured = MeasureTree(JobDir(l.id), files_stopping_);
+      const std::int64_t read = std::max<std::int64_t>(measured.bytes, 0);
+      m = {measured.complete ? read : std::max(read, charge_if_partial[l.seq]), now};
+    }
+    bytes[l.share] += m.bytes;
+    kept[l.seq] = m;
   }
+  live_measures_ = std::move(kept);  // trees no longer live are forgotten
   return bytes;
 }
 
+// Removes finished trees, a few at a time, the file system read again after each pick, until
+// it is under the low mark or nothing more can go: a tree charged more than it holds (one too
+// deep to measure) cannot end the pass while the disk stays full.
 void Controller::RemoveTreesIfShort() {
   const std::string jobs_dir = jobs_root_ + "/jobs";  // made by the first launch
-  Result<Usage> usage = FileSystemUsage(jobs_root_, options_.job_files_used_percent);
+  const auto high = static_cast<double>(options_.job_files_high_percent);
+  Result<DiskUsage> usage = ReadDiskUsage(jobs_root_, options_.job_files_used_percent);
   if (!usage.ok()) {
     log::Warn("job_files.check_failed", {{"error", usage.status().message()}});
     return;
   }
-  const auto high = static_cast<double>(options_.job_files_high_percent);
   if (high >= 100 || Percent(*usage) < high) {
     files_short_said_ = false;
     return;
   }
-  const double used_percent = Percent(*usage);
-  const auto low_bytes = static_cast<std::int64_t>(static_cast<double>(usage->total) / 100 *
-                                                   options_.job_files_low_percent);
+  bool nothing_finished = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    nothing_finished = finished_trees_.size() == 0;
+  }
+  if (nothing_finished) return SayDiskShort(*usage);  // and no live tree walked for nothing
+  const int dir_fd = env::OpenTreeTop(jobs_dir.c_str());
+  if (dir_fd < 0) {
+    if (errno != ENOENT) {  // ENOENT: no job ran yet
+      log::Warn("job_files.check_failed", {{"dir", jobs_dir}, {"error", strerror(errno)}});
+    }
+    return;
+  }
+  const std::map<std::string, std::int64_t> live = MeasureLiveTrees();
   const Timestamp now = Now();
-  std::set<model::JobId> held_back;  // removals that failed, until they are tried again
   for (auto it = remove_retry_at_.begin(); it != remove_retry_at_.end();) {
     it = it->second <= now ? remove_retry_at_.erase(it) : std::next(it);
   }
-  for (const auto& [seq, at] : remove_retry_at_) held_back.insert(seq);
-  const std::map<std::string, std::int64_t> live = MeasureLiveTrees();
-  std::vector<FinishedTrees::Tree> picked;
+  for (;;) {
+    const auto low_bytes = static_cast<std::int64_t>(static_cast<double>(usage->total) / 100 *
+                                                     options_.job_files_low_percent);
+    std::set<model::JobId> held_back;  // removals that failed, until they are tried again
+    for (const auto& [seq, at] : remove_retry_at_) held_back.insert(seq);
+    std::vector<FinishedTrees::Tree> picked;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      picked = finished_trees_.Pick(usage->used - low_bytes, live, held_back);
+    }
+    if (picked.empty() || files_stopping_) break;
+    for (const FinishedTrees::Tree& tree : picked) {
+      RemoveFinishedTree(dir_fd, tree, Percent(*usage));
+    }
+    Result<DiskUsage> after = ReadDiskUsage(jobs_root_, options_.job_files_used_percent);
+    if (!after.ok()) break;
+    usage = std::move(after);
+    if (usage->used <= low_bytes) break;
+  }
+  ::close(dir_fd);
+  if (Percent(*usage) >= high) SayDiskShort(*usage);
+}
+
+// Once per episode (until the file system is under the threshold again): still short after a
+// pass, or with nothing finished to remove.
+void Controller::SayDiskShort(const DiskUsage& usage) {
+  if (files_short_said_) return;
+  files_short_said_ = true;
+  std::int64_t finished = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    picked = finished_trees_.Pick(usage->used - low_bytes, live, held_back);
+    finished = finished_trees_.TotalBytes();
   }
-  const int dir_fd = env::OpenTreeTop(jobs_dir.c_str());
-  if (dir_fd < 0 && errno == ENOENT) return;  // no job ran yet
-  if (dir_fd < 0) {
-    log::Warn("job_files.check_failed", {{"dir", jobs_dir}, {"error", strerror(errno)}});
-    return;
-  }
-  for (const FinishedTrees::Tree& tree : picked) RemoveFinishedTree(dir_fd, tree, used_percent);
-  ::close(dir_fd);
-  Result<Usage> after = FileSystemUsage(jobs_root_, options_.job_files_used_percent);
-  if (after.ok() && Percent(*after) >= high && !files_short_said_) {
-    files_short_said_ = true;  // until the file system is below the threshold again
-    std::lock_guard<std::mutex> lock(mu_);
-    log::Warn("job_files.disk_short", {{"dir", jobs_dir},
-                                       {"used_percent", Percent(*after)},
-                                       {"high_percent", high},
-                                       {"finished_bytes_left", finished_trees_.TotalBytes()}});
-  }
+  log::Warn("job_files.disk_short", {{"dir", jobs_root_},
+                                     {"used_percent", Percent(usage)},
+                                     {"high_percent", options_.job_files_high_percent},
+                                     {"finished_bytes_left", finished}});
 }
 
 void Controller::RemoveFinishedTree(int jobs_dir_fd, const FinishedTrees::Tree& tree,
@@ -262,7 +294,10 @@ void Controller::RemoveFinishedTree(int jobs_dir_fd, const FinishedTrees::Tree& 
   {
     std::lock_guard<std::mutex> lock(mu_);
     const JobRecord* job = JobBySeq(tree.seq);
-    if (job == nullptr || !HasTree(*job)) return;
+    if (job == nullptr || !HasTree(*job)) {
+      finished_trees_.Forget(tree.seq);
+      return;
+    }
     id = job->id;
   }
   Result<env::RemovedTree> removed = env::RemoveTree(jobs_dir_fd, id.c_str());
@@ -279,16 +314,16 @@ void Controller::RemoveFinishedTree(int jobs_dir_fd, const FinishedTrees::Tree& 
                                   {"entries", removed->entries},
                                   {"used_percent", used_percent}});
   std::lock_guard<std::mutex> lock(mu_);
-  finished_trees_.Forget(tree.seq);
-  JobRecord* job = JobBySeq(tree.seq);
-  if (job == nullptr || job->id != id || !HasTree(*job)) return;
-  if (broken_) {
-    unrecorded_removals_[tree.seq] = now;
-    return;
-  }
-  job->history->files_removed_at = now;
-  Touch(*job);
-  Finish();
+  finished_trees_.Forget(tree.seq);  // a rollback's reload brings it back until the replay below
+  // As an executor report: kept until a batch holding it commits, and applied again after a
+  // rollback (a write that failed, the disk full: what the removal is for), so it is never lost.
+  RecordReport([this, seq = tree.seq, id, now] {
+    finished_trees_.Forget(seq);
+    JobRecord* job = JobBySeq(seq);
+    if (job == nullptr || job->id != id || !HasTree(*job)) return;
+    job->history->files_removed_at = now;
+    Touch(*job);
+  });
 }
 
 // The words a caller reads when it asks for files that were removed (Logs).

@@ -165,6 +165,35 @@ TEST_F(RemoveTreeTest, AMountPointInsideTheTreeIsNotEntered) {
   EXPECT_EQ(std::system(("umount '" + tree + "/mnt'").c_str()), 0);
 }
 
+// A btrfs subvolume has a device number of its own but is on the same mount, and any user may
+// make one in a directory of theirs: it is emptied and removed as a directory. Told apart from a
+// mount point by st_dev alone, it pinned its tree's disk for good (review of 08614f7).
+TEST_F(RemoveTreeTest, ABtrfsSubvolumeInsideTheTreeIsRemoved) {
+  const std::string image = dir_ + "/btrfs.img";
+  const std::string mnt = dir_ + "/btrfs";
+  fs::create_directories(mnt);
+  const std::string make = "truncate -s 128M '" + image + "' && mkfs.btrfs -q '" + image +
+                           "' >/dev/null 2>&1 && mount -o loop '" + image + "' '" + mnt +
+                           "' 2>/dev/null";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "cannot mount a btrfs image here";
+  const std::string tree = mnt + "/tree";
+  fs::create_directories(tree);
+  const bool made = std::system(("btrfs -q subvolume create '" + tree +
+                                 "/sub' >/dev/null && "
+                                 "head -c 1048576 /dev/zero > '" +
+                                 tree + "/sub/data'")
+                                    .c_str()) == 0;
+  if (made) {
+    const int top = OpenTreeTop(mnt.c_str());
+    Result<RemovedTree> removed = RemoveTree(top, "tree");
+    ::close(top);
+    EXPECT_TRUE(removed.ok()) << removed.status().ToString();
+    EXPECT_FALSE(fs::exists(fs::symlink_status(tree)));
+  }
+  EXPECT_EQ(std::system(("umount '" + mnt + "'").c_str()), 0);
+  if (!made) GTEST_SKIP() << "cannot make a btrfs subvolume here";
+}
+
 TEST_F(RemoveTreeTest, AFileIsRemovedAlone) {
   std::ofstream(dir_ + "/file") << "x";
   Result<RemovedTree> removed = RemoveTree(parent_fd_, "file");

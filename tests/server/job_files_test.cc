@@ -22,11 +22,12 @@ class JobFilesTest : public ControllerTest {
  protected:
   // Restarts the controller with these thresholds (the fixture's first start had the defaults).
   // With `controlled`, the file system's used percent is used_percent_, not statvfs's.
-  void Restart(int high_percent, int low_percent, bool controlled = false) {
+  void Restart(int high_percent, int low_percent, bool controlled = false,
+               Duration check_interval = 100) {
     controller_.reset();
     options_.job_files_high_percent = high_percent;
     options_.job_files_low_percent = low_percent;
-    options_.job_files_check_interval = 100;  // milliseconds
+    options_.job_files_check_interval = check_interval;
     options_.job_files_used_percent = nullptr;
     if (controlled) options_.job_files_used_percent = [this] { return used_percent_.load(); };
     Start();
@@ -128,6 +129,39 @@ TEST_F(JobFilesTest, TreesRemovedWhileTheStoreFailsAreRecordedOnceItWrites) {
   ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(id) != 0; })) << Allot(id).dump();
   Restart(90, 50, /*controlled=*/true);  // and it stays recorded
   EXPECT_NE(FilesRemovedAt(id), 0);
+}
+
+// The removal's own batch fails (the store fails as it records it): the record is kept as an
+// executor report is, and written once the store writes again. Before, it was lost in the
+// rollback, and the tree, gone, was counted and its logs answered as if it were there.
+TEST_F(JobFilesTest, ARemovalWhoseOwnBatchFailsIsRecordedAfterTheRollback) {
+  Restart(90, 50, /*controlled=*/true);
+  const std::string id = RunToSuccess("writes", WritesOneMiB());
+  store_->Fail(ResourceExhausted("disk full"));
+  used_percent_ = 95;
+  ASSERT_TRUE(WaitFor([&] { return !fs::exists(fs::symlink_status(TreeOf(id))); }));
+  ASSERT_TRUE(WaitFor([this] { return controller_->rolling_back(); }));
+  used_percent_ = 40;
+  store_->Heal();
+  ASSERT_TRUE(WaitFor([this] { return !controller_->rolling_back(); }));
+  ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(id) != 0; })) << Allot(id).dump();
+  EXPECT_FALSE(controller_->Logs({.job_id = id}).ok());
+  EXPECT_EQ(controller_->MetricsText().find("allot_job_files_bytes{"), std::string::npos);
+}
+
+// A tree charged far more than it holds (one too deep to measure) does not end the pass while
+// the disk stays short: the file system is read again, and the next tree goes too, in the one
+// check the second job's end makes (the periodic checks are a minute apart here).
+TEST_F(JobFilesTest, ATreeChargedMoreThanItHoldsDoesNotEndThePass) {
+  Restart(90, 85, /*controlled=*/true, Seconds(60));
+  const std::string deep = Submit("deep",
+                                  "d=\"$SM_MODEL_DIR\"; for i in $(seq 300); do "
+                                  "d=\"$d/d\"; done; mkdir -p \"$d\"");
+  ASSERT_TRUE(WaitFor([&] { return FilesBytes(deep) >= 0; })) << Allot(deep).dump();
+  used_percent_ = 95;
+  const std::string real = RunToSuccess("real", WritesOneMiB());
+  ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(deep) != 0 && FilesRemovedAt(real) != 0; }, 5))
+      << Allot(deep).dump() << Allot(real).dump();
 }
 
 // A chain deeper than the walks go hides what lies below it: such a tree is charged what its
