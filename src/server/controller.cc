@@ -282,12 +282,12 @@ void Controller::Loop() {
       }
       deadline = engine_.NextDeadline().value_or(kNoDeadline);
       armed_deadline_ = deadline;
-      deadline = std::min(deadline, SampleUsageIfDue());  // history.cc
-    }
-    {
+      deadline = std::min(deadline, SampleUsageIfDue());    // history.cc
+      deadline = std::min(deadline, CheckJobFilesIfDue());  // job_files.cc
+    } else {
       // Also while the store fails: a full disk is what the removal of finished trees is for.
       std::lock_guard<std::mutex> g(mu_);
-      deadline = std::min(deadline, CheckJobFilesIfDue());  // job_files.cc
+      deadline = std::min(deadline, CheckJobFilesIfDue());
     }
     lock.lock();
     if (!loop_queue_.empty() || stopping_ || rearm_) continue;
