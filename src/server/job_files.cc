@@ -57,17 +57,18 @@ Measured MeasureTree(const std::string& dir, const std::atomic<bool>& stop) {
   return m;
 }
 
-Result<DiskUsage> ReadDiskUsage(const std::string& dir, const std::function<double()>& override) {
+Result<DiskUsage> ReadDiskUsage(
+    const std::string& dir, const std::function<std::pair<std::int64_t, std::int64_t>()>& given) {
+  if (given) {
+    const auto [used, total] = given();
+    return DiskUsage{used, total};
+  }
   struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) != 0) {
     return Internal("statvfs " + dir + ": " + std::string(strerror(errno)));
   }
   const auto unit = static_cast<std::int64_t>(fs.f_frsize);
   const auto total = static_cast<std::int64_t>(fs.f_blocks) * unit;
-  if (override) {
-    return DiskUsage{static_cast<std::int64_t>(static_cast<double>(total) / 100 * override()),
-                     total};
-  }
   return DiskUsage{total - static_cast<std::int64_t>(fs.f_bavail) * unit, total};
 }
 
@@ -222,7 +223,7 @@ std::map<std::string, std::int64_t> Controller::MeasureLiveTrees() {
 void Controller::RemoveTreesIfShort() {
   const std::string jobs_dir = jobs_root_ + "/jobs";  // made by the first launch
   const auto high = static_cast<double>(options_.job_files_high_percent);
-  Result<DiskUsage> usage = ReadDiskUsage(jobs_root_, options_.job_files_used_percent);
+  Result<DiskUsage> usage = ReadDiskUsage(jobs_root_, options_.job_files_usage);
   if (!usage.ok()) {
     log::Warn("job_files.check_failed", {{"error", usage.status().message()}});
     return;
@@ -263,7 +264,7 @@ void Controller::RemoveTreesIfShort() {
     for (const FinishedTrees::Tree& tree : picked) {
       RemoveFinishedTree(dir_fd, tree, Percent(*usage));
     }
-    Result<DiskUsage> after = ReadDiskUsage(jobs_root_, options_.job_files_used_percent);
+    Result<DiskUsage> after = ReadDiskUsage(jobs_root_, options_.job_files_usage);
     if (!after.ok()) break;
     usage = std::move(after);
     if (usage->used <= low_bytes) break;

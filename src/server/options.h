@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/time.h"
@@ -86,8 +87,8 @@ struct Options {
   int job_files_high_percent = 90;
   int job_files_low_percent = 85;
   Duration job_files_check_interval = Seconds(10);
-  // Tests only: the jobs' file system's used percent, in place of what statvfs says.
-  std::function<double()> job_files_used_percent;
+  // Tests only: the jobs' file system's used and total bytes, in place of what statvfs says.
+  std::function<std::pair<std::int64_t, std::int64_t>()> job_files_usage;
   // Where jobs run: "local" (processes on this machine) or "slurm" (exec/slurm_executor.h).
   std::string executor = "local";
   // --executor slurm: each instance type's placement (--slurm-map), Slurm's configuration

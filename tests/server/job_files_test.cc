@@ -28,8 +28,13 @@ class JobFilesTest : public ControllerTest {
     options_.job_files_high_percent = high_percent;
     options_.job_files_low_percent = low_percent;
     options_.job_files_check_interval = check_interval;
-    options_.job_files_used_percent = nullptr;
-    if (controlled) options_.job_files_used_percent = [this] { return used_percent_.load(); };
+    options_.job_files_usage = nullptr;
+    if (controlled) {
+      options_.job_files_usage = [this]() -> std::pair<std::int64_t, std::int64_t> {
+        if (usage_) return usage_();
+        return {static_cast<std::int64_t>(used_percent_.load() * kTotal / 100), kTotal};
+      };
+    }
     Start();
   }
   Json Allot(const std::string& id) {
@@ -50,6 +55,9 @@ class JobFilesTest : public ControllerTest {
     return id;
   }
   std::atomic<double> used_percent_{0};
+  // Where set (before the restart), the file system's (used, total) bytes instead.
+  std::function<std::pair<std::int64_t, std::int64_t>()> usage_;
+  static constexpr std::int64_t kTotal = std::int64_t{100} << 30;
   static std::string WritesOneMiB() {
     return "echo hello; head -c 1048576 /dev/urandom > \"$SM_MODEL_DIR/model.bin\"";
   }
@@ -162,6 +170,62 @@ TEST_F(JobFilesTest, ATreeChargedMoreThanItHoldsDoesNotEndThePass) {
   const std::string real = RunToSuccess("real", WritesOneMiB());
   ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(deep) != 0 && FilesRemovedAt(real) != 0; }, 5))
       << Allot(deep).dump() << Allot(real).dump();
+}
+
+// What a share's running jobs hold counts toward what it holds: share a, with a small finished
+// tree and a running job holding more, gives its finished tree before share b, whose finished
+// tree is the larger. Counting finished trees alone, b's went first. The file system here is
+// 100 MiB, of which the jobs' trees take what they take plus a fixed part that puts it just
+// over the threshold.
+TEST_F(JobFilesTest, ARunningJobsTreeCountsTowardWhatItsShareHolds) {
+  const std::int64_t total = 100 * kMiB;
+  std::atomic<std::int64_t> fixed{0};
+  usage_ = [&]() -> std::pair<std::int64_t, std::int64_t> {
+    std::int64_t trees = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir_ / "jobs", ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_regular_file(ec)) trees += static_cast<std::int64_t>(it->file_size(ec));
+    }
+    return {fixed.load() + trees, total};
+  };
+  Restart(89, 88, /*controlled=*/true);
+  const Json fifo = {{"idleResourceAssignmentStrategy", "FIFO"}};
+  ASSERT_TRUE(Call("createschedulingpolicy", {{"name", "qsp"}, {"quotaSharePolicy", fifo}}).ok());
+  MakePolicyQueue("qs", "qsp");
+  for (const char* name : {"a", "b"}) {
+    Json share = TeamShareInQ();
+    share["quotaShareName"] = name;
+    share["jobQueue"] = "qs";
+    ASSERT_TRUE(Call("createquotashare", share).ok());
+  }
+  auto submit = [&](const std::string& share, const std::string& script) {
+    Result<Json> r = Call("submitservicejob", {{"jobName", share + "-job"},
+                                               {"jobQueue", "qs"},
+                                               {"quotaShareName", share},
+                                               {"serviceJobType", "SAGEMAKER_TRAINING"},
+                                               {"serviceRequestPayload", Payload(script)}});
+    return r.ok() ? r.value()["jobId"].get<std::string>() : "";
+  };
+  auto writes = [](int mib) {
+    return "head -c " + std::to_string(mib * kMiB) + " /dev/zero > \"$SM_MODEL_DIR/m\"";
+  };
+  const std::string b_done = submit("b", writes(4));
+  const std::string a_done = submit("a", writes(2));
+  for (const std::string& id : {a_done, b_done}) {
+    ASSERT_TRUE(WaitFor([&] { return FilesBytes(id) >= 0; })) << StatusOf(id);
+  }
+  const std::string a_running =
+      submit("a", writes(8) + " && touch \"$SM_MODEL_DIR/../done\"; sleep 60");
+  ASSERT_TRUE(WaitFor([&] {
+    return fs::exists(TreeOf(a_running) / "attempt-1" / "algo-1" / "ml" / "model" / ".." / "done");
+  })) << StatusOf(a_running);
+  // Just over 89 %: freeing a's 2 MiB brings it under 88 %, and so would b's 4 MiB.
+  fixed = 89 * kMiB + kMiB / 2 - usage_().first;
+  ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(a_done) != 0; })) << Allot(a_done).dump();
+  EXPECT_EQ(FilesRemovedAt(b_done), 0);
+  EXPECT_TRUE(fs::exists(TreeOf(a_running)));
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", a_running}, {"reason", "done"}}).ok());
 }
 
 // A chain deeper than the walks go hides what lies below it: such a tree is charged what its
