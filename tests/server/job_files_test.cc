@@ -58,6 +58,7 @@ class JobFilesTest : public ControllerTest {
   // Where set (before the restart), the file system's (used, total) bytes instead.
   std::function<std::pair<std::int64_t, std::int64_t>()> usage_;
   static constexpr std::int64_t kTotal = std::int64_t{100} << 30;
+  std::atomic<std::int64_t> fixed_bytes_{0};  // what usage_ adds to the jobs' trees
   static std::string WritesOneMiB() {
     return "echo hello; head -c 1048576 /dev/urandom > \"$SM_MODEL_DIR/model.bin\"";
   }
@@ -178,16 +179,15 @@ TEST_F(JobFilesTest, ATreeChargedMoreThanItHoldsDoesNotEndThePass) {
 // 100 MiB, of which the jobs' trees take what they take plus a fixed part that puts it just
 // over the threshold.
 TEST_F(JobFilesTest, ARunningJobsTreeCountsTowardWhatItsShareHolds) {
-  const std::int64_t total = 100 * kMiB;
-  std::atomic<std::int64_t> fixed{0};
-  usage_ = [&]() -> std::pair<std::int64_t, std::int64_t> {
+  constexpr std::int64_t kSmallTotal = 100 * kMiB;
+  usage_ = [this]() -> std::pair<std::int64_t, std::int64_t> {
     std::int64_t trees = 0;
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(dir_ / "jobs", ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (it->is_regular_file(ec)) trees += static_cast<std::int64_t>(it->file_size(ec));
     }
-    return {fixed.load() + trees, total};
+    return {fixed_bytes_.load() + trees, kSmallTotal};
   };
   Restart(89, 88, /*controlled=*/true);
   const Json fifo = {{"idleResourceAssignmentStrategy", "FIFO"}};
@@ -221,7 +221,7 @@ TEST_F(JobFilesTest, ARunningJobsTreeCountsTowardWhatItsShareHolds) {
     return fs::exists(TreeOf(a_running) / "attempt-1" / "algo-1" / "ml" / "model" / ".." / "done");
   })) << StatusOf(a_running);
   // Just over 89 %: freeing a's 2 MiB brings it under 88 %, and so would b's 4 MiB.
-  fixed = 89 * kMiB + kMiB / 2 - usage_().first;
+  fixed_bytes_ = 89 * kMiB + kMiB / 2 - usage_().first;
   ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(a_done) != 0; })) << Allot(a_done).dump();
   EXPECT_EQ(FilesRemovedAt(b_done), 0);
   EXPECT_TRUE(fs::exists(TreeOf(a_running)));
