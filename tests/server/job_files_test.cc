@@ -179,7 +179,7 @@ TEST_F(JobFilesTest, ATreeChargedMoreThanItHoldsDoesNotEndThePass) {
 // 100 MiB, of which the jobs' trees take what they take plus a fixed part that puts it just
 // over the threshold.
 TEST_F(JobFilesTest, ARunningJobsTreeCountsTowardWhatItsShareHolds) {
-  constexpr std::int64_t kSmallTotal = 100 * kMiB;
+  static constexpr std::int64_t kSmallTotal = 100 * kMiB;
   usage_ = [this]() -> std::pair<std::int64_t, std::int64_t> {
     std::int64_t trees = 0;
     std::error_code ec;
