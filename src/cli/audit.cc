@@ -186,16 +186,6 @@ Timestamp ParseTimeFlag(std::string_view text, Timestamp now, std::string_view f
                  "such as 2025-01-31T14:05:09Z, or now");
 }
 
-std::string FormatRfc3339Utc(Timestamp t) {
-  const CivilTime c = CivilFromTimestamp(t);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
-                static_cast<long long>(c.year), static_cast<long long>(c.month),
-                static_cast<long long>(c.day), static_cast<long long>(c.hour),
-                static_cast<long long>(c.minute), static_cast<long long>(c.second));
-  return buf;
-}
-
 std::string AuditQuery(const AuditFilter& filter, int max_results, const std::string& next_token) {
   std::vector<std::pair<const char*, std::string>> params = {
       {"principal", filter.user}, {"resource", filter.resource}, {"action", filter.action}};

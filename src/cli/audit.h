@@ -26,9 +26,6 @@ std::optional<Timestamp> ParseRfc3339(std::string_view text);
 // (ParseRfc3339). Throws CliError naming `flag` and the forms it takes.
 Timestamp ParseTimeFlag(std::string_view text, Timestamp now, std::string_view flag);
 
-// "2025-01-31T14:05:09Z": the UTC time, to the second (the milliseconds dropped).
-std::string FormatRfc3339Utc(Timestamp t);
-
 // What `allot audit` asks for; empty strings and nullopt leave a filter out.
 struct AuditFilter {
   std::string user;      // principal=

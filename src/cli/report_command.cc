@@ -12,6 +12,7 @@
 
 #include "cli/audit.h"
 #include "cli/commands.h"
+#include "common/civil_time.h"
 #include "sim/trace.h"
 
 namespace allot::cli {

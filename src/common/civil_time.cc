@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdio>
 
 #include "common/check.h"
 
@@ -74,6 +75,16 @@ CivilTime CivilFromTimestamp(Timestamp t) {
           seconds / 60 % 60,
           seconds % 60,
           ms % kMillisPerSecond};
+}
+
+std::string FormatRfc3339Utc(Timestamp t) {
+  const CivilTime c = CivilFromTimestamp(t);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
+                static_cast<long long>(c.year), static_cast<long long>(c.month),
+                static_cast<long long>(c.day), static_cast<long long>(c.hour),
+                static_cast<long long>(c.minute), static_cast<long long>(c.second));
+  return buf;
 }
 
 }  // namespace allot

@@ -6,6 +6,7 @@
 // for every year whose day count fits in 64 bits with room to spare (|year| < 10^15).
 
 #include <cstdint>
+#include <string>
 
 #include "common/time.h"
 
@@ -58,5 +59,8 @@ Timestamp TimestampFromCivil(const CivilTime& t);
 // The inverse of TimestampFromCivil; times before 1970 round down (-1 ms is
 // 1969-12-31T23:59:59.999).
 CivilTime CivilFromTimestamp(Timestamp t);
+
+// "2025-01-31T14:05:09Z": the UTC time, to the second (the milliseconds dropped).
+std::string FormatRfc3339Utc(Timestamp t);
 
 }  // namespace allot

@@ -31,17 +31,6 @@ std::string InstanceSecondsText(Duration ms) {
 
 namespace {
 
-// "2026-12-03T19:00:00Z"
-std::string UtcText(Timestamp t) {
-  const CivilTime c = CivilFromTimestamp(t);
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
-                static_cast<long long>(c.year), static_cast<long long>(c.month),
-                static_cast<long long>(c.day), static_cast<long long>(c.hour),
-                static_cast<long long>(c.minute), static_cast<long long>(c.second));
-  return buf;
-}
-
 std::string Ordinal(std::int64_t n) {
   const std::int64_t tens = n % 100;
   const char* suffix = (tens >= 11 && tens <= 13) ? "th"
@@ -245,7 +234,7 @@ std::string Controller::WaitingSummary(const model::WaitReason& why,
   std::string second = "It is " + Ordinal(why.position_in_share + 1) + " in quota share " + share +
                        " and " + Ordinal(why.position_in_queue + 1) + " in the queue";
   if (why.start_bound) {
-    second += "; it can start by " + UtcText(*why.start_bound) +
+    second += "; it can start by " + FormatRfc3339Utc(*why.start_bound) +
               " at the latest, when the time limits of the jobs holding the capacity end it" +
               (why.position_in_queue > 0 ? ", unless a job ahead of it takes it first" : "");
   } else if (!why.start_unknown.empty()) {

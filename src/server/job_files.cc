@@ -329,13 +329,8 @@ void Controller::RemoveFinishedTree(int jobs_dir_fd, const FinishedTrees::Tree& 
 
 // The words a caller reads when it asks for files that were removed (Logs).
 std::string RemovedFilesMessage(const JobRecord& job, const Options& options) {
-  const CivilTime t = CivilFromTimestamp(job.history->files_removed_at);
-  char when[40];
-  std::snprintf(when, sizeof when, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ",
-                static_cast<long long>(t.year), static_cast<long long>(t.month),
-                static_cast<long long>(t.day), static_cast<long long>(t.hour),
-                static_cast<long long>(t.minute), static_cast<long long>(t.second));
-  return "the files of job " + job.id + ", its logs among them, were removed at " + when +
+  return "the files of job " + job.id + ", its logs among them, were removed at " +
+         FormatRfc3339Utc(job.history->files_removed_at) +
          ": the jobs' file system was more than " + std::to_string(options.job_files_high_percent) +
          "% used, and finished jobs' files are then removed, those of the share holding the most "
          "first (allot server --job-files-high-percent)";

@@ -15,6 +15,7 @@
 #include "cli/audit.h"
 #include "cli/client.h"
 #include "cli/users.h"
+#include "common/civil_time.h"
 
 namespace allot::cli {
 namespace {
