@@ -425,16 +425,18 @@ bool Passed(const DiskUsed& total, const DiskUsed& stop_at) {
 
 // The trees' entries (env::WalkTree: links never followed, the depth capped), until a limit is
 // passed.
-void AddTreeUsage(int dir_fd, bool by_length, const DiskUsed& stop_at, DiskUsed& total) {
+void AddTreeUsage(int dir_fd, bool by_length, const DiskUsed& stop_at,
+                  const std::atomic<bool>* cancel, DiskUsed& total) {
   const env::WalkEnd end = env::WalkTree(dir_fd, kMaxDiskWalkDepth, [&](const env::WalkedEntry& e) {
     const auto blocks = static_cast<std::int64_t>(e.st.st_blocks) * 512;
     const bool regular = S_ISREG(e.st.st_mode);
     total.bytes +=
         by_length && regular ? std::max(blocks, static_cast<std::int64_t>(e.st.st_size)) : blocks;
     ++total.files;
-    return !Passed(total, stop_at);
+    return !Passed(total, stop_at) && !(cancel != nullptr && cancel->load());
   });
   if (end == env::WalkEnd::kTooDeep || end == env::WalkEnd::kUnreadable) total.uncounted = true;
+  if (cancel != nullptr && cancel->load()) total.uncounted = true;
 }
 
 // The files in `dir` (a process's fd or map_files directory) that no directory names any more:
@@ -566,7 +568,8 @@ std::int64_t CgroupOomKills(const CgroupPlan& plan) {
 }
 
 DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_at,
-                   const std::vector<pid_t>& holders, const std::vector<std::string>& by_length) {
+                   const std::vector<pid_t>& holders, const std::vector<std::string>& by_length,
+                   const std::atomic<bool>* cancel) {
   DiskUsed total;
   std::set<dev_t> devices;
   for (const auto* group : {&paths, &by_length}) {
@@ -575,7 +578,7 @@ DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_a
       if (fd < 0) continue;
       struct stat st {};
       if (::fstat(fd, &st) == 0) devices.insert(st.st_dev);
-      AddTreeUsage(fd, group == &by_length, stop_at, total);
+      AddTreeUsage(fd, group == &by_length, stop_at, cancel, total);
     }
   }
   std::set<std::pair<dev_t, ino_t>> counted;

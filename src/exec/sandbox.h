@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -204,8 +205,11 @@ inline constexpr int kMaxDiskWalkDepth = 256;
 // A file under one of `by_length` counts its length where that is more than its blocks: a
 // checkpoint directory, whose copies are budgeted by length (CopyBudget). Elsewhere a sparse
 // file counts what it takes (a database mapped with a large size, say).
+//
+// A walk that `cancel` (if given) ends early leaves the rest uncounted (a server that stops).
 DiskUsed DiskUsage(const std::vector<std::string>& paths, const DiskUsed& stop_at = {},
                    const std::vector<pid_t>& holders = {},
-                   const std::vector<std::string>& by_length = {});
+                   const std::vector<std::string>& by_length = {},
+                   const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace allot::exec

@@ -18,6 +18,7 @@
 #include "common/civil_time.h"
 #include "env/remove_tree.h"
 #include "env/tree_walk.h"
+#include "exec/sandbox.h"
 #include "server/controller.h"
 #include "server/log.h"
 
@@ -25,36 +26,21 @@ namespace allot::server {
 
 namespace {
 
-// As deep as a job's own checks and the checkpoint scan walk: one descriptor per level.
-constexpr int kMaxMeasuredDepth = 256;
-
 struct Measured {
-  std::int64_t bytes = -1;  // -1: the tree is not there
-  bool complete = true;     // false: too deep or unreadable, and `bytes` counts what was read
+  std::int64_t bytes = 0;
+  bool complete = true;  // false: too deep or unreadable, and `bytes` counts what was read
 };
 
-// What the tree `dir` takes on disk: the blocks of every entry in it, itself included. A walk
-// that `stop` ends early is not complete.
+// What the tree `dir` takes on disk: the blocks of its files and directories, walked as a job's
+// own disk checks walk (exec::DiskUsage: 256 levels, links not followed). A walk that `stop`
+// ends early is not complete.
 Measured MeasureTree(const std::string& dir, const std::atomic<bool>& stop) {
-  const int fd = env::OpenTreeTop(dir.c_str());
-  if (fd < 0) return {};
-  struct stat top {};
-  Measured m{.bytes = ::fstat(fd, &top) == 0 ? std::int64_t{top.st_blocks} * 512 : 0};
-  int error = 0;
-  const env::WalkEnd end = env::WalkTree(
-      fd, kMaxMeasuredDepth,
-      [&m, &stop](const env::WalkedEntry& e) {
-        m.bytes += std::int64_t{e.st.st_blocks} * 512;
-        return !stop.load(std::memory_order_relaxed);
-      },
-      &error);
-  m.complete = end == env::WalkEnd::kComplete;
-  if (!m.complete && end != env::WalkEnd::kStopped) {
-    log::Warn(
-        "job_files.measure_partial",
-        {{"dir", dir}, {"bytes", m.bytes}, {"error", error == 0 ? "too deep" : strerror(error)}});
+  const exec::DiskUsed used = exec::DiskUsage({dir}, {}, {}, {}, &stop);
+  if (used.uncounted && !stop) {
+    log::Warn("job_files.measure_partial",
+              {{"dir", dir}, {"bytes", used.bytes}, {"error", "too deep or unreadable"}});
   }
-  return m;
+  return {used.bytes, !used.uncounted};
 }
 
 Result<DiskUsage> ReadDiskUsage(
