@@ -103,17 +103,18 @@ std::string WithCheckpointError(std::string reason, const std::string& checkpoin
   return std::move(reason) + "; its checkpoints were not saved: " + checkpoint_error;
 }
 
-void EndPreempted(EngineState& st, Job& job, const std::string& checkpoint_error) {
-  ++job.preemptions;
+void EndPreempted(EngineState& st, Job& job, const model::AttemptEnded& e) {
+  // An attempt whose launch never began lost nothing and used up no preemption.
+  if (e.began) ++job.preemptions;
   const std::string reason =
-      WithCheckpointError(model::PreemptionReason(job.stop_rule), checkpoint_error);
+      WithCheckpointError(model::PreemptionReason(job.stop_rule), e.checkpoint_error);
   // What was really lost: the work since the last checkpoint when the processes were gone, so a
   // job that checkpoints on SIGTERM within the grace period loses (almost) nothing.
   const std::int64_t lost =
-      st.ShapeOf(job).instances * std::max<Duration>(0, st.now - job.WorkReference());
+      e.began ? st.ShapeOf(job).instances * std::max<Duration>(0, st.now - job.WorkReference()) : 0;
   st.out->push_back(
       model::PreemptedAttempt{job.id, job.attempt, job.stop_rule, lost, job.preemptions, reason});
-  if (job.preemption_retries >= 0 && job.preemptions > job.preemption_retries) {
+  if (e.began && job.preemption_retries >= 0 && job.preemptions > job.preemption_retries) {
     FinishJob(st, job, JobStatus::kFailed,
               "Preemption retries exhausted (preemptionRetriesBeforeTermination=" +
                   std::to_string(job.preemption_retries) + "): " + reason);
@@ -125,15 +126,15 @@ void EndPreempted(EngineState& st, Job& job, const std::string& checkpoint_error
 // A stopped attempt ends the way its stop says, whatever its exit status: a well-behaved job
 // checkpoints on SIGTERM and exits 0, and that is still a preemption (or a termination), as a
 // stopped SageMaker training job is "Stopped" whatever its process returned.
-void EndStopped(EngineState& st, Job& job, const std::string& checkpoint_error) {
+void EndStopped(EngineState& st, Job& job, const model::AttemptEnded& e) {
   switch (job.stop_kind) {
     case model::StopKind::kPreemption:
-      EndPreempted(st, job, checkpoint_error);
+      EndPreempted(st, job, e);
       return;
     case model::StopKind::kTermination:
     case model::StopKind::kTimeout:
       FinishJob(st, job, JobStatus::kFailed,
-                WithCheckpointError(st.final_reasons[job.id], checkpoint_error));
+                WithCheckpointError(st.final_reasons[job.id], e.checkpoint_error));
       return;
   }
 }
@@ -306,7 +307,7 @@ Status Handle(EngineState& st, const model::AttemptEnded& e) {
     job->stopping = false;
     --q.stopping_jobs;
     const model::JobId id = job->id;
-    EndStopped(st, *job, e.checkpoint_error);  // may end the job: `job` dangles from here on
+    EndStopped(st, *job, e);  // may end the job: `job` dangles from here on
     VictimEnded(st, q, id);
   } else {
     RemoveCandidate(st, *job);

@@ -100,6 +100,10 @@ struct AttemptEnded {
   // whatever reason its end gives the job (a stop's, a preemption's, a retry's), and not read by
   // the retry rules (onStatusReason), which see the attempt's own reason alone.
   std::string checkpoint_error;
+  // False when the attempt's processes never started: its launch was stopped before it began
+  // (the server held it back). A preemption of such an attempt lost no work and is not counted
+  // against preemptionRetriesBeforeTermination: the job never ran to be preempted.
+  bool began = true;
 };
 
 // Nothing happened but time passed: fire timeouts and jobStateTimeLimitActions.

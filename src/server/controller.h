@@ -149,8 +149,10 @@ class Controller {
   Status Recover();
   Status RecoverLocked();                     // requires mu_
   Result<std::vector<JobRecord>> LoadJobs();  // requires mu_
-  void RecoverJob(JobRecord record);
+  // A dispatched attempt under a stop that left nothing to adopt adds its end to `stops_ended`.
+  void RecoverJob(JobRecord record, std::vector<model::AttemptEnded>* stops_ended);
   bool AdoptAttempt(JobRecord& job);
+  model::AttemptEnded RestoreLostStoppedAttempt(JobRecord& job);             // requires mu_
   void UntouchIfUnchanged(JobRecord& job, const RestoreSnapshot& original);  // requires mu_
   // The launch details of a job, read from its stored payload (a launch worker or the recovery,
   // without mu_).

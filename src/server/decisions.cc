@@ -279,8 +279,11 @@ void Controller::ReportNotLaunched(model::JobId seq, int attempt) {
                                         {"reason", "stopped before it started"}});
   std::lock_guard<std::mutex> lock(mu_);
   RecordReport([this, seq, attempt] {
-    ApplyBackground(model::AttemptEnded{seq, attempt, model::AttemptOutcome::kFailed,
-                                        "Stopped before the attempt started"});
+    ApplyBackground(model::AttemptEnded{.job = seq,
+                                        .attempt = attempt,
+                                        .outcome = model::AttemptOutcome::kFailed,
+                                        .reason = "Stopped before the attempt started",
+                                        .began = false});
   });
 }
 

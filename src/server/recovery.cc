@@ -37,6 +37,23 @@ Result<std::vector<Record>> LoadRecords(store::Store& store, store::Kind kind,
   return out;
 }
 
+// How a dispatched job's attempt comes back into the engine: as running since it started, and
+// under the stop it was given before the restart, if any (decisions.cc keeps it in the record).
+// A termination's or a timeout's reason is the job's final one: `reason` becomes it.
+model::RestoreJob::Running RunningAsRecorded(const JobRecord& job, std::string* reason) {
+  model::RestoreJob::Running running;
+  if (!job.attempts().empty()) running.attempt_started = job.attempts().back().started_at;
+  running.running_since = running.attempt_started;
+  if (job.history && job.history->stopping) {
+    const StopRecord& stop = *job.history->stopping;
+    running.stopping = true;
+    running.stop_kind = stop.kind;
+    running.stop_rule = job.history->stop_rule.value_or(model::PreemptionRule::kReclaim);
+    if (running.stop_kind != model::StopKind::kPreemption) *reason = stop.reason;
+  }
+  return running;
+}
+
 }  // namespace
 
 // What a restore may change in a job record: a job that comes back as it was is not written.
@@ -165,12 +182,18 @@ Status Controller::RecoverLocked() {
     if (!jobs.ok()) return jobs.status();
     // Attempts that still run take their capacity back before any waiting job is restored, so
     // that no pass hands that capacity to someone else.
+    std::vector<model::AttemptEnded> stops_ended;
     for (JobRecord& job : jobs.value()) {
-      if (model::IsDispatched(job.status)) RecoverJob(std::move(job));
+      if (model::IsDispatched(job.status)) RecoverJob(std::move(job), &stops_ended);
     }
     for (JobRecord& job : jobs.value()) {
-      if (!job.id.empty() && !model::IsDispatched(job.status)) RecoverJob(std::move(job));
+      if (!job.id.empty() && !model::IsDispatched(job.status)) {
+        RecoverJob(std::move(job), &stops_ended);
+      }
     }
+    // Ended once every job is back, as a report would have: a preemption's victim then requeues
+    // behind the jobs that waited before it, its preemptor among them.
+    for (const model::AttemptEnded& ended : stops_ended) ApplyBackground(ended);
   } catch (const std::exception& e) {
     return Internal(std::string("recovery failed: ") + e.what());
   }
@@ -178,7 +201,7 @@ Status Controller::RecoverLocked() {
   return Status::Ok();
 }
 
-void Controller::RecoverJob(JobRecord record) {
+void Controller::RecoverJob(JobRecord record, std::vector<model::AttemptEnded>* stops_ended) {
   next_seq_ = std::max(next_seq_, record.seq + 1);
   // A job whose queue was deleted is kept for Describe (with its queue's ARN), outside every
   // list and the engine.
@@ -194,6 +217,10 @@ void Controller::RecoverJob(JobRecord record) {
   if (model::IsDispatched(job.status)) {
     if (AdoptAttempt(job)) {
       UntouchIfUnchanged(job, original);
+      return;
+    }
+    if (job.history && job.history->stopping) {
+      stops_ended->push_back(RestoreLostStoppedAttempt(job));
       return;
     }
     if (job.history && !job.history->attempts.empty() &&
@@ -259,22 +286,40 @@ bool Controller::AdoptAttempt(JobRecord& job) {
   const Status adopted = executor_->Adopt(spec);
   if (!adopted.ok() && adopted.code() != StatusCode::kAlreadyExists) return false;
   MarkSlotsTaken(job);
-  model::RestoreJob::Running running;
-  if (!job.attempts().empty()) running.attempt_started = job.attempts().back().started_at;
-  running.running_since = running.attempt_started;
   std::string reason = job.status_reason;
-  if (job.history && job.history->stopping) {
-    const StopRecord& stop = *job.history->stopping;
-    running.stopping = true;
-    running.stop_kind = stop.kind;
-    running.stop_rule = job.history->stop_rule.value_or(model::PreemptionRule::kReclaim);
-    if (running.stop_kind != model::StopKind::kPreemption) reason = stop.reason;  // the final one
-  }
+  const model::RestoreJob::Running running = RunningAsRecorded(job, &reason);
   SetJobStatus(job, model::JobStatus::kSubmitted);  // the restore reports SUBMITTED -> RUNNING
   Touch(job);
   ApplyBackground(model::RestoreJob{job.Spec(), attempt, job.failed_attempts, job.preemptions,
                                     job.last_checkpoint, reason, running});
+  if (running.stopping) {
+    // The stop may never have reached the attempt (the server went down between the stop's
+    // commit and its effect): it is given again. A second stop of an attempt already stopping
+    // changes nothing but, at most, an earlier kill.
+    pending_effects_.push_back(
+        [this, seq = job.seq, attempt, grace = options_.stop_grace, kind = running.stop_kind] {
+          StopAttempt(seq, attempt, grace, kind);
+        });
+  }
   return true;
+}
+
+// An attempt under a stop that left nothing to adopt (it ended, or never began, while the server
+// was down) is restored as stopping, and the end returned for the caller to apply: the attempt
+// then ends the way its stop says (a termination or a timeout fails the job, a preemption
+// requeues it and counts). Requeued as lost instead, a terminated job would run again: a restart
+// must not undo an acknowledged TerminateServiceJob.
+model::AttemptEnded Controller::RestoreLostStoppedAttempt(JobRecord& job) {
+  const model::JobId seq = job.seq;
+  const int attempt = job.attempt;
+  std::string reason = job.status_reason;
+  const model::RestoreJob::Running running = RunningAsRecorded(job, &reason);
+  if (job.history) job.history->hosts.clear();
+  SetJobStatus(job, model::JobStatus::kSubmitted);
+  Touch(job);
+  ApplyBackground(model::RestoreJob{job.Spec(), attempt, job.failed_attempts, job.preemptions,
+                                    job.last_checkpoint, reason, running});
+  return model::AttemptEnded{seq, attempt, model::AttemptOutcome::kFailed, kLostReason};
 }
 
 }  // namespace allot::server

@@ -441,6 +441,31 @@ TEST(PreemptionRetries, UnsetZeroOrN) {
   }
 }
 
+// A victim whose launch the server held back and never began (AttemptEnded.began false) is
+// requeued without using a preemption and without lost work: with
+// preemptionRetriesBeforeTermination 0 it is not failed for a preemption of a run it never had.
+TEST(PreemptionRetries, AnAttemptThatNeverBeganUsesNoneAndLosesNoWork) {
+  Engine e;
+  Play(e, {Given(Env(1), 0),
+           Given(Q(), 0),
+           Given(Reserve("A", 1, true), 0),
+           {Job({.id = 1, .share = "A", .need = {{kG5, 1}}, .preemption_retries = 0}, 1000), 1000,
+            Dispatched(1, "WITHIN_QUOTA")}});
+  AttemptEnded never_began{1, 1, AttemptOutcome::kFailed, "Stopped before the attempt started"};
+  never_began.began = false;
+  Play(e, {{J(11, "A", 5, 1, 5000), 5000,
+            Cat(Waits(11), {"preempt by 11: 1@A/IN_SHARE{prio=0,lost=4000,started=1000}",
+                            StopLine(1, 1, kInShare), InProgress(1, "SCHEDULED", kInShare)})},
+           {never_began,
+            5100,
+            {"preempted 1 attempt=1 IN_SHARE lost=0 count=0", Requeued(1, "SCHEDULED", kInShare),
+             "status 11 RUNNABLE->SCHEDULED", "dispatch 11 attempt=1 PREEMPTOR"}}});
+  ASSERT_TRUE(e.GetJob(1).has_value());
+  EXPECT_EQ(e.GetJob(1)->preemptions, 0);
+  EXPECT_EQ(e.GetJob(1)->failed_attempts, 0);
+  EXPECT_EQ(e.GetJob(1)->status, JobStatus::kRunnable);
+}
+
 // After a restart the server re-adopts attempts that still run: RestoreJob with `running`
 // brings the job back RUNNING, holding its capacity, and a stop asked before the restart ends
 // the attempt the way that stop would have.

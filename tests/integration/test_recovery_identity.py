@@ -1,5 +1,5 @@
 """Recovery after a restart signals only processes whose identity (pid and start time) it
-verified (issue 9, items 6 and 7).
+verified (issue 9, items 6 and 7), and keeps a termination acknowledged before it.
 
 With --no-sandbox, a training process whose attempt directory disappeared while the server was
 down is killed on restart (through the identities the server recorded when the attempt started)
@@ -140,6 +140,23 @@ class RecoveryIdentityTest(unittest.TestCase):
         for pid in training:  # verified by its own recorded identity
             wait_for(lambda p=pid: not _alive(p), 10, what=f"the old training process {pid} gone")
         self.assertIsNone(stranger.poll(), "recovery signalled a process it did not verify")
+
+    def test_a_job_terminated_before_the_restart_is_not_run_again(self):
+        """An acknowledged TerminateServiceJob outlives a crash: the restart finds nothing of
+        the attempt to adopt, and ends the job as terminated instead of requeuing it as lost."""
+        job_id, training = self.start_trainer()
+        self.batch.terminate_service_job(jobId=job_id, reason="no longer wanted")
+        self.restart_without_the_attempt_directory(job_id)
+        self.server.start()
+        self.reconnect()
+        d = self.fx.wait_status(job_id, ("SUCCEEDED", "FAILED"), timeout=30)
+        self.assertEqual(d["status"], "FAILED", d)
+        self.assertEqual(d.get("statusReason"), "no longer wanted", d)
+        self.assertTrue(d.get("isTerminated"), d)
+        for pid in training:
+            wait_for(lambda p=pid: not _alive(p), 10, what=f"the old training process {pid} gone")
+        with open(self.runs) as f:
+            self.assertEqual(len(f.read().split()), 1, "the job ran again after its termination")
 
 
 if __name__ == "__main__":

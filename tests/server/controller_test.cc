@@ -152,6 +152,69 @@ TEST_F(HeldLaunchTest, AStopOfALaunchHeldBehindItsSharesOthersEndsItAtOnce) {
   EXPECT_EQ(held_->held(), 8);
 }
 
+// A preemption of a launch held behind its share's others, which never began: the job is
+// requeued without using a preemption. Before, it counted as one (with the time it waited as
+// lost work), so with preemptionRetriesBeforeTermination 0 the job failed without ever running.
+TEST_F(HeldLaunchTest, APreemptedLaunchThatNeverBeganUsesNoPreemption) {
+  ASSERT_TRUE(
+      Call("createschedulingpolicy",
+           {{"name", "shares"}, {"quotaSharePolicy", {{"idleResourceAssignmentStrategy", "FIFO"}}}})
+          .ok());
+  ASSERT_TRUE(Call("createserviceenvironment",
+                   {{"serviceEnvironmentName", "wide-env"},
+                    {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+                    {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 9}}}}})
+                  .ok());
+  ASSERT_TRUE(Call("createjobqueue", {{"jobQueueName", "wide"},
+                                      {"priority", 3},
+                                      {"schedulingPolicyArn", "shares"},
+                                      {"serviceEnvironmentOrder",
+                                       {{{"order", 1}, {"serviceEnvironment", "wide-env"}}}}})
+                  .ok());
+  Result<Json> share =
+      Call("createquotashare",
+           {{"quotaShareName", "team"},
+            {"jobQueue", "wide"},
+            {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 9}}}},
+            {"resourceSharingConfiguration", {{"strategy", "RESERVE"}}},
+            {"preemptionConfiguration", {{"inSharePreemption", "ENABLED"}}}});
+  ASSERT_TRUE(share.ok()) << share.status().ToString();
+  auto submit = [&](const std::string& name, int priority, const std::string& script) {
+    Result<Json> r = Call("submitservicejob",
+                          {{"jobName", name},
+                           {"jobQueue", "wide"},
+                           {"quotaShareName", "team"},
+                           {"schedulingPriority", priority},
+                           {"preemptionConfiguration", {{"preemptionRetriesBeforeTermination", 0}}},
+                           {"serviceJobType", "SAGEMAKER_TRAINING"},
+                           {"serviceRequestPayload", Payload(script)}});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r.value()["jobId"].get<std::string>() : "";
+  };
+  std::vector<std::string> held;
+  for (int i = 0; i < 8; ++i) held.push_back(submit("held-" + std::to_string(i), 3, "echo HOLD"));
+  ASSERT_TRUE(WaitFor([&] { return held_->held() == 8; }));
+  const std::string behind = submit("behind", 0, "true");  // the lowest priority: the victim
+  ASSERT_FALSE(behind.empty());
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(behind) == "SCHEDULED"; })) << StatusOf(behind);
+  const std::string urgent = submit("urgent", 5, "true");
+  ASSERT_FALSE(urgent.empty());
+  // The urgent job's own launch waits behind the share's held ones, as the victim's did.
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(behind) != "SCHEDULED"; }, 10)) << StatusOf(behind);
+  Result<Json> d = Call("describeservicejob", {{"jobId", behind}});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d.value()["status"], "RUNNABLE") << d.value().dump();
+  EXPECT_EQ(d.value()["allot"]["preemptions"], 0) << d.value().dump();
+  EXPECT_EQ(StatusOf(urgent), "SCHEDULED");
+  held_->Release();
+  // Both run once the capacity is free, the victim as any requeued job.
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(urgent) == "SUCCEEDED"; })) << StatusOf(urgent);
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(behind) == "SUCCEEDED"; })) << StatusOf(behind);
+  for (const std::string& id : held) {
+    EXPECT_TRUE(WaitFor([&] { return StatusOf(id) == "SUCCEEDED"; })) << StatusOf(id);
+  }
+}
+
 // A store failure while a launch is held: the rollback waits for the launch, then finds its
 // processes. Without the wait it found none, requeued the job, and launched it a second time
 // beside the first, which nothing tracked any more.

@@ -1,0 +1,156 @@
+// A restart keeps every stop it acknowledged (issue 9: an acknowledged change is never lost).
+// A job under a stop whose attempt left nothing to adopt ends the way the stop says, rather
+// than being requeued as lost; an adopted attempt under a stop is given the stop again, since
+// the first may never have reached it.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "server/support/controller_fixture.h"
+
+namespace allot::server {
+namespace {
+
+// The real executor, which hands no stop on while `drop` is set: a stop whose effect the server
+// went down before running.
+class StopDropper final : public exec::Executor {
+ public:
+  StopDropper(std::unique_ptr<exec::Executor> real, bool drop) : real_(std::move(real)) {
+    drop_ = drop;
+  }
+  Status Launch(const exec::LaunchSpec& spec) override { return real_->Launch(spec); }
+  void Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stops_;
+      if (drop_) return;
+    }
+    real_->Stop(job, attempt, grace, kind);
+  }
+  Status Adopt(const exec::AdoptSpec& spec) override { return real_->Adopt(spec); }
+  void Detach() override { real_->Detach(); }
+  void ConfigurationChanged() override { real_->ConfigurationChanged(); }
+  bool SandboxActive() const override { return real_->SandboxActive(); }
+  int stops() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stops_;
+  }
+
+ private:
+  std::unique_ptr<exec::Executor> real_;
+  std::mutex mu_;
+  bool drop_ = false;
+  int stops_ = 0;
+};
+
+class RecoveryTest : public ControllerTest {
+ protected:
+  // Starts again with an executor that drops every stop (`drop`) or passes them on.
+  void StartWithStops(bool drop) {
+    controller_.reset();
+    wrap_executor_ = [this, drop](std::unique_ptr<exec::Executor> real) {
+      auto wrapper = std::make_unique<StopDropper>(std::move(real), drop);
+      stops_ = wrapper.get();
+      return std::unique_ptr<exec::Executor>(std::move(wrapper));
+    };
+    Start();
+  }
+  Json Describe(const std::string& id) {
+    Result<Json> d = Call("describeservicejob", {{"jobId", id}});
+    return d.ok() ? d.value() : Json{{"error", d.status().ToString()}};
+  }
+  fs::path AttemptDir(const std::string& id, int attempt) const {
+    return dir_ / "jobs" / id / ("attempt-" + std::to_string(attempt));
+  }
+  // A job that counts its runs in `runs` and, on its first, trains until killed (SIGTERM
+  // ignored, so a stop takes the whole grace); later runs exit 0.
+  std::string SubmitTrainer(const fs::path& runs) {
+    return Submit("trainer", "echo run >> " + runs.string() + "; [ $(wc -l < " + runs.string() +
+                                 ") -gt 1 ] && exit 0; trap '' TERM; sleep 600 & wait; sleep 600");
+  }
+  int Runs(const fs::path& runs) {
+    std::ifstream in(runs);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  }
+  StopDropper* stops_ = nullptr;
+};
+
+// Before, the restart found nothing of the attempt, requeued the job "Attempt lost", and ran it
+// again: the caller's acknowledged TerminateServiceJob was undone.
+TEST_F(RecoveryTest, ATerminatedJobWhoseAttemptIsGoneAfterARestartEndsTerminated) {
+  StartWithStops(/*drop=*/true);  // the server goes down before the stop reaches the attempt
+  const fs::path runs = dir_ / "runs";
+  const std::string id = SubmitTrainer(runs);
+  ASSERT_FALSE(id.empty());
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(id) == "RUNNING"; })) << StatusOf(id);
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", id}, {"reason", "no longer needed"}}).ok());
+  ASSERT_TRUE(WaitFor([&] { return stops_->stops() == 1; }));
+  controller_.reset();
+  // Its processes are killed through the identities the server recorded (no stray trainer).
+  fs::remove_all(AttemptDir(id, 1));
+  StartWithStops(/*drop=*/false);
+  const Json d = Describe(id);
+  EXPECT_EQ(d["status"], "FAILED") << d.dump();
+  EXPECT_EQ(d.value("statusReason", ""), "no longer needed") << d.dump();
+  EXPECT_EQ(d["attempts"].size(), 1U) << d.dump();
+  EXPECT_EQ(Runs(runs), 1);
+  // And so it stays: the end was written, a second restart finds it.
+  controller_.reset();
+  Start();
+  EXPECT_EQ(StatusOf(id), "FAILED");
+  EXPECT_EQ(Runs(runs), 1);
+}
+
+// A timeout's stop, lost the same way: the job fails as timed out (a timeout uses no retry),
+// and the capacity it held is free again.
+TEST_F(RecoveryTest, AJobTimedOutBeforeARestartWhoseAttemptIsGoneEndsTimedOut) {
+  StartWithStops(/*drop=*/true);
+  const fs::path runs = dir_ / "runs";
+  Result<Json> submitted =
+      Call("submitservicejob",
+           {{"jobName", "trainer"},
+            {"jobQueue", "q"},
+            {"serviceJobType", "SAGEMAKER_TRAINING"},
+            {"timeoutConfig", {{"attemptDurationSeconds", 1}}},
+            {"retryStrategy", {{"attempts", 3}}},
+            {"serviceRequestPayload", Payload("echo run >> " + runs.string() + "; sleep 600")}});
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  const std::string id = submitted.value()["jobId"];
+  ASSERT_TRUE(WaitFor([&] { return stops_->stops() == 1; })) << Describe(id).dump();
+  controller_.reset();
+  fs::remove_all(AttemptDir(id, 1));
+  StartWithStops(/*drop=*/false);
+  const Json d = Describe(id);
+  EXPECT_EQ(d["status"], "FAILED") << d.dump();
+  EXPECT_EQ(d.value("statusReason", ""), "Job attempt duration exceeded timeout") << d.dump();
+  const std::string next = Submit("next", "true");
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(next) == "SUCCEEDED"; })) << StatusOf(next);
+  EXPECT_EQ(Runs(runs), 1);
+}
+
+// The stop was acknowledged and committed, but the server went down before it reached the
+// attempt. Before, the restart adopted the attempt as stopping and never stopped it: it ran on
+// (here for 600 s), holding its capacity, and the job ended only when it did.
+TEST_F(RecoveryTest, AnAdoptedAttemptUnderAStopIsStoppedAgain) {
+  StartWithStops(/*drop=*/true);
+  const fs::path runs = dir_ / "runs";
+  const std::string id = SubmitTrainer(runs);
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(id) == "RUNNING"; })) << StatusOf(id);
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", id}, {"reason", "stop it"}}).ok());
+  ASSERT_TRUE(WaitFor([&] { return stops_->stops() == 1; }));
+  StartWithStops(/*drop=*/false);
+  // The grace is 2 s; the trainer ignores SIGTERM, so it is killed when the grace ends.
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(id) == "FAILED"; }, 20)) << Describe(id).dump();
+  EXPECT_EQ(Describe(id).value("statusReason", ""), "stop it");
+  EXPECT_GE(stops_->stops(), 1);
+  EXPECT_EQ(Runs(runs), 1);
+}
+
+}  // namespace
+}  // namespace allot::server
