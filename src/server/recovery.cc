@@ -314,12 +314,22 @@ model::AttemptEnded Controller::RestoreLostStoppedAttempt(JobRecord& job) {
   const int attempt = job.attempt;
   std::string reason = job.status_reason;
   const model::RestoreJob::Running running = RunningAsRecorded(job, &reason);
+  // Still SCHEDULED with no host recorded: its processes never started (a launch held back, or
+  // stopped before it began), so a preemption of it counts nothing.
+  const bool began =
+      job.status != model::JobStatus::kScheduled || (job.history && !job.history->hosts.empty());
   if (job.history) job.history->hosts.clear();
+  // Its slots are held until its end frees them: a job dispatched meanwhile must not take them.
+  MarkSlotsTaken(job);
   SetJobStatus(job, model::JobStatus::kSubmitted);
   Touch(job);
   ApplyBackground(model::RestoreJob{job.Spec(), attempt, job.failed_attempts, job.preemptions,
                                     job.last_checkpoint, reason, running});
-  return model::AttemptEnded{seq, attempt, model::AttemptOutcome::kFailed, kLostReason};
+  return model::AttemptEnded{.job = seq,
+                             .attempt = attempt,
+                             .outcome = model::AttemptOutcome::kFailed,
+                             .reason = kLostReason,
+                             .began = began};
 }
 
 }  // namespace allot::server

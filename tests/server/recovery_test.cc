@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -150,6 +152,91 @@ TEST_F(RecoveryTest, AnAdoptedAttemptUnderAStopIsStoppedAgain) {
   EXPECT_EQ(Describe(id).value("statusReason", ""), "stop it");
   EXPECT_GE(stops_->stops(), 1);
   EXPECT_EQ(Runs(runs), 1);
+}
+
+// A preemption's stop lost the same way: the victim is requeued as preempted (counted, since it
+// ran), behind its preemptor, which runs first; then the victim runs again.
+TEST_F(RecoveryTest, AVictimWhoseAttemptIsGoneAfterARestartIsRequeuedBehindItsPreemptor) {
+  StartWithStops(/*drop=*/true);
+  ASSERT_TRUE(
+      Call("createschedulingpolicy",
+           {{"name", "shares"}, {"quotaSharePolicy", {{"idleResourceAssignmentStrategy", "FIFO"}}}})
+          .ok());
+  MakePolicyQueue("pq", "shares");
+  Json share = TeamShareInQ();
+  share["jobQueue"] = "pq";
+  share["capacityLimits"][0]["maxCapacity"] = 1;
+  share["preemptionConfiguration"]["inSharePreemption"] = "ENABLED";
+  ASSERT_TRUE(Call("createquotashare", share).ok());
+  const fs::path runs = dir_ / "runs";
+  auto submit = [&](const std::string& name, int priority, const std::string& script) {
+    Result<Json> r = Call("submitservicejob", {{"jobName", name},
+                                               {"jobQueue", "pq"},
+                                               {"quotaShareName", "team"},
+                                               {"schedulingPriority", priority},
+                                               {"serviceJobType", "SAGEMAKER_TRAINING"},
+                                               {"serviceRequestPayload", Payload(script)}});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r.value()["jobId"].get<std::string>() : "";
+  };
+  const std::string victim =
+      submit("victim", 0,
+             "echo run >> " + runs.string() + "; [ $(wc -l < " + runs.string() +
+                 ") -gt 1 ] && exit 0; trap '' TERM; sleep 600 & wait; sleep 600");
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(victim) == "RUNNING"; })) << StatusOf(victim);
+  const fs::path go = dir_ / "go";
+  const std::string urgent =
+      submit("urgent", 5, "while [ ! -e " + go.string() + " ]; do sleep 0.05; done");
+  ASSERT_TRUE(WaitFor([&] { return stops_->stops() == 1; })) << Describe(victim).dump();
+  controller_.reset();
+  fs::remove_all(AttemptDir(victim, 1));
+  StartWithStops(/*drop=*/false);
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(urgent) == "RUNNING"; })) << StatusOf(urgent);
+  const Json d = Describe(victim);
+  EXPECT_EQ(d["status"], "RUNNABLE") << d.dump();
+  EXPECT_EQ(d["allot"]["preemptions"], 1) << d.dump();
+  { std::ofstream touch(go); }
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(urgent) == "SUCCEEDED"; })) << StatusOf(urgent);
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(victim) == "SUCCEEDED"; })) << StatusOf(victim);
+  EXPECT_EQ(Runs(runs), 2);
+}
+
+// The GPU slot of an attempt ended this way stays taken until its end is applied. Before, the
+// restore did not mark it taken: a job requeued meanwhile (E, whose attempt was gone too) took it,
+// and the end then freed it under E, so the next job (F) ran on E's GPU while the other stayed
+// idle. (Found by a review, with this test.)
+TEST_F(RecoveryTest, TheSlotOfAnAttemptEndedThisWayIsNotHandedOutTwice) {
+  options_.host_map["ml.g5.xlarge"] = {{"0", ""}, {"1", ""}};
+  StartWithStops(/*drop=*/true);
+  const fs::path gpus = dir_ / "gpus";
+  auto job = [&](const std::string& name) {
+    return Submit(name, "echo " + name + "=$CUDA_VISIBLE_DEVICES >> " + gpus.string() +
+                            "; trap '' TERM; sleep 600 & wait; sleep 600");
+  };
+  const std::string a = job("A");
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(a) == "RUNNING"; })) << StatusOf(a);
+  const std::string e = job("E");
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(e) == "RUNNING"; })) << StatusOf(e);
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", a}, {"reason", "no longer needed"}}).ok());
+  ASSERT_TRUE(WaitFor([&] { return stops_->stops() == 1; }));
+  controller_.reset();
+  fs::remove_all(AttemptDir(a, 1));
+  fs::remove_all(AttemptDir(e, 1));
+  StartWithStops(/*drop=*/false);
+  EXPECT_EQ(StatusOf(a), "FAILED");
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(e) == "RUNNING"; })) << StatusOf(e);
+  const std::string f = job("F");
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(f) == "RUNNING"; })) << StatusOf(f);
+  ASSERT_TRUE(WaitFor([&] { return Runs(gpus) == 4; }));
+  std::ifstream in(gpus);
+  std::map<std::string, std::string> last;  // each job's GPU at its latest launch
+  for (std::string line; std::getline(in, line);) {
+    last[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+  }
+  EXPECT_NE(last["E"], last["F"]) << "E and F run on the same GPU";
+  for (const std::string& id : {e, f}) {
+    EXPECT_TRUE(Call("terminateservicejob", {{"jobId", id}, {"reason", "done"}}).ok());
+  }
 }
 
 }  // namespace
