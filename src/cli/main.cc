@@ -180,6 +180,13 @@ void AddRecordFlags(CLI::App* serve, ServerFlags& f) {
                    "... until it is no more than this used")
       ->check(CLI::Range(0, 99))
       ->capture_default_str();
+  serve
+      ->add_option("--job-files-evict-percent", f.server.job_files_evict_percent,
+                   "when it is still more than this used (and than the high percent) with no "
+                   "finished job's files left, the job with the most files in the share holding "
+                   "the most is terminated, one at a time (100: never)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
 }
 
 // The executor's flags (docs/slurm.md).

@@ -485,12 +485,16 @@ class Controller {
   void MeasureEndedTrees();
   void RemoveTreesIfShort();
   void SayDiskShort(const DiskUsage& usage);
+  // Past the eviction mark: terminates the job PickEviction names, unless one so terminated
+  // still lives. `measured`: MeasureLiveTrees ran in this check.
+  void EvictIfFull(const DiskUsage& usage, bool measured);
   std::int64_t ChargedBytes(const JobRecord& job, std::int64_t measured, bool complete) const;
   std::map<std::string, std::int64_t> MeasureLiveTrees();
   void RemoveFinishedTree(int jobs_dir_fd, const FinishedTrees::Tree& tree, double used_percent);
   FinishedTrees finished_trees_;         // guarded by mu_
   std::deque<model::JobId> to_measure_;  // guarded by mu_
   Timestamp next_files_check_ = 0;       // guarded by mu_
+  model::JobId evicted_ = 0;  // files_worker_ only: the job terminated for the disk, until it ends
   // files_worker_ only: when a removal that failed is tried again (its tree still counts).
   std::map<model::JobId, Timestamp> remove_retry_at_;
   static constexpr int kRemoveRetryChecks = 6;
@@ -498,6 +502,7 @@ class Controller {
   struct LiveMeasure {
     std::int64_t bytes = 0;
     Timestamp at = 0;
+    std::string share;  // "queue/share"
   };
   std::map<model::JobId, LiveMeasure> live_measures_;
   static constexpr Duration kLiveMeasureAge = Seconds(300);

@@ -1,5 +1,6 @@
 #include "server/finished_trees.h"
 
+#include <algorithm>
 #include <set>
 
 namespace allot::server {
@@ -80,6 +81,28 @@ std::vector<std::pair<std::string, std::int64_t>> FinishedTrees::ShareBytes() co
 std::int64_t FinishedTrees::Bytes(const std::string& share) const {
   auto it = shares_.find(share);
   return it == shares_.end() ? 0 : it->second.bytes;
+}
+
+std::optional<LiveTree> PickEviction(const std::vector<LiveTree>& live,
+                                     const FinishedTrees& finished, std::int64_t excess) {
+  std::map<std::string, std::int64_t> held;  // each share with a live tree: all it holds
+  std::int64_t live_bytes = 0;
+  for (const LiveTree& t : live) {
+    if (t.bytes <= 0) continue;
+    held[t.share] += t.bytes;
+    live_bytes += t.bytes;
+  }
+  if (held.empty() || live_bytes < excess) return std::nullopt;
+  for (auto& [name, bytes] : held) bytes += finished.Bytes(name);
+  // The first of the largest: ties go by name (the map's order).
+  const auto share = std::max_element(
+      held.begin(), held.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::optional<LiveTree> pick;
+  for (const LiveTree& t : live) {
+    if (t.share != share->first || t.bytes <= 0) continue;
+    if (!pick || t.bytes > pick->bytes || (t.bytes == pick->bytes && t.seq > pick->seq)) pick = t;
+  }
+  return pick;
 }
 
 }  // namespace allot::server

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -66,5 +67,21 @@ class FinishedTrees {
   std::map<model::JobId, std::pair<std::string, Order>> where_;  // seq -> its share and order
   std::int64_t total_bytes_ = 0;
 };
+
+// A running or waiting job's tree, measured (it is never removed while the job lives).
+struct LiveTree {
+  model::JobId seq = 0;
+  std::string share;  // "queue/share"
+  std::int64_t bytes = 0;
+};
+
+// The job to terminate when the file system stays past the eviction mark and no finished tree
+// is left to remove (kubelet's eviction under disk pressure, by tenant): the largest live tree of
+// the share that holds the most (its finished and its live trees; ties: the share's name), ties
+// within it to the newest job (the largest seq). None when the live trees together hold less
+// than `excess` (the bytes over the mark): then what fills the disk is not the jobs' files, and
+// terminating jobs would not free it.
+std::optional<LiveTree> PickEviction(const std::vector<LiveTree>& live,
+                                     const FinishedTrees& finished, std::int64_t excess = 0);
 
 }  // namespace allot::server

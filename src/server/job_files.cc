@@ -194,7 +194,7 @@ std::map<std::string, std::int64_t> Controller::MeasureLiveTrees() {
     } else {
       const Measured measured = MeasureTree(JobDir(l.id), files_stopping_);
       const std::int64_t read = std::max<std::int64_t>(measured.bytes, 0);
-      m = {measured.complete ? read : std::max(read, charge_if_partial[l.seq]), now};
+      m = {measured.complete ? read : std::max(read, charge_if_partial[l.seq]), now, l.share};
     }
     bytes[l.share] += m.bytes;
     kept[l.seq] = m;
@@ -223,7 +223,10 @@ void Controller::RemoveTreesIfShort() {
     std::lock_guard<std::mutex> lock(mu_);
     nothing_finished = finished_trees_.size() == 0;
   }
-  if (nothing_finished) return SayDiskShort(*usage);  // and no live tree walked for nothing
+  if (nothing_finished) {  // and no live tree walked for nothing, unless eviction needs them
+    SayDiskShort(*usage);
+    return EvictIfFull(*usage, /*measured=*/false);
+  }
   const int dir_fd = env::OpenTreeTop(jobs_dir.c_str());
   if (dir_fd < 0) {
     if (errno != ENOENT) {  // ENOENT: no job ran yet
@@ -257,6 +260,74 @@ void Controller::RemoveTreesIfShort() {
   }
   ::close(dir_fd);
   if (Percent(*usage) >= high) SayDiskShort(*usage);
+  EvictIfFull(*usage, /*measured=*/true);
+}
+
+void Controller::EvictIfFull(const DiskUsage& usage, bool measured) {
+  const int mark = std::max(options_.job_files_evict_percent, options_.job_files_high_percent);
+  if (mark >= 100 || Percent(usage) < mark) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (broken_) return;  // nothing can be written; the check after the rollback decides
+    if (evicted_ != 0) {  // one at a time: its tree is removed once it ended
+      const JobRecord* job = JobBySeq(evicted_);
+      if (job != nullptr && !model::IsTerminal(job->status)) return;
+      evicted_ = 0;
+    }
+  }
+  if (!measured) MeasureLiveTrees();
+  std::vector<LiveTree> live;
+  for (const auto& [seq, m] : live_measures_) live.push_back({seq, m.share, m.bytes});
+  std::optional<LiveTree> pick;
+  std::int64_t share_bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto mark_bytes =
+        static_cast<std::int64_t>(static_cast<double>(usage.total) / 100 * mark);
+    pick = PickEviction(live, finished_trees_, usage.used - mark_bytes);
+    if (!pick) return;
+    share_bytes = finished_trees_.Bytes(pick->share);
+  }
+  for (const LiveTree& t : live) {
+    if (t.share == pick->share) share_bytes += t.bytes;
+  }
+  std::string id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const JobRecord* job = JobBySeq(pick->seq);
+    if (job == nullptr || !HasLiveTree(*job)) return;
+    id = job->id;
+  }
+  // Measured again: the job may have removed files since its last measure (kept 5 minutes).
+  const Measured fresh = MeasureTree(JobDir(id), files_stopping_);
+  if (files_stopping_) return;
+  if (fresh.complete && fresh.bytes < pick->bytes / 2) {
+    live_measures_[pick->seq] = {fresh.bytes, Now(), pick->share};
+    return;  // the next check ranks it with what it holds now
+  }
+  if (fresh.complete) pick->bytes = fresh.bytes;
+  const std::string reason =
+      "Terminated to free the jobs' file system: it was " +
+      std::to_string(static_cast<int>(Percent(usage))) +
+      "% used (allot server "
+      "--job-files-evict-percent " +
+      std::to_string(options_.job_files_evict_percent) +
+      ") with no finished job's files left to remove, and this job's files (" +
+      std::to_string(pick->bytes) +
+      " bytes) were the largest of the quota share holding the most (" + pick->share + ", " +
+      std::to_string(share_bytes) + " bytes)";
+  std::lock_guard<std::mutex> lock(mu_);
+  JobRecord* job = JobBySeq(pick->seq);
+  if (job == nullptr || job->id != id || !HasLiveTree(*job) || broken_) return;
+  log::Warn("job_files.evicted", {{"job", id},
+                                  {"share", pick->share},
+                                  {"bytes", pick->bytes},
+                                  {"share_bytes", share_bytes},
+                                  {"used_percent", Percent(usage)}});
+  evicted_ = pick->seq;
+  Touch(*job);
+  ApplyBackground(model::TerminateJob{pick->seq, reason});
+  Finish();
 }
 
 // Once per episode (until the file system is under the threshold again): still short after a

@@ -86,6 +86,11 @@ struct Options {
   // than the low percent used (kubelet evicts at 90 % by default). 100: never removed.
   int job_files_high_percent = 90;
   int job_files_low_percent = 85;
+  // Past this percent (and the high one), with no finished tree left to remove, the job with the
+  // largest tree in the share holding the most is terminated, one at a time (kubelet evicts
+  // under disk pressure): running jobs alone must not fill the disk the store writes to.
+  // 100: never.
+  int job_files_evict_percent = 95;
   Duration job_files_check_interval = Seconds(10);
   // Tests only: the jobs' file system's used and total bytes, in place of what statvfs says.
   std::function<std::pair<std::int64_t, std::int64_t>()> job_files_usage;

@@ -79,3 +79,49 @@ TEST(FinishedTreesTest, RunningJobsCountTowardWhatAShareHolds) {
 
 }  // namespace
 }  // namespace allot::server
+
+namespace allot::server {
+namespace {
+
+// Eviction picks within the share holding the most, finished trees included: here b (2 live +
+// 5 finished) over a (6 live), so b's largest live tree goes although a's single tree is larger.
+TEST(PickEvictionTest, TheLargestLiveTreeOfTheShareHoldingTheMost) {
+  FinishedTrees finished;
+  finished.Add("q/b", 100, 1, 5);
+  const std::vector<LiveTree> live = {{10, "q/a", 6}, {11, "q/b", 1}, {12, "q/b", 2}};
+  const std::optional<LiveTree> pick = PickEviction(live, finished);
+  ASSERT_TRUE(pick.has_value());
+  EXPECT_EQ(pick->seq, 12U);
+  EXPECT_EQ(pick->share, "q/b");
+  EXPECT_EQ(pick->bytes, 2);
+  // Without b's finished tree, a holds the most.
+  EXPECT_EQ(PickEviction(live, FinishedTrees())->seq, 10U);
+}
+
+TEST(PickEvictionTest, TiesGoToTheShareNameThenTheNewestJob) {
+  const std::vector<LiveTree> live = {{20, "q/b", 3}, {21, "q/a", 1}, {22, "q/a", 2},
+                                      {23, "q/a", 0}, {24, "q/b", 0}, {25, "q/c", 2},
+                                      {26, "q/c", 1}, {27, "q/a", 0}};
+  // a, b and c each hold 3: a by name; its largest tree is 22.
+  EXPECT_EQ(PickEviction(live, FinishedTrees())->seq, 22U);
+  const std::vector<LiveTree> even = {{30, "q/a", 4}, {31, "q/a", 4}, {29, "q/a", 4}};
+  EXPECT_EQ(PickEviction(even, FinishedTrees())->seq, 31U);
+}
+
+TEST(PickEvictionTest, NothingWhenNoLiveTreeHoldsAnything) {
+  FinishedTrees finished;
+  finished.Add("q/a", 100, 1, 50);
+  EXPECT_FALSE(PickEviction({}, finished).has_value());
+  EXPECT_FALSE(PickEviction({{5, "q/a", 0}}, finished).has_value());
+}
+
+// What fills the disk past the mark is not the jobs' files (another program's, say): no job is
+// terminated for it, since that would free nothing.
+TEST(PickEvictionTest, NothingWhenTheLiveTreesHoldLessThanTheExcess) {
+  const std::vector<LiveTree> live = {{5, "q/a", 3}, {6, "q/b", 2}};
+  EXPECT_FALSE(PickEviction(live, FinishedTrees(), 6).has_value());
+  EXPECT_EQ(PickEviction(live, FinishedTrees(), 5)->seq, 5U);
+}
+
+}  // namespace
+}  // namespace allot::server
