@@ -1,10 +1,13 @@
 #include "env/process.h"
 
 #include <malloc.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -93,6 +96,21 @@ Status PadMallocHeap() {
     return Internal("mallopt(M_TOP_PAD, 64 MiB) failed: malloc keeps its default pad");
   }
   return Status::Ok();
+}
+
+std::vector<pid_t> ProcessesOfUser(uid_t uid) {
+  std::vector<pid_t> out;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    pid_t pid = 0;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+    if (ec != std::errc() || end != name.data() + name.size() || pid <= 0) continue;
+    struct stat st {};
+    if (::stat(entry.path().c_str(), &st) == 0 && st.st_uid == uid) out.push_back(pid);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace allot::env

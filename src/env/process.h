@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "common/status.h"
 
@@ -21,6 +22,11 @@ std::optional<std::uint64_t> StartTime(pid_t pid);
 
 // The process `pid` runs and is the one that started at `start_time`.
 bool SameProcessRunning(pid_t pid, std::uint64_t start_time);
+
+// Every process whose /proc entry belongs to `uid` (its effective user), in pid order: a sandboxed
+// share's processes, each share running as a uid of its own. A process that exits meanwhile is
+// left out.
+std::vector<pid_t> ProcessesOfUser(uid_t uid);
 
 // Runs this program again (the same pid, argv and environment) with glibc's malloc on transparent
 // huge pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), which glibc reads only at start: a server's

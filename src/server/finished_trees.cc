@@ -99,7 +99,7 @@ std::optional<LiveTree> PickEviction(const std::vector<LiveTree>& live,
       held.begin(), held.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   std::optional<LiveTree> pick;
   for (const LiveTree& t : live) {
-    if (t.share != share->first || t.bytes <= 0) continue;
+    if (t.share != share->first || t.bytes <= 0 || t.stopping) continue;
     if (!pick || t.bytes > pick->bytes || (t.bytes == pick->bytes && t.seq > pick->seq)) pick = t;
   }
   return pick;

@@ -73,6 +73,7 @@ struct LiveTree {
   model::JobId seq = 0;
   std::string share;  // "queue/share"
   std::int64_t bytes = 0;
+  bool stopping = false;  // under a stop already: counts for its share, never picked
 };
 
 // The job to terminate when the file system stays past the eviction mark and no finished tree

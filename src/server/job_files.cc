@@ -16,10 +16,12 @@
 #include <vector>
 
 #include "common/civil_time.h"
+#include "env/process.h"
 #include "env/remove_tree.h"
 #include "env/tree_walk.h"
 #include "exec/sandbox.h"
 #include "server/controller.h"
+#include "server/job_identity.h"
 #include "server/log.h"
 
 namespace allot::server {
@@ -34,8 +36,10 @@ struct Measured {
 // What the tree `dir` takes on disk: the blocks of its files and directories, walked as a job's
 // own disk checks walk (exec::DiskUsage: 256 levels, links not followed). A walk that `stop`
 // ends early is not complete.
-Measured MeasureTree(const std::string& dir, const std::atomic<bool>& stop) {
-  const exec::DiskUsed used = exec::DiskUsage({dir}, {}, {}, {}, &stop);
+// `holders`: processes whose deleted but open files count too (a live tree's share's).
+Measured MeasureTree(const std::string& dir, const std::atomic<bool>& stop,
+                     const std::vector<pid_t>& holders = {}) {
+  const exec::DiskUsed used = exec::DiskUsage({dir}, {}, holders, {}, &stop);
   if (used.uncounted && !stop) {
     log::Warn("job_files.measure_partial",
               {{"dir", dir}, {"bytes", used.bytes}, {"error", "too deep or unreadable"}});
@@ -166,11 +170,12 @@ void Controller::MeasureEndedTrees() {
 // as they count toward what the share holds (FinishedTrees::Pick). Measured only while the disk
 // is short, and each tree at most once in kLiveMeasureAge, so a share with many large trees
 // makes a check under pressure no longer than its first.
-std::map<std::string, std::int64_t> Controller::MeasureLiveTrees() {
+std::map<std::string, std::int64_t> Controller::MeasureLiveTrees(bool fresh) {
   struct Live {
     model::JobId seq;
     std::string id;
     std::string share;
+    std::string queue_name, share_name;
   };
   std::vector<Live> live;
   std::map<model::JobId, std::int64_t> charge_if_partial;
@@ -178,10 +183,24 @@ std::map<std::string, std::int64_t> Controller::MeasureLiveTrees() {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [seq, job] : jobs_) {
       if (!HasLiveTree(job)) continue;
-      live.push_back({seq, job.id, job.ShareKey()});
+      live.push_back({seq, job.id, job.ShareKey(), std::string(job.queue), std::string(job.share)});
       charge_if_partial[seq] = ChargedBytes(job, 0, /*complete=*/false);
     }
   }
+  // In the sandbox each share runs as a uid of its own: what its processes deleted but hold open
+  // takes the disk too, and no walk sees it (a share must not look small that way).
+  std::map<std::string, std::vector<pid_t>> holders;
+  auto holders_of = [&](const Live& l) -> const std::vector<pid_t>& {
+    auto it = holders.find(l.share);
+    if (it != holders.end()) return it->second;
+    std::vector<pid_t> pids;
+    if (options_.sandbox) {
+      Result<std::optional<exec::JobUser>> user =
+          StoredShareUser(*store_, l.queue_name, l.share_name);
+      if (user.ok() && user->has_value()) pids = env::ProcessesOfUser((*user)->uid);
+    }
+    return holders.emplace(l.share, std::move(pids)).first->second;
+  };
   const Timestamp now = Now();
   std::map<model::JobId, LiveMeasure> kept;
   std::map<std::string, std::int64_t> bytes;
@@ -189,10 +208,10 @@ std::map<std::string, std::int64_t> Controller::MeasureLiveTrees() {
     if (files_stopping_) break;
     auto cached = live_measures_.find(l.seq);
     LiveMeasure m;
-    if (cached != live_measures_.end() && now - cached->second.at < kLiveMeasureAge) {
+    if (!fresh && cached != live_measures_.end() && now - cached->second.at < kLiveMeasureAge) {
       m = cached->second;
     } else {
-      const Measured measured = MeasureTree(JobDir(l.id), files_stopping_);
+      const Measured measured = MeasureTree(JobDir(l.id), files_stopping_, holders_of(l));
       const std::int64_t read = std::max<std::int64_t>(measured.bytes, 0);
       m = {measured.complete ? read : std::max(read, charge_if_partial[l.seq]), now, l.share};
     }
@@ -225,7 +244,7 @@ void Controller::RemoveTreesIfShort() {
   }
   if (nothing_finished) {  // and no live tree walked for nothing, unless eviction needs them
     SayDiskShort(*usage);
-    return EvictIfFull(*usage, /*measured=*/false);
+    return EvictIfFull(*usage);
   }
   const int dir_fd = env::OpenTreeTop(jobs_dir.c_str());
   if (dir_fd < 0) {
@@ -260,66 +279,56 @@ void Controller::RemoveTreesIfShort() {
   }
   ::close(dir_fd);
   if (Percent(*usage) >= high) SayDiskShort(*usage);
-  EvictIfFull(*usage, /*measured=*/true);
+  EvictIfFull(*usage);
 }
 
-void Controller::EvictIfFull(const DiskUsage& usage, bool measured) {
+void Controller::EvictIfFull(const DiskUsage& usage) {
   const int mark = std::max(options_.job_files_evict_percent, options_.job_files_high_percent);
   if (mark >= 100 || Percent(usage) < mark) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (broken_) return;  // nothing can be written; the check after the rollback decides
-    if (evicted_ != 0) {  // one at a time: its tree is removed once it ended
+    // One at a time: the next waits until the last one's tree is measured (then removable) or
+    // gone. A rollback that lost its termination clears it (ResetState).
+    if (evicted_ != 0) {
       const JobRecord* job = JobBySeq(evicted_);
-      if (job != nullptr && !model::IsTerminal(job->status)) return;
+      if (job != nullptr &&
+          (!model::IsTerminal(job->status) || (HasTree(*job) && job->history->files_bytes < 0))) {
+        return;
+      }
       evicted_ = 0;
     }
   }
-  if (!measured) MeasureLiveTrees();
+  // Every live tree measured now, none from the cache: a share measured small minutes ago may
+  // hold the most by now, and the choice costs a team its job.
+  MeasureLiveTrees(/*fresh=*/true);
+  if (files_stopping_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (broken_) return;
   std::vector<LiveTree> live;
-  for (const auto& [seq, m] : live_measures_) live.push_back({seq, m.share, m.bytes});
-  std::optional<LiveTree> pick;
-  std::int64_t share_bytes = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const auto mark_bytes =
-        static_cast<std::int64_t>(static_cast<double>(usage.total) / 100 * mark);
-    pick = PickEviction(live, finished_trees_, usage.used - mark_bytes);
-    if (!pick) return;
-    share_bytes = finished_trees_.Bytes(pick->share);
+  for (const auto& [seq, m] : live_measures_) {
+    const JobRecord* job = JobBySeq(seq);
+    if (job == nullptr || !HasLiveTree(*job)) continue;
+    // A job already under a stop still counts for its share, but is not picked again: its own
+    // stop (a user's termination, a preemption that requeues it) stands.
+    live.push_back({seq, m.share, m.bytes, job->history && job->history->stopping.has_value()});
   }
+  const auto mark_bytes = static_cast<std::int64_t>(static_cast<double>(usage.total) / 100 * mark);
+  const std::optional<LiveTree> pick = PickEviction(live, finished_trees_, usage.used - mark_bytes);
+  if (!pick) return;
+  std::int64_t share_bytes = finished_trees_.Bytes(pick->share);
   for (const LiveTree& t : live) {
     if (t.share == pick->share) share_bytes += t.bytes;
   }
-  std::string id;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const JobRecord* job = JobBySeq(pick->seq);
-    if (job == nullptr || !HasLiveTree(*job)) return;
-    id = job->id;
-  }
-  // Measured again: the job may have removed files since its last measure (kept 5 minutes).
-  const Measured fresh = MeasureTree(JobDir(id), files_stopping_);
-  if (files_stopping_) return;
-  if (fresh.complete && fresh.bytes < pick->bytes / 2) {
-    live_measures_[pick->seq] = {fresh.bytes, Now(), pick->share};
-    return;  // the next check ranks it with what it holds now
-  }
-  if (fresh.complete) pick->bytes = fresh.bytes;
+  JobRecord* job = JobBySeq(pick->seq);
   const std::string reason =
       "Terminated to free the jobs' file system: it was " +
-      std::to_string(static_cast<int>(Percent(usage))) +
-      "% used (allot server "
-      "--job-files-evict-percent " +
-      std::to_string(options_.job_files_evict_percent) +
-      ") with no finished job's files left to remove, and this job's files (" +
-      std::to_string(pick->bytes) +
+      std::to_string(static_cast<int>(Percent(usage))) + "% used (more than " +
+      std::to_string(mark) + "%: allot server --job-files-evict-percent) with no finished job's " +
+      "files left to remove, and this job's files (" + std::to_string(pick->bytes) +
       " bytes) were the largest of the quota share holding the most (" + pick->share + ", " +
       std::to_string(share_bytes) + " bytes)";
-  std::lock_guard<std::mutex> lock(mu_);
-  JobRecord* job = JobBySeq(pick->seq);
-  if (job == nullptr || job->id != id || !HasLiveTree(*job) || broken_) return;
-  log::Warn("job_files.evicted", {{"job", id},
+  log::Warn("job_files.evicted", {{"job", job->id},
                                   {"share", pick->share},
                                   {"bytes", pick->bytes},
                                   {"share_bytes", share_bytes},

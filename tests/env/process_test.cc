@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <vector>
 
 namespace allot::env {
 namespace {
@@ -36,6 +38,22 @@ TEST(ProcessTest, AZombieHasAStartTimeButDoesNotRun) {
   while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
   }
   EXPECT_FALSE(StartTime(child).has_value());
+}
+
+}  // namespace
+}  // namespace allot::env
+
+namespace allot::env {
+namespace {
+
+// The processes of a user, as the eviction's measure finds a sandboxed share's: this one is among
+// its own user's, and among no other user's.
+TEST(ProcessTest, ProcessesOfUserListTheUsersOwn) {
+  const std::vector<pid_t> mine = ProcessesOfUser(::geteuid());
+  EXPECT_TRUE(std::binary_search(mine.begin(), mine.end(), ::getpid()));
+  EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end()));
+  const std::vector<pid_t> nobody = ProcessesOfUser(::geteuid() == 65534 ? 65533 : 65534);
+  EXPECT_FALSE(std::binary_search(nobody.begin(), nobody.end(), ::getpid()));
 }
 
 }  // namespace

@@ -125,3 +125,19 @@ TEST(PickEvictionTest, NothingWhenTheLiveTreesHoldLessThanTheExcess) {
 
 }  // namespace
 }  // namespace allot::server
+
+namespace allot::server {
+namespace {
+
+// A job already under a stop (a user's termination, a preemption) counts for its share but is
+// not picked again: the next largest of that share is.
+TEST(PickEvictionTest, AJobUnderAStopIsNotPickedAgain) {
+  std::vector<LiveTree> live = {{5, "q/a", 9}, {6, "q/a", 2}, {7, "q/b", 10}};
+  live[0].stopping = true;
+  EXPECT_EQ(PickEviction(live, FinishedTrees())->seq, 6U);  // a holds 11, b 10
+  live[1].stopping = true;
+  EXPECT_FALSE(PickEviction(live, FinishedTrees()).has_value());
+}
+
+}  // namespace
+}  // namespace allot::server

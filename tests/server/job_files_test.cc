@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "server/support/controller_fixture.h"
@@ -290,6 +291,101 @@ TEST_F(JobFilesTest, RunningJobsThatFillTheDiskLoseTheLargestOfTheShareHoldingTh
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   EXPECT_EQ(StatusOf(small), "RUNNING");  // one is enough: under the mark again
   ASSERT_TRUE(Call("terminateservicejob", {{"jobId", small}, {"reason", "done"}}).ok());
+}
+
+// Shares a, b and c in queue qs, on a file system of 100 MiB whose use is the trees' file sizes
+// plus fixed_bytes_. (The two tests below are a review's, each failing on 06ed38b.)
+class EvictionTest : public JobFilesTest {
+ protected:
+  static constexpr std::int64_t kSmallTotal = 100 * kMiB;
+  void SetUpShares() {
+    usage_ = [this]() -> std::pair<std::int64_t, std::int64_t> {
+      return {fixed_bytes_.load() + Trees(), kSmallTotal};
+    };
+    Restart(90, 85, /*controlled=*/true);
+    const Json fifo = {{"idleResourceAssignmentStrategy", "FIFO"}};
+    ASSERT_TRUE(Call("createschedulingpolicy", {{"name", "qsp"}, {"quotaSharePolicy", fifo}}).ok());
+    MakePolicyQueue("qs", "qsp");
+    for (const char* name : {"a", "b", "c"}) {
+      Json share = TeamShareInQ();
+      share["quotaShareName"] = name;
+      share["jobQueue"] = "qs";
+      ASSERT_TRUE(Call("createquotashare", share).ok());
+    }
+  }
+  std::int64_t Trees() {
+    std::int64_t trees = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir_ / "jobs", ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_regular_file(ec)) trees += static_cast<std::int64_t>(it->file_size(ec));
+    }
+    return trees;
+  }
+  std::string SubmitTo(const std::string& share, const std::string& script) {
+    Result<Json> r = Call("submitservicejob", {{"jobName", share + "-job"},
+                                               {"jobQueue", "qs"},
+                                               {"quotaShareName", share},
+                                               {"serviceJobType", "SAGEMAKER_TRAINING"},
+                                               {"serviceRequestPayload", Payload(script)}});
+    return r.ok() ? r.value()["jobId"].get<std::string>() : "";
+  }
+  bool Done(const std::string& id, const char* name = "done") {
+    return fs::exists(TreeOf(id) / "attempt-1" / "algo-1" / "ml" / "model" / ".." / name);
+  }
+};
+
+// The shares are ranked on what they hold now. Before, on live measures up to 5 minutes old:
+// b's job was measured empty, then wrote 8 MiB, and a's 4 MiB job was terminated although b
+// held twice as much.
+TEST_F(EvictionTest, TheSharesAreRankedOnWhatTheyHoldNotOnAnOldMeasure) {
+  SetUpShares();
+  const std::string c_done = SubmitTo("c", "head -c 1048576 /dev/zero > \"$SM_MODEL_DIR/m\"");
+  ASSERT_TRUE(WaitFor([&] { return FilesBytes(c_done) >= 0; })) << StatusOf(c_done);
+  const std::string a =
+      SubmitTo("a",
+               "head -c 4194304 /dev/zero > \"$SM_MODEL_DIR/m\" && touch \"$SM_MODEL_DIR/../done\";"
+               " sleep 600");
+  const std::string b = SubmitTo(
+      "b",
+      "touch \"$SM_MODEL_DIR/../done\"; while [ ! -e \"$SM_MODEL_DIR/../go\" ]; do sleep 0.05;"
+      " done; head -c 8388608 /dev/zero > \"$SM_MODEL_DIR/m\" && touch "
+      "\"$SM_MODEL_DIR/../wrote\"; sleep 600");
+  ASSERT_TRUE(WaitFor([&] { return Done(a) && Done(b); }));
+  // 91 %: the removal pass measures the live trees (a: 4 MiB, b: ~0) and removes c's tree.
+  fixed_bytes_ = 91 * kMiB + kMiB / 2 - Trees();
+  ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(c_done) != 0; })) << Allot(c_done).dump();
+  // b now writes 8 MiB, and the disk passes 96 %.
+  std::ofstream(TreeOf(b) / "attempt-1" / "algo-1" / "ml" / "go").put('x');
+  ASSERT_TRUE(WaitFor([&] { return Done(b, "wrote"); }));
+  fixed_bytes_ = 96 * kMiB - Trees();
+  const bool a_failed = WaitFor([&] { return StatusOf(a) == "FAILED"; }, 5);
+  const bool b_failed = StatusOf(b) == "FAILED";
+  EXPECT_FALSE(a_failed) << "a's job was evicted, though share b holds twice as much";
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(b) == "FAILED"; }, 5) || b_failed);
+  (void)Call("terminateservicejob", {{"jobId", a}, {"reason", "done"}});
+  (void)Call("terminateservicejob", {{"jobId", b}, {"reason", "done"}});
+}
+
+// The eviction's own batch fails (the store's writes fail on a full disk) and the rollback drops
+// the termination: the next check evicts again. Before, the job was still taken as evicted, ran
+// on, and no job was evicted again until it ended by itself.
+TEST_F(EvictionTest, AnEvictionLostInARollbackIsMadeAgain) {
+  SetUpShares();
+  const std::string a =
+      SubmitTo("a",
+               "head -c 4194304 /dev/zero > \"$SM_MODEL_DIR/m\" && touch \"$SM_MODEL_DIR/../done\";"
+               " sleep 600");
+  ASSERT_TRUE(WaitFor([&] { return Done(a); }));
+  store_->Fail(ResourceExhausted("disk full"));
+  fixed_bytes_ = 97 * kMiB - Trees();
+  ASSERT_TRUE(WaitFor([this] { return controller_->rolling_back(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  store_->Heal();
+  ASSERT_TRUE(WaitFor([this] { return !controller_->rolling_back(); }));
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(a) == "FAILED"; }, 10))
+      << "still " << StatusOf(a) << " at 97 % used, 10 s after the rollback";
+  (void)Call("terminateservicejob", {{"jobId", a}, {"reason", "done"}});
 }
 
 // A chain deeper than the walks go hides what lies below it: such a tree is charged what its
