@@ -291,6 +291,7 @@ TEST_F(JobFilesTest, RunningJobsThatFillTheDiskLoseTheLargestOfTheShareHoldingTh
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   EXPECT_EQ(StatusOf(small), "RUNNING");  // one is enough: under the mark again
   ASSERT_TRUE(Call("terminateservicejob", {{"jobId", small}, {"reason", "done"}}).ok());
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(small) == "FAILED"; }));
 }
 
 // Shares a, b and c in queue qs, on a file system of 100 MiB whose use is the trees' file sizes
@@ -365,6 +366,7 @@ TEST_F(EvictionTest, TheSharesAreRankedOnWhatTheyHoldNotOnAnOldMeasure) {
   EXPECT_TRUE(WaitFor([&] { return StatusOf(b) == "FAILED"; }, 5) || b_failed);
   (void)Call("terminateservicejob", {{"jobId", a}, {"reason", "done"}});
   (void)Call("terminateservicejob", {{"jobId", b}, {"reason", "done"}});
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(a) == "FAILED" && StatusOf(b) == "FAILED"; }));
 }
 
 // The eviction's own batch fails (the store's writes fail on a full disk) and the rollback drops
@@ -386,6 +388,7 @@ TEST_F(EvictionTest, AnEvictionLostInARollbackIsMadeAgain) {
   EXPECT_TRUE(WaitFor([&] { return StatusOf(a) == "FAILED"; }, 10))
       << "still " << StatusOf(a) << " at 97 % used, 10 s after the rollback";
   (void)Call("terminateservicejob", {{"jobId", a}, {"reason", "done"}});
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(a) == "FAILED"; }));
 }
 
 // A chain deeper than the walks go hides what lies below it: such a tree is charged what its

@@ -237,6 +237,8 @@ TEST_F(RecoveryTest, TheSlotOfAnAttemptEndedThisWayIsNotHandedOutTwice) {
   for (const std::string& id : {e, f}) {
     EXPECT_TRUE(Call("terminateservicejob", {{"jobId", id}, {"reason", "done"}}).ok());
   }
+  // Ended before the controller goes: no trainer outlives the test.
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(e) == "FAILED" && StatusOf(f) == "FAILED"; }));
 }
 
 }  // namespace
