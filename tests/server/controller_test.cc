@@ -98,6 +98,21 @@ class HeldLaunchTest : public ControllerTest {
     if (held_ != nullptr) held_->Release();
     ControllerTest::TearDown();
   }
+  // Queue "wide" on an environment of 9 ml.g5.xlarge (one share's 8 launches at once, and more),
+  // under scheduling `policy` if one is named.
+  void MakeWideQueue(const std::string& policy = "") {
+    ASSERT_TRUE(Call("createserviceenvironment",
+                     {{"serviceEnvironmentName", "wide-env"},
+                      {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
+                      {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 9}}}}})
+                    .ok());
+    Json queue = {
+        {"jobQueueName", "wide"},
+        {"priority", 3},
+        {"serviceEnvironmentOrder", {{{"order", 1}, {"serviceEnvironment", "wide-env"}}}}};
+    if (!policy.empty()) queue["schedulingPolicyArn"] = policy;
+    ASSERT_TRUE(Call("createjobqueue", queue).ok());
+  }
   HeldLaunches* held_ = nullptr;
 };
 
@@ -125,16 +140,7 @@ TEST_F(HeldLaunchTest, ALongLaunchHoldsUpNoOtherAndAStopMeanwhileIsKept) {
 // waits there ends it at once. Before, the terminate waited until the share's held launches
 // (restores of huge checkpoints, say) let it begin, only to be skipped then.
 TEST_F(HeldLaunchTest, AStopOfALaunchHeldBehindItsSharesOthersEndsItAtOnce) {
-  ASSERT_TRUE(Call("createserviceenvironment",
-                   {{"serviceEnvironmentName", "wide-env"},
-                    {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
-                    {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 9}}}}})
-                  .ok());
-  ASSERT_TRUE(Call("createjobqueue", {{"jobQueueName", "wide"},
-                                      {"priority", 3},
-                                      {"serviceEnvironmentOrder",
-                                       {{{"order", 1}, {"serviceEnvironment", "wide-env"}}}}})
-                  .ok());
+  MakeWideQueue();
   std::vector<std::string> held;
   for (int i = 0; i < 8; ++i)
     held.push_back(Submit("held-" + std::to_string(i), "echo HOLD", "wide"));
@@ -160,17 +166,7 @@ TEST_F(HeldLaunchTest, APreemptedLaunchThatNeverBeganUsesNoPreemption) {
       Call("createschedulingpolicy",
            {{"name", "shares"}, {"quotaSharePolicy", {{"idleResourceAssignmentStrategy", "FIFO"}}}})
           .ok());
-  ASSERT_TRUE(Call("createserviceenvironment",
-                   {{"serviceEnvironmentName", "wide-env"},
-                    {"serviceEnvironmentType", "SAGEMAKER_TRAINING"},
-                    {"capacityLimits", {{{"capacityUnit", "ml.g5.xlarge"}, {"maxCapacity", 9}}}}})
-                  .ok());
-  ASSERT_TRUE(Call("createjobqueue", {{"jobQueueName", "wide"},
-                                      {"priority", 3},
-                                      {"schedulingPolicyArn", "shares"},
-                                      {"serviceEnvironmentOrder",
-                                       {{{"order", 1}, {"serviceEnvironment", "wide-env"}}}}})
-                  .ok());
+  MakeWideQueue("shares");
   Result<Json> share =
       Call("createquotashare",
            {{"quotaShareName", "team"},

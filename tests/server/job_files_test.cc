@@ -229,71 +229,6 @@ TEST_F(JobFilesTest, ARunningJobsTreeCountsTowardWhatItsShareHolds) {
   ASSERT_TRUE(Call("terminateservicejob", {{"jobId", a_running}, {"reason", "done"}}).ok());
 }
 
-// Running jobs alone fill the disk: past the eviction mark (95 %), with no finished tree left,
-// the job with the largest tree in the share holding the most is terminated, one at a time, and
-// its tree removed once it ended. Before, nothing stopped them: the disk filled, the store's
-// writes failed, and every team's calls failed with it.
-TEST_F(JobFilesTest, RunningJobsThatFillTheDiskLoseTheLargestOfTheShareHoldingTheMost) {
-  static constexpr std::int64_t kSmallTotal = 100 * kMiB;
-  usage_ = [this]() -> std::pair<std::int64_t, std::int64_t> {
-    std::int64_t trees = 0;
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(dir_ / "jobs", ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_regular_file(ec)) trees += static_cast<std::int64_t>(it->file_size(ec));
-    }
-    return {fixed_bytes_.load() + trees, kSmallTotal};
-  };
-  Restart(90, 85, /*controlled=*/true);
-  const Json fifo = {{"idleResourceAssignmentStrategy", "FIFO"}};
-  ASSERT_TRUE(Call("createschedulingpolicy", {{"name", "qsp"}, {"quotaSharePolicy", fifo}}).ok());
-  MakePolicyQueue("qs", "qsp");
-  for (const char* name : {"a", "b"}) {
-    Json share = TeamShareInQ();
-    share["quotaShareName"] = name;
-    share["jobQueue"] = "qs";
-    ASSERT_TRUE(Call("createquotashare", share).ok());
-  }
-  auto submit = [&](const std::string& share, int mib) {
-    const std::string script =
-        "head -c " + std::to_string(mib * kMiB) +
-        " /dev/zero > \"$SM_MODEL_DIR/m\" && touch \"$SM_MODEL_DIR/../done\";"
-        " sleep 600";
-    Result<Json> r = Call("submitservicejob", {{"jobName", share + "-job"},
-                                               {"jobQueue", "qs"},
-                                               {"quotaShareName", share},
-                                               {"serviceJobType", "SAGEMAKER_TRAINING"},
-                                               {"serviceRequestPayload", Payload(script)}});
-    return r.ok() ? r.value()["jobId"].get<std::string>() : "";
-  };
-  const std::string big = submit("a", 4);
-  const std::string small = submit("b", 1);
-  for (const std::string& id : {big, small}) {
-    ASSERT_TRUE(WaitFor([&] {
-      return fs::exists(TreeOf(id) / "attempt-1" / "algo-1" / "ml" / "model" / ".." / "done");
-    })) << StatusOf(id);
-  }
-  // 92 %: past the high mark, but nothing finished to remove and under the eviction mark.
-  fixed_bytes_ = 92 * kMiB - usage_().first;
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // six checks
-  EXPECT_EQ(StatusOf(big), "RUNNING");
-  EXPECT_EQ(StatusOf(small), "RUNNING");
-  // 96 %: a holds the most; its job goes, and its tree with it (96 - 4 = 92 %, under the mark).
-  fixed_bytes_ = 96 * kMiB - (usage_().first - fixed_bytes_);
-  ASSERT_TRUE(WaitFor([&] { return StatusOf(big) == "FAILED"; })) << StatusOf(big);
-  Result<Json> d = Call("describeservicejob", {{"jobId", big}});
-  ASSERT_TRUE(d.ok());
-  const std::string reason = d.value().value("statusReason", "");
-  EXPECT_EQ(reason.rfind("Terminated to free the jobs' file system: it was 96% used", 0), 0U)
-      << reason;
-  EXPECT_NE(reason.find("qs/a"), std::string::npos) << reason;
-  EXPECT_TRUE(WaitFor([&] { return FilesRemovedAt(big) != 0; })) << Allot(big).dump();
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
-  EXPECT_EQ(StatusOf(small), "RUNNING");  // one is enough: under the mark again
-  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", small}, {"reason", "done"}}).ok());
-  EXPECT_TRUE(WaitFor([&] { return StatusOf(small) == "FAILED"; }));
-}
-
 // Shares a, b and c in queue qs, on a file system of 100 MiB whose use is the trees' file sizes
 // plus fixed_bytes_. (The two tests below are a review's, each failing on 06ed38b.)
 class EvictionTest : public JobFilesTest {
@@ -389,6 +324,40 @@ TEST_F(EvictionTest, AnEvictionLostInARollbackIsMadeAgain) {
       << "still " << StatusOf(a) << " at 97 % used, 10 s after the rollback";
   (void)Call("terminateservicejob", {{"jobId", a}, {"reason", "done"}});
   EXPECT_TRUE(WaitFor([&] { return StatusOf(a) == "FAILED"; }));
+}
+
+// Running jobs alone fill the disk: past the eviction mark (95 %), with no finished tree left,
+// the job with the largest tree in the share holding the most is terminated, one at a time, and
+// its tree removed once it ended. Before, nothing stopped them: the disk filled, the store's
+// writes failed, and every team's calls failed with it.
+TEST_F(EvictionTest, RunningJobsThatFillTheDiskLoseTheLargestOfTheShareHoldingTheMost) {
+  SetUpShares();
+  auto writes = [](int mib) {
+    return "head -c " + std::to_string(mib * kMiB) +
+           " /dev/zero > \"$SM_MODEL_DIR/m\" && touch \"$SM_MODEL_DIR/../done\"; sleep 600";
+  };
+  const std::string big = SubmitTo("a", writes(4));
+  const std::string small = SubmitTo("b", writes(1));
+  ASSERT_TRUE(WaitFor([&] { return Done(big) && Done(small); }));
+  // 92 %: past the high mark, but nothing finished to remove and under the eviction mark.
+  fixed_bytes_ = 92 * kMiB - Trees();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // six checks
+  EXPECT_EQ(StatusOf(big), "RUNNING");
+  EXPECT_EQ(StatusOf(small), "RUNNING");
+  // 96 %: a holds the most; its job goes, and its tree with it (96 - 4 = 92 %, under the mark).
+  fixed_bytes_ = 96 * kMiB - Trees();
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(big) == "FAILED"; })) << StatusOf(big);
+  Result<Json> d = Call("describeservicejob", {{"jobId", big}});
+  ASSERT_TRUE(d.ok());
+  const std::string reason = d.value().value("statusReason", "");
+  EXPECT_EQ(reason.rfind("Terminated to free the jobs' file system: it was 96% used", 0), 0U)
+      << reason;
+  EXPECT_NE(reason.find("qs/a"), std::string::npos) << reason;
+  EXPECT_TRUE(WaitFor([&] { return FilesRemovedAt(big) != 0; })) << Allot(big).dump();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_EQ(StatusOf(small), "RUNNING");  // one is enough: under the mark again
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", small}, {"reason", "done"}}).ok());
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(small) == "FAILED"; }));
 }
 
 // A chain deeper than the walks go hides what lies below it: such a tree is charged what its
