@@ -87,5 +87,60 @@ class JobFilesTest(unittest.TestCase):
         self.assertIn("job_files.removed", self.server.log_text(tail=None))
 
 
+
+BWRAP = "/usr/bin/bwrap"
+
+
+@unittest.skipUnless(os.access(BWRAP, os.X_OK), f"{BWRAP} is not installed")
+@unittest.skipUnless(os.geteuid() == 0, "per-share uids need a server that runs as root")
+class EvictionTest(unittest.TestCase):
+    """Running jobs that fill the disk: past --job-files-evict-percent, with nothing finished left
+    to remove, the largest job of the share holding the most is terminated. A share whose job
+    deletes its file but keeps it open takes the disk all the same: in the sandbox its uid's
+    processes are asked what they hold, so it cannot look small and get another team's job
+    terminated in its place."""
+
+    def setUp(self):
+        self.mount = mount_tmpfs(self, "64m")
+        self.server = AllotServer("--job-files-high-percent", "25",
+                                  "--job-files-low-percent", "20",
+                                  "--job-files-evict-percent", "30",
+                                  data_dir=os.path.join(self.mount, "data"))
+        os.makedirs(self.server.data_dir)
+
+    def tearDown(self):  # before the cleanup that unmounts
+        self.server.stop()
+        self.server.kill_job_processes()
+
+    def test_a_share_hiding_its_files_open_is_the_one_that_loses_its_job(self):
+        self.server.start()
+        batch = self.server.client()
+        fx = Fixture(batch)
+        queue, _ = fx.qm_queue(capacity=2, shares=(("a", 1), ("b", 1)))
+        # b: 6 MiB in its tree, for all to see.
+        b_job = fx.submit(queue, share="b", script=(
+            f'head -c {6 * MIB} /dev/zero > "$SM_MODEL_DIR/model.bin"; '
+            'touch "$SM_MODEL_DIR/../done"; sleep 600'))["jobId"]
+        wait_for(lambda: os.path.exists(self.server.host_dir(b_job, 1, "algo-1", "ml", "done")),
+                 timeout=60, what="b's job to write its files")
+        # a: 20 MiB in a file it deleted but holds open: no walk of its tree sees them.
+        a_job = fx.submit(queue, share="a", script=(
+            'exec 3> "$SM_MODEL_DIR/hidden"; '
+            f'head -c {20 * MIB} /dev/zero >&3; rm "$SM_MODEL_DIR/hidden"; '
+            'touch "$SM_MODEL_DIR/../done"; sleep 600'))["jobId"]
+        wait_for(lambda: os.path.exists(self.server.host_dir(a_job, 1, "algo-1", "ml", "done")),
+                 timeout=60, what="a's job to write its files")
+        st = os.statvfs(self.mount)
+        used = 1 - st.f_bavail / st.f_blocks
+        self.assertGreater(used, 0.40, "the two jobs should hold over 40 % of the file system")
+        # Over 30 %, nothing finished: a holds the most (20 MiB, open), so a's job goes.
+        d = fx.wait_status(a_job, ("FAILED",), timeout=60)
+        self.assertTrue(d.get("statusReason", "").startswith(
+            "Terminated to free the jobs' file system"), d.get("statusReason"))
+        self.assertIn("/a, ", d["statusReason"])
+        self.assertEqual(batch.describe_service_job(jobId=b_job)["status"], "RUNNING")
+        batch.terminate_service_job(jobId=b_job, reason="done")
+        fx.wait_status(b_job, ("FAILED",), timeout=60)
+
 if __name__ == "__main__":
     unittest.main()
