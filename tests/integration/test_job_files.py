@@ -18,17 +18,23 @@ def writes(mib):
     return f'echo wrote; head -c {mib * MIB} /dev/zero > "$SM_MODEL_DIR/model.bin"'
 
 
-class JobFilesTest(unittest.TestCase):
+class TmpfsServerCase(unittest.TestCase):
+    """A server whose data directory is on a 64 MiB tmpfs, with `server_args`."""
+
+    server_args = ()
+
     def setUp(self):
         self.mount = mount_tmpfs(self, "64m")
-        self.server = AllotServer("--job-files-high-percent", "50",
-                                  "--job-files-low-percent", "30",
-                                  data_dir=os.path.join(self.mount, "data"))
+        self.server = AllotServer(*self.server_args, data_dir=os.path.join(self.mount, "data"))
         os.makedirs(self.server.data_dir)
 
     def tearDown(self):  # before the cleanup that unmounts
         self.server.stop()
         self.server.kill_job_processes()
+
+
+class JobFilesTest(TmpfsServerCase):
+    server_args = ("--job-files-high-percent", "50", "--job-files-low-percent", "30")
 
     def allot(self, job_id):
         status, body = self.server.raw("describeservicejob", {"jobId": job_id})
@@ -93,24 +99,15 @@ BWRAP = "/usr/bin/bwrap"
 
 @unittest.skipUnless(os.access(BWRAP, os.X_OK), f"{BWRAP} is not installed")
 @unittest.skipUnless(os.geteuid() == 0, "per-share uids need a server that runs as root")
-class EvictionTest(unittest.TestCase):
+class EvictionTest(TmpfsServerCase):
     """Running jobs that fill the disk: past --job-files-evict-percent, with nothing finished left
     to remove, the largest job of the share holding the most is terminated. A share whose job
     deletes its file but keeps it open takes the disk all the same: in the sandbox its uid's
     processes are asked what they hold, so it cannot look small and get another team's job
     terminated in its place."""
 
-    def setUp(self):
-        self.mount = mount_tmpfs(self, "64m")
-        self.server = AllotServer("--job-files-high-percent", "25",
-                                  "--job-files-low-percent", "20",
-                                  "--job-files-evict-percent", "30",
-                                  data_dir=os.path.join(self.mount, "data"))
-        os.makedirs(self.server.data_dir)
-
-    def tearDown(self):  # before the cleanup that unmounts
-        self.server.stop()
-        self.server.kill_job_processes()
+    server_args = ("--job-files-high-percent", "25", "--job-files-low-percent", "20",
+                   "--job-files-evict-percent", "30")
 
     def test_a_share_hiding_its_files_open_is_the_one_that_loses_its_job(self):
         self.server.start()
