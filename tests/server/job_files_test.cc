@@ -246,7 +246,7 @@ TEST_F(EvictionTest, TheSharesAreRankedOnWhatTheyHoldNotOnAnOldMeasure) {
   const bool a_failed = WaitFor([&] { return StatusOf(a) == "FAILED"; }, 5);
   const bool b_failed = StatusOf(b) == "FAILED";
   EXPECT_FALSE(a_failed) << "a's job was evicted, though share b holds twice as much";
-  EXPECT_TRUE(WaitFor([&] { return StatusOf(b) == "FAILED"; }, 5) || b_failed);
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(b) == "FAILED"; }, 20) || b_failed);
   (void)Call("terminateservicejob", {{"jobId", a}, {"reason", "done"}});
   (void)Call("terminateservicejob", {{"jobId", b}, {"reason", "done"}});
   EXPECT_TRUE(WaitFor([&] { return StatusOf(a) == "FAILED" && StatusOf(b) == "FAILED"; }));
@@ -268,8 +268,8 @@ TEST_F(EvictionTest, AnEvictionLostInARollbackIsMadeAgain) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   store_->Heal();
   ASSERT_TRUE(WaitFor([this] { return !controller_->rolling_back(); }));
-  EXPECT_TRUE(WaitFor([&] { return StatusOf(a) == "FAILED"; }, 10))
-      << "still " << StatusOf(a) << " at 97 % used, 10 s after the rollback";
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(a) == "FAILED"; }, 20))
+      << "still " << StatusOf(a) << " at 97 % used, 20 s after the rollback";
   (void)Call("terminateservicejob", {{"jobId", a}, {"reason", "done"}});
   EXPECT_TRUE(WaitFor([&] { return StatusOf(a) == "FAILED"; }));
 }
