@@ -152,6 +152,7 @@ class Controller {
   // A dispatched attempt under a stop that left nothing to adopt adds its end to `stops_ended`.
   void RecoverJob(JobRecord record, std::vector<model::AttemptEnded>* stops_ended);
   bool AdoptAttempt(JobRecord& job);
+  model::RestoreJob::Running RestoreDispatched(JobRecord& job);              // requires mu_
   model::AttemptEnded RestoreLostStoppedAttempt(JobRecord& job);             // requires mu_
   void UntouchIfUnchanged(JobRecord& job, const RestoreSnapshot& original);  // requires mu_
   // The launch details of a job, read from its stored payload (a launch worker or the recovery,

@@ -37,23 +37,6 @@ Result<std::vector<Record>> LoadRecords(store::Store& store, store::Kind kind,
   return out;
 }
 
-// How a dispatched job's attempt comes back into the engine: as running since it started, and
-// under the stop it was given before the restart, if any (decisions.cc keeps it in the record).
-// A termination's or a timeout's reason is the job's final one: `reason` becomes it.
-model::RestoreJob::Running RunningAsRecorded(const JobRecord& job, std::string* reason) {
-  model::RestoreJob::Running running;
-  if (!job.attempts().empty()) running.attempt_started = job.attempts().back().started_at;
-  running.running_since = running.attempt_started;
-  if (job.history && job.history->stopping) {
-    const StopRecord& stop = *job.history->stopping;
-    running.stopping = true;
-    running.stop_kind = stop.kind;
-    running.stop_rule = job.history->stop_rule.value_or(model::PreemptionRule::kReclaim);
-    if (running.stop_kind != model::StopKind::kPreemption) *reason = stop.reason;
-  }
-  return running;
-}
-
 }  // namespace
 
 // What a restore may change in a job record: a job that comes back as it was is not written.
@@ -285,13 +268,7 @@ bool Controller::AdoptAttempt(JobRecord& job) {
   // AlreadyExists: the executor still watches it (a rebuild after a failed write, not a restart).
   const Status adopted = executor_->Adopt(spec);
   if (!adopted.ok() && adopted.code() != StatusCode::kAlreadyExists) return false;
-  MarkSlotsTaken(job);
-  std::string reason = job.status_reason;
-  const model::RestoreJob::Running running = RunningAsRecorded(job, &reason);
-  SetJobStatus(job, model::JobStatus::kSubmitted);  // the restore reports SUBMITTED -> RUNNING
-  Touch(job);
-  ApplyBackground(model::RestoreJob{job.Spec(), attempt, job.failed_attempts, job.preemptions,
-                                    job.last_checkpoint, reason, running});
+  const model::RestoreJob::Running running = RestoreDispatched(job);
   if (running.stopping) {
     // The stop may never have reached the attempt (the server went down between the stop's
     // commit and its effect): it is given again. A second stop of an attempt already stopping
@@ -304,29 +281,45 @@ bool Controller::AdoptAttempt(JobRecord& job) {
   return true;
 }
 
+// Brings a dispatched job's attempt back into the engine as RUNNING since it started, holding
+// its capacity and its slots, under the stop it was given before the restart, if any
+// (decisions.cc keeps it in the record; a termination's or a timeout's reason is the job's
+// final one).
+model::RestoreJob::Running Controller::RestoreDispatched(JobRecord& job) {
+  model::RestoreJob::Running running;
+  if (!job.attempts().empty()) running.attempt_started = job.attempts().back().started_at;
+  running.running_since = running.attempt_started;
+  std::string reason = job.status_reason;
+  if (job.history && job.history->stopping) {
+    const StopRecord& stop = *job.history->stopping;
+    running.stopping = true;
+    running.stop_kind = stop.kind;
+    running.stop_rule = job.history->stop_rule.value_or(model::PreemptionRule::kReclaim);
+    if (running.stop_kind != model::StopKind::kPreemption) reason = stop.reason;
+  }
+  MarkSlotsTaken(job);
+  SetJobStatus(job, model::JobStatus::kSubmitted);  // the restore reports SUBMITTED -> RUNNING
+  Touch(job);
+  ApplyBackground(model::RestoreJob{job.Spec(), job.attempt, job.failed_attempts, job.preemptions,
+                                    job.last_checkpoint, reason, running});
+  return running;
+}
+
 // An attempt under a stop that left nothing to adopt (it ended, or never began, while the server
 // was down) is restored as stopping, and the end returned for the caller to apply: the attempt
 // then ends the way its stop says (a termination or a timeout fails the job, a preemption
 // requeues it and counts). Requeued as lost instead, a terminated job would run again: a restart
 // must not undo an acknowledged TerminateServiceJob.
 model::AttemptEnded Controller::RestoreLostStoppedAttempt(JobRecord& job) {
-  const model::JobId seq = job.seq;
-  const int attempt = job.attempt;
-  std::string reason = job.status_reason;
-  const model::RestoreJob::Running running = RunningAsRecorded(job, &reason);
   // Still SCHEDULED with no host recorded: its processes never started (a launch held back, or
   // stopped before it began), so a preemption of it counts nothing.
   const bool began =
       job.status != model::JobStatus::kScheduled || (job.history && !job.history->hosts.empty());
   if (job.history) job.history->hosts.clear();
   // Its slots are held until its end frees them: a job dispatched meanwhile must not take them.
-  MarkSlotsTaken(job);
-  SetJobStatus(job, model::JobStatus::kSubmitted);
-  Touch(job);
-  ApplyBackground(model::RestoreJob{job.Spec(), attempt, job.failed_attempts, job.preemptions,
-                                    job.last_checkpoint, reason, running});
-  return model::AttemptEnded{.job = seq,
-                             .attempt = attempt,
+  RestoreDispatched(job);
+  return model::AttemptEnded{.job = job.seq,
+                             .attempt = job.attempt,
                              .outcome = model::AttemptOutcome::kFailed,
                              .reason = kLostReason,
                              .began = began};
