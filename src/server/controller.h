@@ -504,7 +504,6 @@ class Controller {
   struct LiveMeasure {
     std::int64_t bytes = 0;
     Timestamp at = 0;
-    std::string share;  // "queue/share"
   };
   std::map<model::JobId, LiveMeasure> live_measures_;
   static constexpr Duration kLiveMeasureAge = Seconds(300);

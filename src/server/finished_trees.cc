@@ -83,7 +83,7 @@ std::int64_t FinishedTrees::Bytes(const std::string& share) const {
   return it == shares_.end() ? 0 : it->second.bytes;
 }
 
-std::optional<LiveTree> PickEviction(const std::vector<LiveTree>& live,
+std::optional<Eviction> PickEviction(const std::vector<LiveTree>& live,
                                      const FinishedTrees& finished, std::int64_t excess) {
   std::map<std::string, std::int64_t> held;  // each share with a live tree: all it holds
   std::int64_t live_bytes = 0;
@@ -97,10 +97,13 @@ std::optional<LiveTree> PickEviction(const std::vector<LiveTree>& live,
   // The first of the largest: ties go by name (the map's order).
   const auto share = std::max_element(
       held.begin(), held.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-  std::optional<LiveTree> pick;
+  std::optional<Eviction> pick;
   for (const LiveTree& t : live) {
     if (t.share != share->first || t.bytes <= 0 || t.stopping) continue;
-    if (!pick || t.bytes > pick->bytes || (t.bytes == pick->bytes && t.seq > pick->seq)) pick = t;
+    if (!pick || t.bytes > pick->tree.bytes ||
+        (t.bytes == pick->tree.bytes && t.seq > pick->tree.seq)) {
+      pick = Eviction{t, share->second};
+    }
   }
   return pick;
 }

@@ -76,13 +76,19 @@ struct LiveTree {
   bool stopping = false;  // under a stop already: counts for its share, never picked
 };
 
+// The job to terminate, and what its share holds (its finished and its live trees).
+struct Eviction {
+  LiveTree tree;
+  std::int64_t share_bytes = 0;
+};
+
 // The job to terminate when the file system stays past the eviction mark and no finished tree
 // is left to remove (kubelet's eviction under disk pressure, by tenant): the largest live tree of
 // the share that holds the most (its finished and its live trees; ties: the share's name), ties
 // within it to the newest job (the largest seq). None when the live trees together hold less
 // than `excess` (the bytes over the mark): then what fills the disk is not the jobs' files, and
 // terminating jobs would not free it.
-std::optional<LiveTree> PickEviction(const std::vector<LiveTree>& live,
+std::optional<Eviction> PickEviction(const std::vector<LiveTree>& live,
                                      const FinishedTrees& finished, std::int64_t excess = 0);
 
 }  // namespace allot::server

@@ -212,8 +212,8 @@ std::map<std::string, std::int64_t> Controller::MeasureLiveTrees(bool fresh) {
       m = cached->second;
     } else {
       const Measured measured = MeasureTree(JobDir(l.id), files_stopping_, holders_of(l));
-      const std::int64_t read = std::max<std::int64_t>(measured.bytes, 0);
-      m = {measured.complete ? read : std::max(read, charge_if_partial[l.seq]), now, l.share};
+      m = {measured.complete ? measured.bytes : std::max(measured.bytes, charge_if_partial[l.seq]),
+           now};
     }
     bytes[l.share] += m.bytes;
     kept[l.seq] = m;
@@ -311,31 +311,31 @@ void Controller::EvictIfFull(const DiskUsage& usage) {
     if (job == nullptr || !HasLiveTree(*job)) continue;
     // A job already under a stop still counts for its share, but is not picked again: its own
     // stop (a user's termination, a preemption that requeues it) stands.
-    live.push_back({seq, m.share, m.bytes, job->history && job->history->stopping.has_value()});
+    live.push_back(
+        {seq, job->ShareKey(), m.bytes, job->history && job->history->stopping.has_value()});
   }
   const auto mark_bytes = static_cast<std::int64_t>(static_cast<double>(usage.total) / 100 * mark);
-  const std::optional<LiveTree> pick = PickEviction(live, finished_trees_, usage.used - mark_bytes);
-  if (!pick) return;
-  std::int64_t share_bytes = finished_trees_.Bytes(pick->share);
-  for (const LiveTree& t : live) {
-    if (t.share == pick->share) share_bytes += t.bytes;
-  }
-  JobRecord* job = JobBySeq(pick->seq);
+  const std::optional<Eviction> eviction =
+      PickEviction(live, finished_trees_, usage.used - mark_bytes);
+  if (!eviction) return;
+  const LiveTree& pick = eviction->tree;
+  const std::int64_t share_bytes = eviction->share_bytes;
+  JobRecord* job = JobBySeq(pick.seq);
   const std::string reason =
       "Terminated to free the jobs' file system: it was " +
       std::to_string(static_cast<int>(Percent(usage))) + "% used (more than " +
       std::to_string(mark) + "%: allot server --job-files-evict-percent) with no finished job's " +
-      "files left to remove, and this job's files (" + std::to_string(pick->bytes) +
-      " bytes) were the largest of the quota share holding the most (" + pick->share + ", " +
+      "files left to remove, and this job's files (" + std::to_string(pick.bytes) +
+      " bytes) were the largest of the quota share holding the most (" + pick.share + ", " +
       std::to_string(share_bytes) + " bytes)";
   log::Warn("job_files.evicted", {{"job", job->id},
-                                  {"share", pick->share},
-                                  {"bytes", pick->bytes},
+                                  {"share", pick.share},
+                                  {"bytes", pick.bytes},
                                   {"share_bytes", share_bytes},
                                   {"used_percent", Percent(usage)}});
-  evicted_ = pick->seq;
+  evicted_ = pick.seq;
   Touch(*job);
-  ApplyBackground(model::TerminateJob{pick->seq, reason});
+  ApplyBackground(model::TerminateJob{pick.seq, reason});
   Finish();
 }
 

@@ -89,13 +89,14 @@ TEST(PickEvictionTest, TheLargestLiveTreeOfTheShareHoldingTheMost) {
   FinishedTrees finished;
   finished.Add("q/b", 100, 1, 5);
   const std::vector<LiveTree> live = {{10, "q/a", 6}, {11, "q/b", 1}, {12, "q/b", 2}};
-  const std::optional<LiveTree> pick = PickEviction(live, finished);
+  const std::optional<Eviction> pick = PickEviction(live, finished);
   ASSERT_TRUE(pick.has_value());
-  EXPECT_EQ(pick->seq, 12U);
-  EXPECT_EQ(pick->share, "q/b");
-  EXPECT_EQ(pick->bytes, 2);
+  EXPECT_EQ(pick->tree.seq, 12U);
+  EXPECT_EQ(pick->tree.share, "q/b");
+  EXPECT_EQ(pick->tree.bytes, 2);
+  EXPECT_EQ(pick->share_bytes, 8);  // b's 1 + 2 live and 5 finished
   // Without b's finished tree, a holds the most.
-  EXPECT_EQ(PickEviction(live, FinishedTrees())->seq, 10U);
+  EXPECT_EQ(PickEviction(live, FinishedTrees())->tree.seq, 10U);
 }
 
 TEST(PickEvictionTest, TiesGoToTheShareNameThenTheNewestJob) {
@@ -103,9 +104,9 @@ TEST(PickEvictionTest, TiesGoToTheShareNameThenTheNewestJob) {
                                       {23, "q/a", 0}, {24, "q/b", 0}, {25, "q/c", 2},
                                       {26, "q/c", 1}, {27, "q/a", 0}};
   // a, b and c each hold 3: a by name; its largest tree is 22.
-  EXPECT_EQ(PickEviction(live, FinishedTrees())->seq, 22U);
+  EXPECT_EQ(PickEviction(live, FinishedTrees())->tree.seq, 22U);
   const std::vector<LiveTree> even = {{30, "q/a", 4}, {31, "q/a", 4}, {29, "q/a", 4}};
-  EXPECT_EQ(PickEviction(even, FinishedTrees())->seq, 31U);
+  EXPECT_EQ(PickEviction(even, FinishedTrees())->tree.seq, 31U);
 }
 
 TEST(PickEvictionTest, NothingWhenNoLiveTreeHoldsAnything) {
@@ -120,7 +121,7 @@ TEST(PickEvictionTest, NothingWhenNoLiveTreeHoldsAnything) {
 TEST(PickEvictionTest, NothingWhenTheLiveTreesHoldLessThanTheExcess) {
   const std::vector<LiveTree> live = {{5, "q/a", 3}, {6, "q/b", 2}};
   EXPECT_FALSE(PickEviction(live, FinishedTrees(), 6).has_value());
-  EXPECT_EQ(PickEviction(live, FinishedTrees(), 5)->seq, 5U);
+  EXPECT_EQ(PickEviction(live, FinishedTrees(), 5)->tree.seq, 5U);
 }
 
 }  // namespace
@@ -134,7 +135,7 @@ namespace {
 TEST(PickEvictionTest, AJobUnderAStopIsNotPickedAgain) {
   std::vector<LiveTree> live = {{5, "q/a", 9}, {6, "q/a", 2}, {7, "q/b", 10}};
   live[0].stopping = true;
-  EXPECT_EQ(PickEviction(live, FinishedTrees())->seq, 6U);  // a holds 11, b 10
+  EXPECT_EQ(PickEviction(live, FinishedTrees())->tree.seq, 6U);  // a holds 11, b 10
   live[1].stopping = true;
   EXPECT_FALSE(PickEviction(live, FinishedTrees()).has_value());
 }
