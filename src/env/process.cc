@@ -98,18 +98,26 @@ Status PadMallocHeap() {
   return Status::Ok();
 }
 
-std::vector<pid_t> ProcessesOfUser(uid_t uid) {
+std::vector<pid_t> AllProcesses() {
   std::vector<pid_t> out;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
     const std::string name = entry.path().filename().string();
     pid_t pid = 0;
     const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
-    if (ec != std::errc() || end != name.data() + name.size() || pid <= 0) continue;
-    struct stat st {};
-    if (::stat(entry.path().c_str(), &st) == 0 && st.st_uid == uid) out.push_back(pid);
+    if (ec == std::errc() && end == name.data() + name.size() && pid > 0) out.push_back(pid);
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<pid_t> ProcessesOfUser(uid_t uid) {
+  std::vector<pid_t> out;
+  for (const pid_t pid : AllProcesses()) {
+    struct stat st {};
+    const std::string path = "/proc/" + std::to_string(pid);
+    if (::stat(path.c_str(), &st) == 0 && st.st_uid == uid) out.push_back(pid);
+  }
   return out;
 }
 

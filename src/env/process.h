@@ -23,6 +23,9 @@ std::optional<std::uint64_t> StartTime(pid_t pid);
 // The process `pid` runs and is the one that started at `start_time`.
 bool SameProcessRunning(pid_t pid, std::uint64_t start_time);
 
+// Every process /proc lists (in its PID namespace), in pid order.
+std::vector<pid_t> AllProcesses();
+
 // Every process whose /proc entry belongs to `uid` (its effective user), in pid order: a sandboxed
 // share's processes, each share running as a uid of its own. A process that exits meanwhile is
 // left out.

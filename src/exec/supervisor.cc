@@ -175,12 +175,8 @@ sigset_t StopSignals() {
 // runs in a session and PID namespace of its own, below bwrap: its process group is not bwrap's.
 std::vector<pid_t> Descendants(pid_t root) {
   std::map<pid_t, std::vector<pid_t>> children;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    pid_t pid = 0;
-    const std::string name = entry.path().filename().string();
-    if (!ParseNumber(name.c_str(), pid)) continue;
-    const Result<std::string> stat = env::ReadFile("/proc/" + name + "/stat");
+  for (const pid_t pid : env::AllProcesses()) {
+    const Result<std::string> stat = env::ReadFile("/proc/" + std::to_string(pid) + "/stat");
     if (!stat.ok()) continue;
     const std::size_t paren = stat->rfind(')');
     if (paren == std::string::npos) continue;
