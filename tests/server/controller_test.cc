@@ -23,6 +23,7 @@
 #include "server/config_codec.h"
 #include "server/job_codec.h"
 #include "server/support/controller_fixture.h"
+#include "server/support/forwarding_executor.h"
 #include "server/wire_call.h"
 #include "store/faulty_store.h"
 
@@ -31,9 +32,9 @@ namespace {
 
 // The real executor, whose launches of a job whose command names HOLD wait until Release():
 // a launch that takes long, as a restore of gigabytes of checkpoints does.
-class HeldLaunches final : public exec::Executor {
+class HeldLaunches final : public ForwardingExecutor {
  public:
-  explicit HeldLaunches(std::unique_ptr<exec::Executor> real) : real_(std::move(real)) {}
+  using ForwardingExecutor::ForwardingExecutor;
   Status Launch(const exec::LaunchSpec& spec) override {
     const bool hold = !spec.argv.empty() && spec.argv.back().find("HOLD") != std::string::npos;
     if (hold) {
@@ -43,19 +44,15 @@ class HeldLaunches final : public exec::Executor {
       cv_.wait(lock, [this] { return released_; });
       --waiting_;
     }
-    return real_->Launch(spec);
+    return ForwardingExecutor::Launch(spec);
   }
   void Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (waiting_ > 0) ++stops_while_held_;  // the real executor would not know the attempt
     }
-    real_->Stop(job, attempt, grace, kind);
+    ForwardingExecutor::Stop(job, attempt, grace, kind);
   }
-  Status Adopt(const exec::AdoptSpec& spec) override { return real_->Adopt(spec); }
-  void Detach() override { real_->Detach(); }
-  void ConfigurationChanged() override { real_->ConfigurationChanged(); }
-  bool SandboxActive() const override { return real_->SandboxActive(); }
   void Release() {
     std::lock_guard<std::mutex> lock(mu_);
     released_ = true;
@@ -71,7 +68,6 @@ class HeldLaunches final : public exec::Executor {
   }
 
  private:
-  std::unique_ptr<exec::Executor> real_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool released_ = false;

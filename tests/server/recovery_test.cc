@@ -11,41 +11,36 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "server/support/controller_fixture.h"
+#include "server/support/forwarding_executor.h"
 
 namespace allot::server {
 namespace {
 
 // The real executor, which hands no stop on while `drop` is set: a stop whose effect the server
 // went down before running.
-class StopDropper final : public exec::Executor {
+class StopDropper final : public ForwardingExecutor {
  public:
-  StopDropper(std::unique_ptr<exec::Executor> real, bool drop) : real_(std::move(real)) {
-    drop_ = drop;
-  }
-  Status Launch(const exec::LaunchSpec& spec) override { return real_->Launch(spec); }
+  StopDropper(std::unique_ptr<exec::Executor> real, bool drop)
+      : ForwardingExecutor(std::move(real)), drop_(drop) {}
   void Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++stops_;
       if (drop_) return;
     }
-    real_->Stop(job, attempt, grace, kind);
+    ForwardingExecutor::Stop(job, attempt, grace, kind);
   }
-  Status Adopt(const exec::AdoptSpec& spec) override { return real_->Adopt(spec); }
-  void Detach() override { real_->Detach(); }
-  void ConfigurationChanged() override { real_->ConfigurationChanged(); }
-  bool SandboxActive() const override { return real_->SandboxActive(); }
   int stops() {
     std::lock_guard<std::mutex> lock(mu_);
     return stops_;
   }
 
  private:
-  std::unique_ptr<exec::Executor> real_;
   std::mutex mu_;
-  bool drop_ = false;
+  const bool drop_;
   int stops_ = 0;
 };
 
@@ -60,6 +55,13 @@ class RecoveryTest : public ControllerTest {
       return std::unique_ptr<exec::Executor>(std::move(wrapper));
     };
     Start();
+  }
+  // The server goes down, the first attempts of `ids` leave nothing to adopt (their processes
+  // are killed through the identities the server recorded), and it starts again, passing stops on.
+  void RestartWithoutAttempts(const std::vector<std::string>& ids) {
+    controller_.reset();
+    for (const std::string& id : ids) fs::remove_all(AttemptDir(id, 1));
+    StartWithStops(/*drop=*/false);
   }
   Json Describe(const std::string& id) {
     Result<Json> d = Call("describeservicejob", {{"jobId", id}});
@@ -93,10 +95,7 @@ TEST_F(RecoveryTest, ATerminatedJobWhoseAttemptIsGoneAfterARestartEndsTerminated
   ASSERT_TRUE(WaitFor([&] { return StatusOf(id) == "RUNNING"; })) << StatusOf(id);
   ASSERT_TRUE(Call("terminateservicejob", {{"jobId", id}, {"reason", "no longer needed"}}).ok());
   ASSERT_TRUE(WaitFor([&] { return stops_->stops() == 1; }));
-  controller_.reset();
-  // Its processes are killed through the identities the server recorded (no stray trainer).
-  fs::remove_all(AttemptDir(id, 1));
-  StartWithStops(/*drop=*/false);
+  RestartWithoutAttempts({id});
   const Json d = Describe(id);
   EXPECT_EQ(d["status"], "FAILED") << d.dump();
   EXPECT_EQ(d.value("statusReason", ""), "no longer needed") << d.dump();
@@ -125,9 +124,7 @@ TEST_F(RecoveryTest, AJobTimedOutBeforeARestartWhoseAttemptIsGoneEndsTimedOut) {
   ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
   const std::string id = submitted.value()["jobId"];
   ASSERT_TRUE(WaitFor([&] { return stops_->stops() == 1; })) << Describe(id).dump();
-  controller_.reset();
-  fs::remove_all(AttemptDir(id, 1));
-  StartWithStops(/*drop=*/false);
+  RestartWithoutAttempts({id});
   const Json d = Describe(id);
   EXPECT_EQ(d["status"], "FAILED") << d.dump();
   EXPECT_EQ(d.value("statusReason", ""), "Job attempt duration exceeded timeout") << d.dump();
@@ -188,9 +185,7 @@ TEST_F(RecoveryTest, AVictimWhoseAttemptIsGoneAfterARestartIsRequeuedBehindItsPr
   const std::string urgent =
       submit("urgent", 5, "while [ ! -e " + go.string() + " ]; do sleep 0.05; done");
   ASSERT_TRUE(WaitFor([&] { return stops_->stops() == 1; })) << Describe(victim).dump();
-  controller_.reset();
-  fs::remove_all(AttemptDir(victim, 1));
-  StartWithStops(/*drop=*/false);
+  RestartWithoutAttempts({victim});
   ASSERT_TRUE(WaitFor([&] { return StatusOf(urgent) == "RUNNING"; })) << StatusOf(urgent);
   const Json d = Describe(victim);
   EXPECT_EQ(d["status"], "RUNNABLE") << d.dump();
@@ -219,10 +214,7 @@ TEST_F(RecoveryTest, TheSlotOfAnAttemptEndedThisWayIsNotHandedOutTwice) {
   ASSERT_TRUE(WaitFor([&] { return StatusOf(e) == "RUNNING"; })) << StatusOf(e);
   ASSERT_TRUE(Call("terminateservicejob", {{"jobId", a}, {"reason", "no longer needed"}}).ok());
   ASSERT_TRUE(WaitFor([&] { return stops_->stops() == 1; }));
-  controller_.reset();
-  fs::remove_all(AttemptDir(a, 1));
-  fs::remove_all(AttemptDir(e, 1));
-  StartWithStops(/*drop=*/false);
+  RestartWithoutAttempts({a, e});
   EXPECT_EQ(StatusOf(a), "FAILED");
   ASSERT_TRUE(WaitFor([&] { return StatusOf(e) == "RUNNING"; })) << StatusOf(e);
   const std::string f = job("F");
