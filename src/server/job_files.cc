@@ -197,7 +197,12 @@ std::map<std::string, std::int64_t> Controller::MeasureLiveTrees(bool fresh) {
     if (options_.sandbox) {
       Result<std::optional<exec::JobUser>> user =
           StoredShareUser(*store_, l.queue_name, l.share_name);
-      if (user.ok() && user->has_value()) pids = env::ProcessesOfUser((*user)->uid);
+      if (!user.ok()) {  // measured without them, and said
+        log::Warn("job_files.share_user_unread",
+                  {{"share", l.share}, {"error", user.status().message()}});
+      } else if (user->has_value()) {
+        pids = env::ProcessesOfUser((*user)->uid);
+      }
     }
     return holders.emplace(l.share, std::move(pids)).first->second;
   };
