@@ -238,7 +238,7 @@ void Controller::RemoveTreesIfShort() {
     log::Warn("job_files.check_failed", {{"error", usage.status().message()}});
     return;
   }
-  if (high >= 100 || Percent(*usage) < high) {
+  if (high >= 100 || Percent(*usage) <= high) {  // more than the mark, as docs/server.md says
     files_short_said_ = false;
     return;
   }
@@ -283,13 +283,14 @@ void Controller::RemoveTreesIfShort() {
     if (usage->used <= low_bytes) break;
   }
   ::close(dir_fd);
-  if (Percent(*usage) >= high) SayDiskShort(*usage);
+  if (Percent(*usage) > high) SayDiskShort(*usage);
   EvictIfFull(*usage);
 }
 
 void Controller::EvictIfFull(const DiskUsage& usage) {
   const int mark = std::max(options_.job_files_evict_percent, options_.job_files_high_percent);
-  if (mark >= 100 || Percent(usage) < mark) return;
+  // Strictly more than the mark, as the reason says: at the mark itself nothing is over it.
+  if (mark >= 100 || Percent(usage) <= mark) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (broken_) return;  // nothing can be written; the check after the rollback decides
