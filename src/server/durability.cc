@@ -69,7 +69,6 @@ void Controller::ResetState() {
   armed_deadline_ = kNoDeadline;
   finished_trees_ = FinishedTrees();
   to_measure_.clear();
-  evicted_ = 0;  // its termination may be lost with the batch: the next check decides again
 }
 
 // 1. Wait until every batch submitted before has been processed (an empty batch goes through the

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/civil_time.h"
@@ -77,6 +78,12 @@ bool HasTree(const JobRecord& job) {
 bool HasLiveTree(const JobRecord& job) {
   return !model::IsTerminal(job.status) && !job.attempts().empty();
 }
+
+// How every eviction's reason begins: it marks a job terminated for the disk, in its stop while
+// it stops and in its statusReason once it ended, where a restart and a rollback find it.
+constexpr std::string_view kEvictionReason = "Terminated to free the jobs' file system";
+
+bool IsEviction(std::string_view reason) { return reason.starts_with(kEvictionReason); }
 
 }  // namespace
 
@@ -287,6 +294,20 @@ void Controller::RemoveTreesIfShort() {
   EvictIfFull(*usage);
 }
 
+// One at a time: the next waits while the last one stops, and until its tree is measured (then
+// removable). Read from the records rather than kept apart, so it holds across a restart, and a
+// rollback that lost the termination with its batch lets the next check decide again.
+bool Controller::EvictionUnderway() const {
+  for (const auto& [seq, job] : jobs_) {
+    if (!job.history) continue;
+    if (HasLiveTree(job) && job.history->stopping && IsEviction(job.history->stopping->reason)) {
+      return true;
+    }
+    if (HasTree(job) && job.history->files_bytes < 0 && IsEviction(job.status_reason)) return true;
+  }
+  return false;
+}
+
 void Controller::EvictIfFull(const DiskUsage& usage) {
   const int mark = std::max(options_.job_files_evict_percent, options_.job_files_high_percent);
   // Strictly more than the mark, as the reason says: at the mark itself nothing is over it.
@@ -294,16 +315,7 @@ void Controller::EvictIfFull(const DiskUsage& usage) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (broken_) return;  // nothing can be written; the check after the rollback decides
-    // One at a time: the next waits until the last one's tree is measured (then removable) or
-    // gone. A rollback that lost its termination clears it (ResetState).
-    if (evicted_ != 0) {
-      const JobRecord* job = JobBySeq(evicted_);
-      if (job != nullptr &&
-          (!model::IsTerminal(job->status) || (HasTree(*job) && job->history->files_bytes < 0))) {
-        return;
-      }
-      evicted_ = 0;
-    }
+    if (EvictionUnderway()) return;
   }
   // Every live tree measured now, none from the cache: a share measured small minutes ago may
   // hold the most by now, and the choice costs a team its job.
@@ -328,7 +340,7 @@ void Controller::EvictIfFull(const DiskUsage& usage) {
   const std::int64_t share_bytes = eviction->share_bytes;
   JobRecord* job = JobBySeq(pick.seq);
   const std::string reason =
-      "Terminated to free the jobs' file system: it was " +
+      std::string(kEvictionReason) + ": it was " +
       std::to_string(static_cast<int>(Percent(usage))) + "% used (more than " +
       std::to_string(mark) + "%: allot server --job-files-evict-percent) with no finished job's " +
       "files left to remove, and this job's files (" + std::to_string(pick.bytes) +
@@ -339,7 +351,6 @@ void Controller::EvictIfFull(const DiskUsage& usage) {
                                   {"bytes", pick.bytes},
                                   {"share_bytes", share_bytes},
                                   {"used_percent", Percent(usage)}});
-  evicted_ = pick.seq;
   Touch(*job);
   ApplyBackground(model::TerminateJob{pick.seq, reason});
   Finish();

@@ -10,9 +10,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "server/support/controller_fixture.h"
+#include "server/support/forwarding_executor.h"
 
 namespace allot::server {
 namespace {
@@ -272,6 +274,44 @@ TEST_F(EvictionTest, AnEvictionLostInARollbackIsMadeAgain) {
       << "still " << StatusOf(a) << " at 97 % used, 20 s after the rollback";
   (void)Call("terminateservicejob", {{"jobId", a}, {"reason", "done"}});
   EXPECT_TRUE(WaitFor([&] { return StatusOf(a) == "FAILED"; }));
+}
+
+// An eviction still stopping when the server restarts is still the one under way: no second
+// job is terminated before it ended and its tree was measured. Its stop never reaches it here
+// (dropped, before and after the restart). Before, the restart forgot it, and the next check
+// terminated share d's other job as well.
+TEST_F(EvictionTest, AnEvictionStillStoppingAtARestartIsStillTheOnlyOne) {
+  wrap_executor_ = [](std::unique_ptr<exec::Executor> real) {
+    return std::unique_ptr<exec::Executor>(std::make_unique<StopDropper>(std::move(real), true));
+  };
+  SetUpShares();
+  Json two = TeamShareInQ();  // both of the queue's instances, so d runs two jobs at once
+  two["quotaShareName"] = "d";
+  two["jobQueue"] = "qs";
+  two["capacityLimits"][0]["maxCapacity"] = 2;
+  ASSERT_TRUE(Call("createquotashare", two).ok());
+  auto writes = [](int mib) {
+    return "head -c " + std::to_string(mib * kMiB) +
+           " /dev/zero > \"$SM_MODEL_DIR/m\" && touch \"$SM_MODEL_DIR/../done\"; sleep 600";
+  };
+  const std::string big = SubmitTo("d", writes(4));
+  const std::string small = SubmitTo("d", writes(1));
+  ASSERT_TRUE(WaitFor([&] { return Done(big) && Done(small); }));
+  fixed_bytes_ = 96 * kMiB - Trees();
+  auto evicting = [&](const std::string& id) {
+    const Json stop = Allot(id).value("stopping", Json::object());
+    return stop.value("reason", "").starts_with("Terminated to free the jobs' file system");
+  };
+  ASSERT_TRUE(WaitFor([&] { return evicting(big); })) << Allot(big).dump();
+  Restart(90, 85, /*controlled=*/true);  // the stop dropped again: big stays stopping
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));  // eight checks
+  EXPECT_TRUE(evicting(big)) << Allot(big).dump();
+  EXPECT_FALSE(evicting(small)) << "a second job evicted while the first still stops";
+  EXPECT_EQ(StatusOf(small), "RUNNING");
+  wrap_executor_ = nullptr;
+  Restart(90, 85, /*controlled=*/true);  // stops reach the jobs again
+  (void)Call("terminateservicejob", {{"jobId", small}, {"reason", "done"}});
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(big) == "FAILED" && StatusOf(small) == "FAILED"; }));
 }
 
 // Running jobs alone fill the disk: past the eviction mark (95 %), with no finished tree left,

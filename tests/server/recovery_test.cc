@@ -9,7 +9,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,31 +17,6 @@
 
 namespace allot::server {
 namespace {
-
-// The real executor, which hands no stop on while `drop` is set: a stop whose effect the server
-// went down before running.
-class StopDropper final : public ForwardingExecutor {
- public:
-  StopDropper(std::unique_ptr<exec::Executor> real, bool drop)
-      : ForwardingExecutor(std::move(real)), drop_(drop) {}
-  void Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++stops_;
-      if (drop_) return;
-    }
-    ForwardingExecutor::Stop(job, attempt, grace, kind);
-  }
-  int stops() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return stops_;
-  }
-
- private:
-  std::mutex mu_;
-  const bool drop_;
-  int stops_ = 0;
-};
 
 class RecoveryTest : public ControllerTest {
  protected:

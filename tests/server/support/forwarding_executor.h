@@ -4,6 +4,7 @@
 // (a launch held, a stop dropped) derive from, overriding only what they change.
 
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "exec/executor.h"
@@ -25,6 +26,31 @@ class ForwardingExecutor : public exec::Executor {
 
  private:
   std::unique_ptr<exec::Executor> real_;
+};
+
+// The real executor, which hands no stop on while `drop` is set: a stop whose effect the server
+// went down before running.
+class StopDropper final : public ForwardingExecutor {
+ public:
+  StopDropper(std::unique_ptr<exec::Executor> real, bool drop)
+      : ForwardingExecutor(std::move(real)), drop_(drop) {}
+  void Stop(model::JobId job, int attempt, Duration grace, model::StopKind kind) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stops_;
+      if (drop_) return;
+    }
+    ForwardingExecutor::Stop(job, attempt, grace, kind);
+  }
+  int stops() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stops_;
+  }
+
+ private:
+  std::mutex mu_;
+  const bool drop_;
+  int stops_ = 0;
 };
 
 }  // namespace allot::server
