@@ -488,7 +488,8 @@ class Controller {
   void SayDiskShort(const DiskUsage& usage);
   // Past the eviction mark: terminates the job PickEviction names, unless EvictionUnderway.
   void EvictIfFull(const DiskUsage& usage);
-  bool EvictionUnderway() const;  // requires mu_
+  bool EvictionUnderway(const JobRecord& job) const;  // requires mu_
+  void NoteEviction(const JobRecord& job);            // requires mu_: a restored job's
   std::int64_t ChargedBytes(const JobRecord& job, std::int64_t measured, bool complete) const;
   // `fresh`: none taken from the cache.
   std::map<std::string, std::int64_t> MeasureLiveTrees(bool fresh = false);
@@ -496,6 +497,7 @@ class Controller {
   FinishedTrees finished_trees_;         // guarded by mu_
   std::deque<model::JobId> to_measure_;  // guarded by mu_
   Timestamp next_files_check_ = 0;       // guarded by mu_
+  model::JobId evicted_ = 0;  // guarded by mu_: the job last terminated for the disk (job_files.cc)
   // files_worker_ only: when a removal that failed is tried again (its tree still counts).
   std::map<model::JobId, Timestamp> remove_retry_at_;
   static constexpr int kRemoveRetryChecks = 6;

@@ -69,6 +69,7 @@ void Controller::ResetState() {
   armed_deadline_ = kNoDeadline;
   finished_trees_ = FinishedTrees();
   to_measure_.clear();
+  evicted_ = 0;  // the reload finds it again (NoteEviction), unless its batch was the one lost
 }
 
 // 1. Wait until every batch submitted before has been processed (an empty batch goes through the

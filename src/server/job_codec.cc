@@ -115,6 +115,7 @@ Json EncodeHistory(const JobHistory& h) {
   if (h.stop_rule) out["stopRule"] = model::ToString(*h.stop_rule);
   PutIf(out, "fbytes", h.files_bytes, std::int64_t{-1});
   PutIf(out, "frm", h.files_removed_at, Timestamp{0});
+  PutIf(out, "evicted", h.evicted, false);
   return out;
 }
 
@@ -177,6 +178,7 @@ void DecodeHistory(const Json& in, JobHistory* h) {
   if (auto it = in.find("stopRule"); it != in.end()) h->stop_rule = RuleFrom(*it);
   ReadIf(in, "fbytes", &h->files_bytes);
   ReadIf(in, "frm", &h->files_removed_at);
+  ReadIf(in, "evicted", &h->evicted);
 }
 
 DecodedJob DecodeCurrent(std::string_view key, const Json& in) {

@@ -4,6 +4,7 @@
 // team's next write fails.
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -13,7 +14,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "common/civil_time.h"
@@ -78,12 +78,6 @@ bool HasTree(const JobRecord& job) {
 bool HasLiveTree(const JobRecord& job) {
   return !model::IsTerminal(job.status) && !job.attempts().empty();
 }
-
-// How every eviction's reason begins: it marks a job terminated for the disk, in its stop while
-// it stops and in its statusReason once it ended, where a restart and a rollback find it.
-constexpr std::string_view kEvictionReason = "Terminated to free the jobs' file system";
-
-bool IsEviction(std::string_view reason) { return reason.starts_with(kEvictionReason); }
 
 }  // namespace
 
@@ -294,18 +288,16 @@ void Controller::RemoveTreesIfShort() {
   EvictIfFull(*usage);
 }
 
-// One at a time: the next waits while the last one stops, and until its tree is measured (then
-// removable). Read from the records rather than kept apart, so it holds across a restart, and a
-// rollback that lost the termination with its batch lets the next check decide again.
-bool Controller::EvictionUnderway() const {
-  for (const auto& [seq, job] : jobs_) {
-    if (!job.history) continue;
-    if (HasLiveTree(job) && job.history->stopping && IsEviction(job.history->stopping->reason)) {
-      return true;
-    }
-    if (HasTree(job) && job.history->files_bytes < 0 && IsEviction(job.status_reason)) return true;
-  }
-  return false;
+// One at a time: the next waits while the last one (evicted_) stops, and until its tree is
+// measured (then removable).
+bool Controller::EvictionUnderway(const JobRecord& job) const {
+  if (!job.history || !job.history->evicted) return false;
+  if (model::IsTerminal(job.status)) return HasTree(job) && job.history->files_bytes < 0;
+  return true;
+}
+
+void Controller::NoteEviction(const JobRecord& job) {
+  if (EvictionUnderway(job)) evicted_ = job.seq;
 }
 
 void Controller::EvictIfFull(const DiskUsage& usage) {
@@ -315,7 +307,16 @@ void Controller::EvictIfFull(const DiskUsage& usage) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (broken_) return;  // nothing can be written; the check after the rollback decides
-    if (EvictionUnderway()) return;
+    if (evicted_ != 0) {
+      const JobRecord* job = JobBySeq(evicted_);
+      // A job a restart left outside the engine (its queue or share deleted while it stopped)
+      // ends no stop, and holds up nothing.
+      if (job != nullptr && EvictionUnderway(*job) &&
+          (model::IsTerminal(job->status) || engine_.GetJob(job->seq).has_value())) {
+        return;
+      }
+      evicted_ = 0;
+    }
   }
   // Every live tree measured now, none from the cache: a share measured small minutes ago may
   // hold the most by now, and the choice costs a team its job.
@@ -340,9 +341,9 @@ void Controller::EvictIfFull(const DiskUsage& usage) {
   const std::int64_t share_bytes = eviction->share_bytes;
   JobRecord* job = JobBySeq(pick.seq);
   const std::string reason =
-      std::string(kEvictionReason) + ": it was " +
-      std::to_string(static_cast<int>(Percent(usage))) + "% used (more than " +
-      std::to_string(mark) + "%: allot server --job-files-evict-percent) with no finished job's " +
+      "Terminated to free the jobs' file system: it was " + fmt::format("{:.1f}", Percent(usage)) +
+      "% used (more than " + std::to_string(mark) +
+      "%: allot server --job-files-evict-percent) with no finished job's " +
       "files left to remove, and this job's files (" + std::to_string(pick.bytes) +
       " bytes) were the largest of the quota share holding the most (" + pick.share + ", " +
       std::to_string(share_bytes) + " bytes)";
@@ -351,6 +352,8 @@ void Controller::EvictIfFull(const DiskUsage& usage) {
                                   {"bytes", pick.bytes},
                                   {"share_bytes", share_bytes},
                                   {"used_percent", Percent(usage)}});
+  job->history->evicted = true;  // in the termination's batch: a restart knows it (NoteEviction)
+  evicted_ = pick.seq;
   Touch(*job);
   ApplyBackground(model::TerminateJob{pick.seq, reason});
   Finish();

@@ -132,12 +132,15 @@ struct JobHistory {
   // when the tree was removed to free the disk (0: it is there). See finished_trees.h.
   std::int64_t files_bytes = -1;
   Timestamp files_removed_at = 0;
+  // Terminated to free the jobs' file system (job_files.cc): written in the termination's own
+  // batch, so a restart and a rollback know the eviction under way as the store does.
+  bool evicted = false;
 
   bool operator==(const JobHistory&) const = default;
   bool empty() const {
     return attempts.empty() && preemptions.empty() && caused.empty() &&
            preempted_attempt_count == 0 && hosts.empty() && slots.empty() && !dispatch_mode &&
-           !stopping && !stop_rule && files_bytes == -1 && files_removed_at == 0;
+           !stopping && !stop_rule && files_bytes == -1 && files_removed_at == 0 && !evicted;
   }
 };
 

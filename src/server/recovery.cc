@@ -191,6 +191,7 @@ void Controller::RecoverJob(JobRecord record, std::vector<model::AttemptEnded>* 
   const bool queue_exists = queues_.count(std::string(record.queue)) > 0;
   const bool live = !model::IsTerminal(record.status) && queue_exists;
   JobRecord& job = AddJob(std::move(record), /*listed=*/queue_exists);
+  NoteEviction(job);
   if (!live) {
     NoteFinishedTree(job);
     return;

@@ -67,6 +67,7 @@ JobRecord FullRecord() {
   h.stop_rule = model::PreemptionRule::kReclaim;
   h.files_bytes = 123456;
   h.files_removed_at = 2600;
+  h.evicted = true;
   return j;
 }
 

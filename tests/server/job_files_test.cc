@@ -344,7 +344,7 @@ TEST_F(EvictionTest, RunningJobsThatFillTheDiskLoseTheLargestOfTheShareHoldingTh
   Result<Json> d = Call("describeservicejob", {{"jobId", big}});
   ASSERT_TRUE(d.ok());
   const std::string reason = d.value().value("statusReason", "");
-  EXPECT_EQ(reason.rfind("Terminated to free the jobs' file system: it was 96% used", 0), 0U)
+  EXPECT_EQ(reason.rfind("Terminated to free the jobs' file system: it was 96.0% used", 0), 0U)
       << reason;
   EXPECT_NE(reason.find("qs/a"), std::string::npos) << reason;
   EXPECT_TRUE(WaitFor([&] { return FilesRemovedAt(big) != 0; })) << Allot(big).dump();
