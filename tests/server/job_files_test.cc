@@ -208,13 +208,25 @@ class EvictionTest : public JobFilesTest {
     }
     return trees;
   }
-  std::string SubmitTo(const std::string& share, const std::string& script) {
+  std::string SubmitTo(const std::string& share, const std::string& script,
+                       const std::string& queue = "qs") {
     Result<Json> r = Call("submitservicejob", {{"jobName", share + "-job"},
-                                               {"jobQueue", "qs"},
+                                               {"jobQueue", queue},
                                                {"quotaShareName", share},
                                                {"serviceJobType", "SAGEMAKER_TRAINING"},
                                                {"serviceRequestPayload", Payload(script)}});
     return r.ok() ? r.value()["jobId"].get<std::string>() : "";
+  }
+  // Every stop the executor is given is dropped, from the next start on: the evicted job stays
+  // stopping for as long as the test needs.
+  void DropStops() {
+    wrap_executor_ = [](std::unique_ptr<exec::Executor> real) {
+      return std::unique_ptr<exec::Executor>(std::make_unique<StopDropper>(std::move(real), true));
+    };
+  }
+  bool Evicting(const std::string& id) {
+    const Json stop = Allot(id).value("stopping", Json::object());
+    return stop.value("reason", "").starts_with("Terminated to free the jobs' file system");
   }
   bool Done(const std::string& id, const char* name = "done") {
     return fs::exists(TreeOf(id) / "attempt-1" / "algo-1" / "ml" / "model" / ".." / name);
@@ -281,9 +293,7 @@ TEST_F(EvictionTest, AnEvictionLostInARollbackIsMadeAgain) {
 // (dropped, before and after the restart). Before, the restart forgot it, and the next check
 // terminated share d's other job as well.
 TEST_F(EvictionTest, AnEvictionStillStoppingAtARestartIsStillTheOnlyOne) {
-  wrap_executor_ = [](std::unique_ptr<exec::Executor> real) {
-    return std::unique_ptr<exec::Executor>(std::make_unique<StopDropper>(std::move(real), true));
-  };
+  DropStops();
   SetUpShares();
   Json two = TeamShareInQ();  // both of the queue's instances, so d runs two jobs at once
   two["quotaShareName"] = "d";
@@ -298,20 +308,57 @@ TEST_F(EvictionTest, AnEvictionStillStoppingAtARestartIsStillTheOnlyOne) {
   const std::string small = SubmitTo("d", writes(1));
   ASSERT_TRUE(WaitFor([&] { return Done(big) && Done(small); }));
   fixed_bytes_ = 96 * kMiB - Trees();
-  auto evicting = [&](const std::string& id) {
-    const Json stop = Allot(id).value("stopping", Json::object());
-    return stop.value("reason", "").starts_with("Terminated to free the jobs' file system");
-  };
-  ASSERT_TRUE(WaitFor([&] { return evicting(big); })) << Allot(big).dump();
+  ASSERT_TRUE(WaitFor([&] { return Evicting(big); })) << Allot(big).dump();
   Restart(90, 85, /*controlled=*/true);  // the stop dropped again: big stays stopping
   std::this_thread::sleep_for(std::chrono::milliseconds(800));  // eight checks
-  EXPECT_TRUE(evicting(big)) << Allot(big).dump();
-  EXPECT_FALSE(evicting(small)) << "a second job evicted while the first still stops";
+  EXPECT_TRUE(Evicting(big)) << Allot(big).dump();
+  EXPECT_FALSE(Evicting(small)) << "a second job evicted while the first still stops";
   EXPECT_EQ(StatusOf(small), "RUNNING");
   wrap_executor_ = nullptr;
   Restart(90, 85, /*controlled=*/true);  // stops reach the jobs again
   (void)Call("terminateservicejob", {{"jobId", small}, {"reason", "done"}});
   EXPECT_TRUE(WaitFor([&] { return StatusOf(big) == "FAILED" && StatusOf(small) == "FAILED"; }));
+}
+
+// The evicted job's queue is deleted while it stops, and the server restarts: the job is kept
+// for Describe, outside the engine, and no stop will ever end it. It holds up no later
+// eviction. (With the eviction under way taken from the job's record alone, every later one
+// waited for it for good: share b's job here was never evicted.)
+TEST_F(EvictionTest, AJobARestartLeftOutsideTheEngineHoldsUpNoEviction) {
+  DropStops();
+  SetUpShares();
+  MakePolicyQueue("q2", "qsp");
+  Json e = TeamShareInQ();
+  e["quotaShareName"] = "e";
+  e["jobQueue"] = "q2";
+  ASSERT_TRUE(Call("createquotashare", e).ok());
+  // Its stops dropped, the evicted job ends when the test says (the file `stop`).
+  const std::string big =
+      SubmitTo("e",
+               "head -c 4194304 /dev/zero > \"$SM_MODEL_DIR/m\" && touch "
+               "\"$SM_MODEL_DIR/../done\"; while [ ! -e \"$SM_MODEL_DIR/../stop\" ];"
+               " do sleep 0.1; done",
+               "q2");
+  const std::string b = SubmitTo(
+      "b",
+      "touch \"$SM_MODEL_DIR/../done\"; while [ ! -e \"$SM_MODEL_DIR/../go\" ]; do sleep 0.05;"
+      " done; head -c 8388608 /dev/zero > \"$SM_MODEL_DIR/m\" && touch "
+      "\"$SM_MODEL_DIR/../wrote\"; sleep 600");
+  ASSERT_TRUE(WaitFor([&] { return Done(big) && Done(b); }));
+  fixed_bytes_ = 96 * kMiB - Trees();
+  ASSERT_TRUE(WaitFor([&] { return Evicting(big); })) << Allot(big).dump();
+  ASSERT_TRUE(Call("updatejobqueue", {{"jobQueue", "q2"}, {"state", "DISABLED"}}).ok());
+  ASSERT_TRUE(Call("deletejobqueue", {{"jobQueue", "q2"}}).ok());
+  Restart(90, 85, /*controlled=*/true);  // big stays RUNNING, outside the engine
+  std::ofstream(TreeOf(b) / "attempt-1" / "algo-1" / "ml" / "go").put('x');
+  ASSERT_TRUE(WaitFor([&] { return Done(b, "wrote"); }));
+  fixed_bytes_ = 96 * kMiB - Trees();  // b now holds the most: 8 MiB against e's 4
+  EXPECT_TRUE(WaitFor([&] { return Evicting(b); }, 10)) << Allot(b).dump();
+  std::ofstream(TreeOf(big) / "attempt-1" / "algo-1" / "ml" / "stop").put('x');
+  wrap_executor_ = nullptr;
+  Restart(90, 85, /*controlled=*/true);  // stops reach the jobs again
+  (void)Call("terminateservicejob", {{"jobId", b}, {"reason", "done"}});
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(b) == "FAILED"; }));
 }
 
 // Running jobs alone fill the disk: past the eviction mark (95 %), with no finished tree left,
