@@ -228,6 +228,22 @@ class EvictionTest : public JobFilesTest {
     const Json stop = Allot(id).value("stopping", Json::object());
     return stop.value("reason", "").starts_with("Terminated to free the jobs' file system");
   }
+  // A job that writes `mib` MiB into its model directory, says so (`done`), and runs on.
+  static std::string WritesThenRuns(int mib) {
+    return "head -c " + std::to_string(mib * kMiB) +
+           " /dev/zero > \"$SM_MODEL_DIR/m\" && touch \"$SM_MODEL_DIR/../done\"; sleep 600";
+  }
+  // A job that says it runs (`done`), writes `mib` MiB once told (Tell(id, "go")), says so
+  // (`wrote`), and runs on.
+  static std::string WritesWhenTold(int mib) {
+    return "touch \"$SM_MODEL_DIR/../done\"; while [ ! -e \"$SM_MODEL_DIR/../go\" ]; do sleep "
+           "0.05; done; head -c " +
+           std::to_string(mib * kMiB) +
+           " /dev/zero > \"$SM_MODEL_DIR/m\" && touch \"$SM_MODEL_DIR/../wrote\"; sleep 600";
+  }
+  void Tell(const std::string& id, const char* file) {
+    std::ofstream(TreeOf(id) / "attempt-1" / "algo-1" / "ml" / file).put('x');
+  }
   bool Done(const std::string& id, const char* name = "done") {
     return fs::exists(TreeOf(id) / "attempt-1" / "algo-1" / "ml" / "model" / ".." / name);
   }
@@ -240,21 +256,14 @@ TEST_F(EvictionTest, TheSharesAreRankedOnWhatTheyHoldNotOnAnOldMeasure) {
   SetUpShares();
   const std::string c_done = SubmitTo("c", "head -c 1048576 /dev/zero > \"$SM_MODEL_DIR/m\"");
   ASSERT_TRUE(WaitFor([&] { return FilesBytes(c_done) >= 0; })) << StatusOf(c_done);
-  const std::string a =
-      SubmitTo("a",
-               "head -c 4194304 /dev/zero > \"$SM_MODEL_DIR/m\" && touch \"$SM_MODEL_DIR/../done\";"
-               " sleep 600");
-  const std::string b = SubmitTo(
-      "b",
-      "touch \"$SM_MODEL_DIR/../done\"; while [ ! -e \"$SM_MODEL_DIR/../go\" ]; do sleep 0.05;"
-      " done; head -c 8388608 /dev/zero > \"$SM_MODEL_DIR/m\" && touch "
-      "\"$SM_MODEL_DIR/../wrote\"; sleep 600");
+  const std::string a = SubmitTo("a", WritesThenRuns(4));
+  const std::string b = SubmitTo("b", WritesWhenTold(8));
   ASSERT_TRUE(WaitFor([&] { return Done(a) && Done(b); }));
   // 91 %: the removal pass measures the live trees (a: 4 MiB, b: ~0) and removes c's tree.
   fixed_bytes_ = 91 * kMiB + kMiB / 2 - Trees();
   ASSERT_TRUE(WaitFor([&] { return FilesRemovedAt(c_done) != 0; })) << Allot(c_done).dump();
   // b now writes 8 MiB, and the disk passes 96 %.
-  std::ofstream(TreeOf(b) / "attempt-1" / "algo-1" / "ml" / "go").put('x');
+  Tell(b, "go");
   ASSERT_TRUE(WaitFor([&] { return Done(b, "wrote"); }));
   fixed_bytes_ = 96 * kMiB - Trees();
   const bool a_failed = WaitFor([&] { return StatusOf(a) == "FAILED"; }, 5);
@@ -271,10 +280,7 @@ TEST_F(EvictionTest, TheSharesAreRankedOnWhatTheyHoldNotOnAnOldMeasure) {
 // on, and no job was evicted again until it ended by itself.
 TEST_F(EvictionTest, AnEvictionLostInARollbackIsMadeAgain) {
   SetUpShares();
-  const std::string a =
-      SubmitTo("a",
-               "head -c 4194304 /dev/zero > \"$SM_MODEL_DIR/m\" && touch \"$SM_MODEL_DIR/../done\";"
-               " sleep 600");
+  const std::string a = SubmitTo("a", WritesThenRuns(4));
   ASSERT_TRUE(WaitFor([&] { return Done(a); }));
   store_->Fail(ResourceExhausted("disk full"));
   fixed_bytes_ = 97 * kMiB - Trees();
@@ -300,12 +306,8 @@ TEST_F(EvictionTest, AnEvictionStillStoppingAtARestartIsStillTheOnlyOne) {
   two["jobQueue"] = "qs";
   two["capacityLimits"][0]["maxCapacity"] = 2;
   ASSERT_TRUE(Call("createquotashare", two).ok());
-  auto writes = [](int mib) {
-    return "head -c " + std::to_string(mib * kMiB) +
-           " /dev/zero > \"$SM_MODEL_DIR/m\" && touch \"$SM_MODEL_DIR/../done\"; sleep 600";
-  };
-  const std::string big = SubmitTo("d", writes(4));
-  const std::string small = SubmitTo("d", writes(1));
+  const std::string big = SubmitTo("d", WritesThenRuns(4));
+  const std::string small = SubmitTo("d", WritesThenRuns(1));
   ASSERT_TRUE(WaitFor([&] { return Done(big) && Done(small); }));
   fixed_bytes_ = 96 * kMiB - Trees();
   ASSERT_TRUE(WaitFor([&] { return Evicting(big); })) << Allot(big).dump();
@@ -339,22 +341,18 @@ TEST_F(EvictionTest, AJobARestartLeftOutsideTheEngineHoldsUpNoEviction) {
                "\"$SM_MODEL_DIR/../done\"; while [ ! -e \"$SM_MODEL_DIR/../stop\" ];"
                " do sleep 0.1; done",
                "q2");
-  const std::string b = SubmitTo(
-      "b",
-      "touch \"$SM_MODEL_DIR/../done\"; while [ ! -e \"$SM_MODEL_DIR/../go\" ]; do sleep 0.05;"
-      " done; head -c 8388608 /dev/zero > \"$SM_MODEL_DIR/m\" && touch "
-      "\"$SM_MODEL_DIR/../wrote\"; sleep 600");
+  const std::string b = SubmitTo("b", WritesWhenTold(8));
   ASSERT_TRUE(WaitFor([&] { return Done(big) && Done(b); }));
   fixed_bytes_ = 96 * kMiB - Trees();
   ASSERT_TRUE(WaitFor([&] { return Evicting(big); })) << Allot(big).dump();
   ASSERT_TRUE(Call("updatejobqueue", {{"jobQueue", "q2"}, {"state", "DISABLED"}}).ok());
   ASSERT_TRUE(Call("deletejobqueue", {{"jobQueue", "q2"}}).ok());
   Restart(90, 85, /*controlled=*/true);  // big stays RUNNING, outside the engine
-  std::ofstream(TreeOf(b) / "attempt-1" / "algo-1" / "ml" / "go").put('x');
+  Tell(b, "go");
   ASSERT_TRUE(WaitFor([&] { return Done(b, "wrote"); }));
   fixed_bytes_ = 96 * kMiB - Trees();  // b now holds the most: 8 MiB against e's 4
   EXPECT_TRUE(WaitFor([&] { return Evicting(b); }, 10)) << Allot(b).dump();
-  std::ofstream(TreeOf(big) / "attempt-1" / "algo-1" / "ml" / "stop").put('x');
+  Tell(big, "stop");
   wrap_executor_ = nullptr;
   Restart(90, 85, /*controlled=*/true);  // stops reach the jobs again
   (void)Call("terminateservicejob", {{"jobId", b}, {"reason", "done"}});
@@ -367,12 +365,8 @@ TEST_F(EvictionTest, AJobARestartLeftOutsideTheEngineHoldsUpNoEviction) {
 // writes failed, and every team's calls failed with it.
 TEST_F(EvictionTest, RunningJobsThatFillTheDiskLoseTheLargestOfTheShareHoldingTheMost) {
   SetUpShares();
-  auto writes = [](int mib) {
-    return "head -c " + std::to_string(mib * kMiB) +
-           " /dev/zero > \"$SM_MODEL_DIR/m\" && touch \"$SM_MODEL_DIR/../done\"; sleep 600";
-  };
-  const std::string big = SubmitTo("a", writes(4));
-  const std::string small = SubmitTo("b", writes(1));
+  const std::string big = SubmitTo("a", WritesThenRuns(4));
+  const std::string small = SubmitTo("b", WritesThenRuns(1));
   ASSERT_TRUE(WaitFor([&] { return Done(big) && Done(small); }));
   // 92 %: past the high mark, but nothing finished to remove and under the eviction mark.
   fixed_bytes_ = 92 * kMiB - Trees();
