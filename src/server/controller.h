@@ -147,8 +147,11 @@ class Controller {
   explicit Controller(const Options& options);
   Status Open();
   Status Recover();
-  Status RecoverLocked();                     // requires mu_
-  Result<std::vector<JobRecord>> LoadJobs();  // requires mu_
+  // requires mu_; the ends of stopped attempts with nothing to adopt go to `stops_ended`, for
+  // the caller to apply (ApplyStopsEnded) once whatever must come before them has.
+  Status RecoverLocked(std::vector<model::AttemptEnded>* stops_ended);
+  void ApplyStopsEnded(const std::vector<model::AttemptEnded>& stops_ended);  // requires mu_
+  Result<std::vector<JobRecord>> LoadJobs();                                  // requires mu_
   // A dispatched attempt under a stop that left nothing to adopt adds its end to `stops_ended`.
   void RecoverJob(JobRecord record, std::vector<model::AttemptEnded>* stops_ended);
   bool AdoptAttempt(JobRecord& job);

@@ -2,6 +2,7 @@
 // that was not stored stays visible, and no executor report is lost.
 
 #include <chrono>
+#include <vector>
 
 #include "server/controller.h"
 #include "server/log.h"
@@ -78,7 +79,8 @@ void Controller::ResetState() {
 //    full) stay broken and try again later.
 // 3. Reload configuration and jobs from the store: the exact committed state. Running attempts
 //    the executor still watches are adopted as they are.
-// 4. Apply again, in order, the executor reports no committed batch holds.
+// 4. Apply again, in order, the executor reports no committed batch holds; then end the stopped
+//    attempts the reload found nothing to adopt of (RestoreLostStoppedAttempt).
 bool Controller::TryRebuild() {
   [[maybe_unused]] const Status drained = store_->Commit(store::Batch{});
   store_->Resume();
@@ -89,7 +91,8 @@ bool Controller::TryRebuild() {
     return false;
   }
   ResetState();
-  if (Status s = RecoverLocked(); !s.ok()) {
+  std::vector<model::AttemptEnded> stops_ended;
+  if (Status s = RecoverLocked(&stops_ended); !s.ok()) {
     log::Error("store.reload_failed", {{"error", s.message()}});
     return false;
   }
@@ -98,6 +101,7 @@ bool Controller::TryRebuild() {
   for (Report& report : reports_) {
     if (report.id > durable) report.apply();
   }
+  ApplyStopsEnded(stops_ended);  // after the reports: an attempt they end keeps their words
   Finish();
   log::Warn("store.rolled_back",
             {{"replayed_reports", static_cast<std::int64_t>(reports_.size())}});

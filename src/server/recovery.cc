@@ -66,11 +66,21 @@ struct RestoreSnapshot {
 
 Status Controller::Recover() {
   std::lock_guard<std::mutex> lock(mu_);
-  ALLOT_RETURN_IF_ERROR(RecoverLocked());
+  std::vector<model::AttemptEnded> stops_ended;
+  ALLOT_RETURN_IF_ERROR(RecoverLocked(&stops_ended));
+  ApplyStopsEnded(stops_ended);
   PruneAudit();
   Finish();
   executor_->ConfigurationChanged();  // the environments are known now
   return Status::Ok();
+}
+
+// Ended once every job is back, as a report would have: a preemption's victim then requeues
+// behind the jobs that waited before it, its preemptor among them. An end the executor did
+// report (replayed after a rollback, before these) has ended its attempt already, with its
+// checkpoint error, and the lost end finds nothing to end.
+void Controller::ApplyStopsEnded(const std::vector<model::AttemptEnded>& stops_ended) {
+  for (const model::AttemptEnded& ended : stops_ended) ApplyBackground(ended);
 }
 
 // The job records in submission order.
@@ -120,7 +130,7 @@ Result<std::vector<JobRecord>> Controller::LoadJobs() {
   return jobs;
 }
 
-Status Controller::RecoverLocked() {
+Status Controller::RecoverLocked(std::vector<model::AttemptEnded>* stops_ended) {
   ALLOT_RETURN_IF_ERROR(LoadUsers());
   try {
     auto envs = LoadRecords(*store_, store::Kind::kServiceEnvironment, DecodeEnvironment);
@@ -165,18 +175,14 @@ Status Controller::RecoverLocked() {
     if (!jobs.ok()) return jobs.status();
     // Attempts that still run take their capacity back before any waiting job is restored, so
     // that no pass hands that capacity to someone else.
-    std::vector<model::AttemptEnded> stops_ended;
     for (JobRecord& job : jobs.value()) {
-      if (model::IsDispatched(job.status)) RecoverJob(std::move(job), &stops_ended);
+      if (model::IsDispatched(job.status)) RecoverJob(std::move(job), stops_ended);
     }
     for (JobRecord& job : jobs.value()) {
       if (!job.id.empty() && !model::IsDispatched(job.status)) {
-        RecoverJob(std::move(job), &stops_ended);
+        RecoverJob(std::move(job), stops_ended);
       }
     }
-    // Ended once every job is back, as a report would have: a preemption's victim then requeues
-    // behind the jobs that waited before it, its preemptor among them.
-    for (const model::AttemptEnded& ended : stops_ended) ApplyBackground(ended);
   } catch (const std::exception& e) {
     return Internal(std::string("recovery failed: ") + e.what());
   }

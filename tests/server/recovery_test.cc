@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/support/controller_fixture.h"
@@ -205,6 +207,47 @@ TEST_F(RecoveryTest, TheSlotOfAnAttemptEndedThisWayIsNotHandedOutTwice) {
   }
   // Ended before the controller goes: no trainer outlives the test.
   EXPECT_TRUE(WaitFor([&] { return StatusOf(e) == "FAILED" && StatusOf(f) == "FAILED"; }));
+}
+
+// An attempt's end that the executor reported while the store's writes failed is applied again
+// after the rollback, before the end the reload gives a stopped attempt it found nothing to
+// adopt of: the checkpoint error it reported stays in the job's reason. Before, the reload's end
+// came first, and the replayed report found the attempt ended (stop 36's first review, Medium).
+TEST_F(RecoveryTest, AnEndReportedWhileTheStoreFailedKeepsItsCheckpointError) {
+  const fs::path roots = FreshTestDir("allot-roots");  // outside the data directory, as it must
+  const fs::path ck = roots / "ck";
+  fs::create_directories(ck);
+  controller_.reset();
+  options_.file_roots = {roots.string()};
+  Start();
+  Json payload = Json::parse(
+      Payload("mkdir -p \"$SM_MODEL_DIR/../checkpoints\" && echo x > "
+              "\"$SM_MODEL_DIR/../checkpoints/m\" && touch \"$SM_MODEL_DIR/../done\"; sleep 600"));
+  payload["CheckpointConfig"] = {{"S3Uri", "file://" + ck.string()}};
+  Result<Json> submitted = Call("submitservicejob", {{"jobName", "ck"},
+                                                     {"jobQueue", "q"},
+                                                     {"serviceJobType", "SAGEMAKER_TRAINING"},
+                                                     {"serviceRequestPayload", payload.dump()}});
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  const std::string id = submitted.value()["jobId"];
+  ASSERT_TRUE(WaitFor([&] { return fs::exists(AttemptDir(id, 1) / "algo-1" / "ml" / "done"); }))
+      << Describe(id).dump();
+  // The location becomes a file: the sync after the attempt fails.
+  fs::remove_all(ck);
+  std::ofstream(ck) << "not a directory\n";
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", id}, {"reason", "operator says stop"}}).ok());
+  store_->Fail(ResourceExhausted("disk full"));  // the stop is stored; the attempt's end is not
+  ASSERT_TRUE(WaitFor([this] { return controller_->rolling_back(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the attempt ended, reported
+  // Nothing left to adopt: the reload restores the job under its stop and ends it "lost".
+  fs::remove_all(AttemptDir(id, 1));
+  store_->Heal();
+  ASSERT_TRUE(WaitFor([this] { return !controller_->rolling_back(); }));
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(id) == "FAILED"; })) << Describe(id).dump();
+  const std::string reason = Describe(id).value("statusReason", "");
+  EXPECT_NE(reason.find("operator says stop; its checkpoints were not saved"), std::string::npos)
+      << reason;
+  fs::remove_all(roots);
 }
 
 }  // namespace
