@@ -238,7 +238,10 @@ TEST_F(RecoveryTest, AnEndReportedWhileTheStoreFailedKeepsItsCheckpointError) {
   ASSERT_TRUE(Call("terminateservicejob", {{"jobId", id}, {"reason", "operator says stop"}}).ok());
   store_->Fail(ResourceExhausted("disk full"));  // the stop is stored; the attempt's end is not
   ASSERT_TRUE(WaitFor([this] { return controller_->rolling_back(); }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the attempt ended, reported
+  // The attempt ended (its supervisor wrote its status), and the executor's report, which comes
+  // after the checkpoints' sync, has had time to arrive.
+  ASSERT_TRUE(WaitFor([&] { return fs::exists(AttemptDir(id, 1) / "algo-1" / "status.json"); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   // Nothing left to adopt: the reload restores the job under its stop and ends it "lost".
   fs::remove_all(AttemptDir(id, 1));
   store_->Heal();
