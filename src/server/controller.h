@@ -148,7 +148,8 @@ class Controller {
   Status Open();
   Status Recover();
   // requires mu_; the ends of stopped attempts with nothing to adopt go to `stops_ended`, for
-  // the caller to apply (ApplyStopsEnded) once whatever must come before them has.
+  // the caller to apply (ApplyStopsEnded) once whatever must come before them has, and then to
+  // write all in one batch (Finish): a restored job is never stored without its end.
   Status RecoverLocked(std::vector<model::AttemptEnded>* stops_ended);
   void ApplyStopsEnded(const std::vector<model::AttemptEnded>& stops_ended);  // requires mu_
   Result<std::vector<JobRecord>> LoadJobs();                                  // requires mu_

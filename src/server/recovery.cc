@@ -186,8 +186,7 @@ Status Controller::RecoverLocked(std::vector<model::AttemptEnded>* stops_ended) 
   } catch (const std::exception& e) {
     return Internal(std::string("recovery failed: ") + e.what());
   }
-  Finish();
-  return Status::Ok();
+  return Status::Ok();  // the caller writes it all in one batch, the ends applied (Finish)
 }
 
 void Controller::RecoverJob(JobRecord record, std::vector<model::AttemptEnded>* stops_ended) {

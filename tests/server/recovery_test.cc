@@ -220,9 +220,10 @@ TEST_F(RecoveryTest, AnEndReportedWhileTheStoreFailedKeepsItsCheckpointError) {
   controller_.reset();
   options_.file_roots = {roots.string()};
   Start();
-  Json payload = Json::parse(
-      Payload("mkdir -p \"$SM_MODEL_DIR/../checkpoints\" && echo x > "
-              "\"$SM_MODEL_DIR/../checkpoints/m\" && touch \"$SM_MODEL_DIR/../done\"; sleep 600"));
+  Json payload = Json::parse(Payload(
+      "mkdir -p \"$SM_MODEL_DIR/../checkpoints\" && echo x > "
+      "\"$SM_MODEL_DIR/../checkpoints/m\" && touch \"$SM_MODEL_DIR/../done\"; trap '' TERM; "
+      "sleep 600"));
   payload["CheckpointConfig"] = {{"S3Uri", "file://" + ck.string()}};
   Result<Json> submitted = Call("submitservicejob", {{"jobName", "ck"},
                                                      {"jobQueue", "q"},
@@ -236,7 +237,9 @@ TEST_F(RecoveryTest, AnEndReportedWhileTheStoreFailedKeepsItsCheckpointError) {
   fs::remove_all(ck);
   std::ofstream(ck) << "not a directory\n";
   ASSERT_TRUE(Call("terminateservicejob", {{"jobId", id}, {"reason", "operator says stop"}}).ok());
-  store_->Fail(ResourceExhausted("disk full"));  // the stop is stored; the attempt's end is not
+  // The stop is stored; the attempt's end, which comes with the grace's SIGKILL (TERM is
+  // ignored), is not.
+  store_->Fail(ResourceExhausted("disk full"));
   ASSERT_TRUE(WaitFor([this] { return controller_->rolling_back(); }));
   // The attempt ended (its supervisor wrote its status), and the executor's report, which comes
   // after the checkpoints' sync, has had time to arrive.
