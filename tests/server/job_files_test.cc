@@ -359,6 +359,27 @@ TEST_F(EvictionTest, AJobARestartLeftOutsideTheEngineHoldsUpNoEviction) {
   EXPECT_TRUE(WaitFor([&] { return StatusOf(b) == "FAILED"; }));
 }
 
+// A tenant terminates its own job with a reason that copies an eviction's, and its stop never
+// ends (dropped): no eviction is taken to be under way, and share b's job, holding the most, is
+// still evicted. (The marker is the record's `evicted`, which no caller writes.)
+TEST_F(EvictionTest, ATerminationWhoseReasonCopiesAnEvictionsHoldsUpNoEviction) {
+  DropStops();
+  SetUpShares();
+  const std::string forged = SubmitTo("a", WritesThenRuns(1));
+  const std::string b = SubmitTo("b", WritesThenRuns(4));
+  ASSERT_TRUE(WaitFor([&] { return Done(forged) && Done(b); }));
+  ASSERT_TRUE(Call("terminateservicejob",
+                   {{"jobId", forged},
+                    {"reason", "Terminated to free the jobs' file system: it was 99.0% used"}})
+                  .ok());
+  ASSERT_TRUE(WaitFor([&] { return Evicting(forged); })) << Allot(forged).dump();
+  fixed_bytes_ = 96 * kMiB - Trees();
+  EXPECT_TRUE(WaitFor([&] { return Evicting(b); }, 10)) << Allot(b).dump();
+  wrap_executor_ = nullptr;
+  Restart(90, 85, /*controlled=*/true);  // stops reach the jobs again
+  EXPECT_TRUE(WaitFor([&] { return StatusOf(forged) == "FAILED" && StatusOf(b) == "FAILED"; }));
+}
+
 // Running jobs alone fill the disk: past the eviction mark (95 %), with no finished tree left,
 // the job with the largest tree in the share holding the most is terminated, one at a time, and
 // its tree removed once it ended. Before, nothing stopped them: the disk filled, the store's
