@@ -486,7 +486,8 @@ class Controller {
   void MeasureWhenEnded(model::JobId seq);      // loop thread: the job ended, its batch durable
   Timestamp CheckJobFilesIfDue();               // loop thread, under mu_: the next check's time
   void PostJobFilesCheck();
-  void CheckJobFiles();  // on files_worker_, as all below
+  void CheckJobFiles();      // on files_worker_, as all below
+  void CheckJobFilesSoon();  // the disk is short: the next check within kShortCheckInterval
   void MeasureEndedTrees();
   void RemoveTreesIfShort();
   void SayDiskShort(const DiskUsage& usage);
@@ -512,6 +513,10 @@ class Controller {
   };
   std::map<model::JobId, LiveMeasure> live_measures_;
   static constexpr Duration kLiveMeasureAge = Seconds(300);
+  static constexpr Duration kShortCheckInterval = Seconds(1);
+  // files_worker_ only: an eviction's fresh walk that found the live trees holding less than the
+  // excess is not walked again before this (the check interval later).
+  Timestamp no_eviction_walk_until_ = 0;
   bool files_short_said_ = false;            // files_worker_ only: the warning, once per episode
   std::atomic<bool> files_stopping_{false};  // Shutdown: walks end early
   std::atomic<bool> files_check_queued_{false};

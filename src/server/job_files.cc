@@ -128,6 +128,22 @@ void Controller::CheckJobFiles() {
   RemoveTreesIfShort();
 }
 
+// While the file system is more than the high mark used, a check comes every second at least:
+// jobs that write fast fill the last few percent in less than the interval (10 s by default).
+void Controller::CheckJobFilesSoon() {
+  const Timestamp at = Now() + std::min(options_.job_files_check_interval, kShortCheckInterval);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (at >= next_files_check_) return;
+    next_files_check_ = at;
+  }
+  {
+    std::lock_guard<std::mutex> lock(loop_mu_);
+    rearm_ = true;  // the loop sleeps until the check it armed last
+  }
+  loop_cv_.notify_one();
+}
+
 // The bytes a tree is charged: what was measured, or, where the walk could not read it all (a
 // chain deeper than the jobs' checks walk, an unreadable directory), at least what its hosts
 // could have written, so a tree cannot hide what it holds.
@@ -250,6 +266,7 @@ void Controller::RemoveTreesIfShort() {
   }
   if (nothing_finished) {  // and no live tree walked for nothing, unless eviction needs them
     SayDiskShort(*usage);
+    CheckJobFilesSoon();
     return EvictIfFull(*usage);
   }
   const int dir_fd = env::OpenTreeTop(jobs_dir.c_str());
@@ -284,7 +301,10 @@ void Controller::RemoveTreesIfShort() {
     if (usage->used <= low_bytes) break;
   }
   ::close(dir_fd);
-  if (Percent(*usage) > high) SayDiskShort(*usage);
+  if (Percent(*usage) > high) {
+    SayDiskShort(*usage);
+    CheckJobFilesSoon();
+  }
   EvictIfFull(*usage);
 }
 
@@ -319,7 +339,11 @@ void Controller::EvictIfFull(const DiskUsage& usage) {
     }
   }
   // Every live tree measured now, none from the cache: a share measured small minutes ago may
-  // hold the most by now, and the choice costs a team its job.
+  // hold the most by now, and the choice costs a team its job. Not every second, though, while
+  // the last such walk found the live trees too small to free the disk (a disk filled by
+  // something else).
+  const Timestamp now = Now();
+  if (now < no_eviction_walk_until_) return;
   MeasureLiveTrees(/*fresh=*/true);
   if (files_stopping_) return;
   std::lock_guard<std::mutex> lock(mu_);
@@ -336,7 +360,10 @@ void Controller::EvictIfFull(const DiskUsage& usage) {
   const auto mark_bytes = static_cast<std::int64_t>(static_cast<double>(usage.total) / 100 * mark);
   const std::optional<Eviction> eviction =
       PickEviction(live, finished_trees_, usage.used - mark_bytes);
-  if (!eviction) return;
+  if (!eviction) {
+    no_eviction_walk_until_ = now + options_.job_files_check_interval;
+    return;
+  }
   const LiveTree& pick = eviction->tree;
   const std::int64_t share_bytes = eviction->share_bytes;
   JobRecord* job = JobBySeq(pick.seq);

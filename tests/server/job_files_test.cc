@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "server/support/controller_fixture.h"
 #include "server/support/forwarding_executor.h"
@@ -85,6 +87,26 @@ TEST_F(JobFilesTest, AFinishedJobsTreeIsMeasuredAndKeptWhileTheDiskHasRoom) {
                                             std::to_string(FilesBytes(id)) + "\n"),
             std::string::npos)
       << controller_->MetricsText();
+}
+
+// While the disk is more than the high mark used, the check comes every second, not once an
+// interval (10 minutes here): jobs writing fast would fill the last percents between two checks.
+// Before, the second check came 10 minutes after the first. Once the disk has room again, the
+// checks go back to the interval.
+TEST_F(JobFilesTest, WhileTheDiskIsShortItIsCheckedEverySecond) {
+  auto checks = std::make_shared<std::atomic<int>>(0);  // the controller outlives the test body
+  used_percent_ = 91;
+  usage_ = [this, checks]() -> std::pair<std::int64_t, std::int64_t> {
+    ++*checks;
+    return {static_cast<std::int64_t>(used_percent_.load() * kTotal / 100), kTotal};
+  };
+  Restart(90, 85, /*controlled=*/true, /*check_interval=*/Seconds(600));
+  ASSERT_TRUE(WaitFor([&] { return *checks >= 4; })) << *checks << " checks";
+  used_percent_ = 50;
+  const int checks_at_room = *checks;
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  // One check may have been armed before the disk had room (and one running then); none after.
+  EXPECT_LE(*checks - checks_at_room, 2) << checks_at_room << " then " << *checks;
 }
 
 // Past the threshold (1 % here: any file system in use), the finished job's tree goes; a
