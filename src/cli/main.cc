@@ -48,6 +48,7 @@ struct ServerFlags {
   std::int64_t job_pids_limit = 4096;
   std::string job_tmp_size = "1G";
   std::string job_disk_limit = "100G";
+  std::string store_reserve = "32M";
 };
 
 // The sandbox's flags: whom jobs run as and what each host may use.
@@ -87,7 +88,8 @@ void AddSandboxFlags(CLI::App* serve, ServerFlags& f) {
                     "installation outside /usr); repeat for more");
 }
 
-// Sizes of the sandbox flags into server::Options; false (said on stderr) for a bad value.
+// Sizes of the sandbox flags (and the store's reserve) into server::Options; false (said on
+// stderr) for a bad value.
 bool ApplySandboxFlags(ServerFlags& f) {
   allot::server::Options& server = f.server;
   const auto range = allot::server::ParseJobUidRange(f.job_uid_range);
@@ -104,7 +106,8 @@ bool ApplySandboxFlags(ServerFlags& f) {
     std::int64_t& out;
   } sizes[] = {{"--job-memory-limit", f.job_memory_limit, server.job_limits.memory_bytes},
                {"--job-tmp-size", f.job_tmp_size, server.job_limits.tmp_bytes},
-               {"--job-disk-limit", f.job_disk_limit, server.job_limits.disk_bytes}};
+               {"--job-disk-limit", f.job_disk_limit, server.job_limits.disk_bytes},
+               {"--store-reserve", f.store_reserve, server.store_reserve_bytes}};
   for (const auto& size : sizes) {
     if (size.text == "auto") {
       const long pages = ::sysconf(_SC_PHYS_PAGES);
@@ -186,6 +189,11 @@ void AddRecordFlags(CLI::App* serve, ServerFlags& f) {
                    "finished job's files left, the job with the most files in the share holding "
                    "the most is terminated, one at a time (100: never)")
       ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  serve
+      ->add_option("--store-reserve", f.store_reserve,
+                   "disk space the data directory holds in reserve, released when a write fails "
+                   "so that the server can record, on a full disk, what frees it; 0 = none")
       ->capture_default_str();
 }
 

@@ -337,4 +337,35 @@ Status CopyFileData(const std::string& from, const std::string& to) {
   return Status::Ok();
 }
 
+Status CreateSpaceReserve(const std::string& path, std::int64_t bytes) {
+  const std::string tmp = path + ".tmp";
+  ::unlink(tmp.c_str());  // a creation a crash interrupted
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return Error("cannot create", tmp, errno);
+  Status status = Status::Ok();
+  // posix_fallocate returns its error rather than set errno; where the file system cannot
+  // allocate, glibc writes the blocks instead.
+  if (const int error = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); error != 0) {
+    status = Error("cannot allocate", tmp, error);
+  }
+  if (status.ok() && ::fsync(fd) != 0) status = Error("cannot sync", tmp, errno);
+  if (::close(fd) != 0 && status.ok()) status = Error("cannot close", tmp, errno);
+  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    status = Error("cannot rename", tmp, errno);
+  }
+  if (!status.ok()) ::unlink(tmp.c_str());
+  return status;
+}
+
+Result<bool> ReleaseSpaceReserve(const std::string& path) {
+  if (::unlink(path.c_str()) == 0) return true;
+  if (errno == ENOENT) return false;
+  return Error("cannot remove", path, errno);
+}
+
+bool HasSpaceReserve(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
 }  // namespace allot::env

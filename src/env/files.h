@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -55,5 +56,21 @@ Result<std::string> ReadFileBeneath(const std::string& base, const std::string& 
 // (F_SETLEASE) fails the copy at once (EWOULDBLOCK) rather than hold it for the lease's break
 // time. A failed copy leaves nothing at `to`.
 Status CopyFileData(const std::string& from, const std::string& to);
+
+// --- Disk space held in reserve for the store ----------------------------------------------
+// A file that holds disk space for the store (CockroachDB's emergency ballast): when the disk
+// fills and the store's writes fail, removing it gives the store room to write again, so the
+// server can record what frees the disk (jobs' ends, whose files can then go; an eviction)
+// rather than wait for someone to free it by hand.
+
+// Makes `path` a file of `bytes` allocated on disk (posix_fallocate, not a sparse file), through
+// a temporary file renamed into place, then synced. kResourceExhausted where the disk has no
+// room for it; on any failure nothing is left behind.
+Status CreateSpaceReserve(const std::string& path, std::int64_t bytes);
+
+// Removes `path`: true when it was there, false when there was none.
+Result<bool> ReleaseSpaceReserve(const std::string& path);
+
+bool HasSpaceReserve(const std::string& path);
 
 }  // namespace allot::env

@@ -380,6 +380,10 @@ class Controller {
   void ResetState();                               // requires mu_
   bool TryRebuild();                               // requires mu_; loop thread
   void RebuildIfBroken();                          // loop thread
+  // The store's reserve (Options::store_reserve_bytes) goes when the rollback's probe fails:
+  // true when it was there, so the probe is worth trying again.
+  bool ReleaseStoreReserve(const Status& failure);  // loop thread
+  std::string StoreReservePath() const { return data_dir_ + "/store-reserve"; }
   // A call refused after the engine accepted some of its events: drops what it left pending and
   // has the loop roll back to what the store holds, as after a failed write. Requires mu_.
   void RollBackRefusedCall(const Status& refusal, const std::string& audited_action);
@@ -488,6 +492,7 @@ class Controller {
   void PostJobFilesCheck();
   void CheckJobFiles();      // on files_worker_, as all below
   void CheckJobFilesSoon();  // the disk is short: the next check within kShortCheckInterval
+  void KeepStoreReserve();   // made again once the data directory has room
   void MeasureEndedTrees();
   void RemoveTreesIfShort();
   void SayDiskShort(const DiskUsage& usage);

@@ -2,8 +2,10 @@
 // that was not stored stays visible, and no executor report is lost.
 
 #include <chrono>
+#include <string>
 #include <vector>
 
+#include "env/files.h"
 #include "server/controller.h"
 #include "server/log.h"
 
@@ -84,10 +86,18 @@ void Controller::ResetState() {
 bool Controller::TryRebuild() {
   [[maybe_unused]] const Status drained = store_->Commit(store::Batch{});
   store_->Resume();
-  store::Batch probe;
-  probe.Put(store::Kind::kMeta, "last_write_probe", std::to_string(Now()));
-  if (Status s = store_->Commit(std::move(probe)); !s.ok()) {
-    log::Warn("store.still_failing", {{"error", s.message()}});
+  auto probe = [this] {
+    store::Batch batch;
+    batch.Put(store::Kind::kMeta, "last_write_probe", std::to_string(Now()));
+    return store_->Commit(std::move(batch));
+  };
+  Status probed = probe();
+  if (!probed.ok() && ReleaseStoreReserve(probed)) {
+    store_->Resume();  // the failure is sticky
+    probed = probe();
+  }
+  if (!probed.ok()) {
+    log::Warn("store.still_failing", {{"error", probed.message()}});
     return false;
   }
   ResetState();
@@ -106,6 +116,24 @@ bool Controller::TryRebuild() {
   log::Warn("store.rolled_back",
             {{"replayed_reports", static_cast<std::int64_t>(reports_.size())}});
   return true;
+}
+
+// On a full disk nothing else frees it while the store cannot write: a job's end, whose files
+// could then be removed, waits for the rollback, and so does an eviction's termination.
+bool Controller::ReleaseStoreReserve(const Status& failure) {
+  if (options_.store_reserve_bytes <= 0) return false;
+  const std::string path = StoreReservePath();
+  Result<bool> released = env::ReleaseSpaceReserve(path);
+  if (!released.ok()) {
+    log::Error("store.reserve_release_failed", {{"error", released.status().message()}});
+    return false;
+  }
+  if (*released) {
+    log::Warn(
+        "store.reserve_released",
+        {{"path", path}, {"bytes", options_.store_reserve_bytes}, {"error", failure.message()}});
+  }
+  return *released;
 }
 
 void Controller::RebuildIfBroken() {

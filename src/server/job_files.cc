@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/civil_time.h"
+#include "env/files.h"
 #include "env/process.h"
 #include "env/remove_tree.h"
 #include "env/tree_walk.h"
@@ -126,6 +127,28 @@ void Controller::PostJobFilesCheck() {
 void Controller::CheckJobFiles() {
   MeasureEndedTrees();
   RemoveTreesIfShort();
+  KeepStoreReserve();
+}
+
+// Made again (ReleaseStoreReserve took it) only while the store writes, and where the data
+// directory's file system, with it, stays no more than the low mark used: it must not be what
+// makes the disk short.
+void Controller::KeepStoreReserve() {
+  const std::int64_t bytes = options_.store_reserve_bytes;
+  const std::string path = StoreReservePath();
+  if (bytes <= 0 || broken_ || env::HasSpaceReserve(path)) return;
+  Result<DiskUsage> usage = ReadDiskUsage(data_dir_, nullptr);
+  if (!usage.ok()) {
+    log::Warn("store.reserve_unmade", {{"error", usage.status().message()}});
+    return;
+  }
+  const DiskUsage with_it{usage->used + bytes, usage->total};
+  if (Percent(with_it) > options_.job_files_low_percent) return;
+  if (Status s = env::CreateSpaceReserve(path, bytes); !s.ok()) {
+    log::Warn("store.reserve_unmade", {{"error", s.message()}});
+    return;
+  }
+  log::Info("store.reserve_made", {{"path", path}, {"bytes", bytes}});
 }
 
 // While the file system is more than the high mark used, a check comes every second at least:

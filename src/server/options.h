@@ -92,6 +92,11 @@ struct Options {
   // 100: never.
   int job_files_evict_percent = 95;
   Duration job_files_check_interval = Seconds(10);
+  // Disk space the store holds in reserve (<data_dir>/store-reserve): released when a write
+  // fails, so the rollback, the jobs' ends and an eviction can be recorded on a full disk, and
+  // made again once the data directory's file system has room (docs/server.md, Durability).
+  // 0: none.
+  std::int64_t store_reserve_bytes = std::int64_t{32} << 20;
   // Tests only: the jobs' file system's used and total bytes, in place of what statvfs says.
   std::function<std::pair<std::int64_t, std::int64_t>()> job_files_usage;
   // Where jobs run: "local" (processes on this machine) or "slurm" (exec/slurm_executor.h).

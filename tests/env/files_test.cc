@@ -76,6 +76,31 @@ TEST_F(FilesTest, AFailedWriteLeavesTheOldFileAndNoTemporary) {
   EXPECT_EQ(WriteFileAtomically(dir_ + "/no/such/dir/file", "x").code(), StatusCode::kInternal);
 }
 
+// The store's reserve takes its bytes on disk (not a sparse file), leaves no temporary behind,
+// and releasing it says whether there was one.
+TEST_F(FilesTest, ASpaceReserveHoldsItsBytesOnDiskUntilReleased) {
+  const std::string path = dir_ + "/store-reserve";
+  EXPECT_FALSE(HasSpaceReserve(path));
+  ASSERT_TRUE(CreateSpaceReserve(path, 1 << 20).ok());
+  EXPECT_TRUE(HasSpaceReserve(path));
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 1 << 20);
+  EXPECT_GE(st.st_blocks * 512, 1 << 20);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(Names(), std::vector<std::string>{"store-reserve"});
+  Result<bool> released = ReleaseSpaceReserve(path);
+  ASSERT_TRUE(released.ok()) << released.status().ToString();
+  EXPECT_TRUE(*released);
+  EXPECT_FALSE(HasSpaceReserve(path));
+  released = ReleaseSpaceReserve(path);
+  ASSERT_TRUE(released.ok()) << released.status().ToString();
+  EXPECT_FALSE(*released);
+  // Where it cannot be made, nothing is left.
+  EXPECT_FALSE(CreateSpaceReserve(dir_ + "/missing/store-reserve", 1 << 20).ok());
+  EXPECT_TRUE(Names().empty());
+}
+
 TEST_F(FilesTest, ReadingAMissingFileIsNotFound) {
   EXPECT_EQ(ReadFile(dir_ + "/none").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(ReadFile(dir_).status().code(), StatusCode::kInternal);  // a directory

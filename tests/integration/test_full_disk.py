@@ -2,7 +2,9 @@
 
 While the disk is full a submission answers 500 and leaves nothing behind; a job that exits 0
 meanwhile still ends SUCCEEDED once the disk frees (its exit status is kept, not lost as
-"vanished"); and the server accepts calls again by itself once writes succeed."""
+"vanished"); and the server accepts calls again by itself once writes succeed. Where a job's
+own files filled the disk, the server frees it without help: it releases the space it holds in
+reserve, records the job's end, and removes the job's files."""
 
 import os
 import subprocess
@@ -13,6 +15,8 @@ import botocore.exceptions
 
 from allot_harness import (AllotServer, Fixture, error_code, http_status, mount_tmpfs, payload,
                            wait_for)
+
+MIB = 1 << 20
 
 
 def fill(path):
@@ -86,6 +90,71 @@ class FullDiskTest(unittest.TestCase):
         listed = batch.list_service_jobs(jobQueue=queue, jobStatus="SUCCEEDED")
         names = sorted(j["jobName"] for j in listed["jobSummaryList"])
         self.assertEqual(names, ["after", "runner"])
+
+
+class AJobThatFillsTheDiskTest(unittest.TestCase):
+    """A 64 MiB tmpfs that a running job fills. Before the store's reserve, the job's end could
+    not be recorded on the full disk, so its files could not be removed either, and the server
+    answered 500 to every call until someone freed the disk by hand."""
+
+    def setUp(self):
+        self.mount = mount_tmpfs(self, "64m")
+        self.server = AllotServer(
+            "--no-sandbox", "--store-reserve", "4M", "--job-files-high-percent", "50",
+            "--job-files-low-percent", "30", "--job-files-evict-percent", "100",
+            data_dir=os.path.join(self.mount, "data"))
+        os.makedirs(self.server.data_dir)
+        self.reserve = os.path.join(self.server.data_dir, "store-reserve")
+
+    def tearDown(self):  # before the cleanup that unmounts
+        self.server.stop()
+        self.server.kill_job_processes()
+
+    def test_the_server_frees_a_disk_its_job_filled_without_help(self):
+        self.server.start()
+        wait_for(lambda: os.path.exists(self.reserve), timeout=30, what="the store's reserve")
+        self.assertEqual(os.path.getsize(self.reserve), 4 * MIB)
+        batch = self.server.client(retries=1)
+        fx = Fixture(batch)
+        queue = fx.queue(fx.environment(1))
+        go = os.path.join(self.mount, "go")
+        filler = fx.submit(queue, name="filler", serviceRequestPayload=payload(
+            f'head -c {100 * MIB} /dev/zero > "$SM_MODEL_DIR/fill"; '
+            f"while [ ! -e {go} ]; do sleep 0.1; done; exit 0"))["jobId"]
+        wait_for(lambda: os.statvfs(self.mount).f_bavail == 0, timeout=60,
+                 what="the job to fill the disk")
+        # Writes until one fails: the store has no room left.
+        refused = None
+        for i in range(1000):
+            try:
+                batch.update_job_queue(jobQueue=queue, priority=i % 1000)
+            except botocore.exceptions.ClientError as e:
+                refused = e
+                break
+        self.assertIsNotNone(refused, "every write succeeded on a full disk")
+        self.assertEqual(http_status(refused), 500, refused.response)
+        # The job ends; nothing is freed by hand.
+        with open(go, "w"):
+            pass
+
+        def healthy():
+            try:
+                return batch.list_service_jobs(jobQueue=queue) is not None
+            except botocore.exceptions.ClientError:
+                return False
+        wait_for(healthy, timeout=60, what="the server to accept calls again")
+        d = fx.wait_status(filler, ("SUCCEEDED", "FAILED"), timeout=60)
+        self.assertEqual(d["status"], "SUCCEEDED", d.get("statusReason"))
+
+        def removed():
+            _, body = self.server.raw("describeservicejob", {"jobId": filler})
+            return "filesRemovedAt" in body.get("allot", {})
+        wait_for(removed, timeout=60, what="the job's files to be removed")
+        wait_for(lambda: os.path.exists(self.reserve), timeout=60,
+                 what="the store's reserve to be made again")
+        self.assertIn("store.reserve_released", self.server.log_text(tail=None))
+        after = fx.submit(queue, name="after", script="exit 0")["jobId"]
+        fx.wait_status(after, "SUCCEEDED", timeout=30)
 
 
 if __name__ == "__main__":
