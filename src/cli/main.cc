@@ -109,7 +109,7 @@ bool ApplySandboxFlags(ServerFlags& f) {
                {"--job-disk-limit", f.job_disk_limit, server.job_limits.disk_bytes},
                {"--store-reserve", f.store_reserve, server.store_reserve_bytes}};
   for (const auto& size : sizes) {
-    if (size.text == "auto") {
+    if (size.text == "auto" && &size.out == &server.job_limits.memory_bytes) {
       const long pages = ::sysconf(_SC_PHYS_PAGES);
       const long page = ::sysconf(_SC_PAGESIZE);
       size.out = pages > 0 && page > 0 ? std::int64_t{pages} * page / 4 * 3 : 0;

@@ -271,6 +271,7 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
   Result<Reply> result = [&]() -> Result<Reply> {
     std::lock_guard<std::mutex> lock(mu_);
     if (broken_) return Reply{.durable = Refused()};
+    if (store_reserve_out_ && !FreesTheStore(audited_action)) return Reply{.durable = DiskFull()};
     caller_ = &caller;
     audit_.reset();
     if (!audited_action.empty()) {

@@ -384,6 +384,9 @@ class Controller {
   // true when it was there, so the probe is worth trying again.
   bool ReleaseStoreReserve(const Status& failure);  // loop thread
   std::string StoreReservePath() const { return data_dir_ + "/store-reserve"; }
+  Result<DiskUsage> DataDirUsage() const;  // job_files.cc
+  static bool FreesTheStore(const std::string& audited_action);
+  Durable DiskFull() const;  // the 500 such a change gets meanwhile
   // A call refused after the engine accepted some of its events: drops what it left pending and
   // has the loop roll back to what the store holds, as after a failed write. Requires mu_.
   void RollBackRefusedCall(const Status& refusal, const std::string& audited_action);
@@ -525,6 +528,10 @@ class Controller {
   bool files_short_said_ = false;            // files_worker_ only: the warning, once per episode
   std::atomic<bool> files_stopping_{false};  // Shutdown: walks end early
   std::atomic<bool> files_check_queued_{false};
+  // From the store's reserve's release until it is made again (KeepStoreReserve): the room it
+  // left is kept for what frees the disk, so a caller's change that only adds is refused
+  // (DiskFull, durability.cc).
+  std::atomic<bool> store_reserve_out_{false};
   env::WorkerPool files_worker_{1};
 };
 

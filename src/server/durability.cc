@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "env/files.h"
@@ -113,6 +114,7 @@ bool Controller::TryRebuild() {
   }
   ApplyStopsEnded(stops_ended);  // after the reports: an attempt they end keeps their words
   Finish();
+  if (store_reserve_out_) PostJobFilesCheck();  // the reserve is made again once there is room
   log::Warn("store.rolled_back",
             {{"replayed_reports", static_cast<std::int64_t>(reports_.size())}});
   return true;
@@ -122,18 +124,44 @@ bool Controller::TryRebuild() {
 // could then be removed, waits for the rollback, and so does an eviction's termination.
 bool Controller::ReleaseStoreReserve(const Status& failure) {
   if (options_.store_reserve_bytes <= 0) return false;
+  // Only for a full disk: another fault (an I/O error) is not helped by room, and the reserve's
+  // absence refuses callers' changes.
+  Result<DiskUsage> usage = DataDirUsage();
+  if (usage.ok() && usage->total - usage->used >= options_.store_reserve_bytes) return false;
   const std::string path = StoreReservePath();
-  Result<bool> released = env::ReleaseSpaceReserve(path);
-  if (!released.ok()) {
-    log::Error("store.reserve_release_failed", {{"error", released.status().message()}});
-    return false;
+  bool any = false;
+  // The temporary file too: one a crash (or a creation the failure raced) left holds the room.
+  for (const std::string& file : {path, path + ".tmp"}) {
+    Result<bool> released = env::ReleaseSpaceReserve(file);
+    if (!released.ok()) {
+      log::Error("store.reserve_release_failed", {{"error", released.status().message()}});
+      continue;
+    }
+    any = any || *released;
   }
-  if (*released) {
+  if (any) {
+    store_reserve_out_ = true;
     log::Warn(
         "store.reserve_released",
         {{"path", path}, {"bytes", options_.store_reserve_bytes}, {"error", failure.message()}});
   }
-  return *released;
+  return any;
+}
+
+// What may still change while the reserve is out: what frees the store's disk (a termination
+// ends a job, whose files can then go; a deletion). Reads are not audited, and pass.
+bool Controller::FreesTheStore(const std::string& audited_action) {
+  if (audited_action.empty()) return true;
+  const std::size_t colon = audited_action.find(':');
+  const std::string_view name{audited_action.data() + (colon == std::string::npos ? 0 : colon + 1)};
+  return name.starts_with("Terminate") || name.starts_with("Delete") || name.starts_with("Untag");
+}
+
+Durable Controller::DiskFull() const {
+  return Durable::Ready(
+      Status(StatusCode::kUnavailable,
+             "the server's disk is full: until it has room again it takes only terminations and "
+             "deletions, which free it (retry later)"));
 }
 
 void Controller::RebuildIfBroken() {

@@ -130,25 +130,34 @@ void Controller::CheckJobFiles() {
   KeepStoreReserve();
 }
 
+// The jobs' trees are in the data directory but with the Slurm executor: then the same file
+// system, which the tests' usage stands for too.
+Result<DiskUsage> Controller::DataDirUsage() const {
+  return ReadDiskUsage(data_dir_, jobs_root_ == data_dir_ ? options_.job_files_usage : nullptr);
+}
+
 // Made again (ReleaseStoreReserve took it) only while the store writes, and where the data
-// directory's file system, with it, stays no more than the low mark used: it must not be what
-// makes the disk short.
+// directory's file system keeps four times the reserve free beside it: the reserve must not be
+// what fills the disk.
 void Controller::KeepStoreReserve() {
   const std::int64_t bytes = options_.store_reserve_bytes;
   const std::string path = StoreReservePath();
-  if (bytes <= 0 || broken_ || env::HasSpaceReserve(path)) return;
-  Result<DiskUsage> usage = ReadDiskUsage(data_dir_, nullptr);
+  if (bytes <= 0 || broken_ || files_stopping_ || env::HasSpaceReserve(path)) return;
+  Result<DiskUsage> usage = DataDirUsage();
   if (!usage.ok()) {
     log::Warn("store.reserve_unmade", {{"error", usage.status().message()}});
     return;
   }
-  const DiskUsage with_it{usage->used + bytes, usage->total};
-  if (Percent(with_it) > options_.job_files_low_percent) return;
+  if (usage->total - usage->used < 5 * bytes) return;
   if (Status s = env::CreateSpaceReserve(path, bytes); !s.ok()) {
     log::Warn("store.reserve_unmade", {{"error", s.message()}});
     return;
   }
   log::Info("store.reserve_made", {{"path", path}, {"bytes", bytes}});
+  // Under mu_, as the rollback releases it: a write that failed meanwhile leaves it out (the
+  // rollback's probe takes the reserve, or found none and tries again).
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!broken_ && env::HasSpaceReserve(path)) store_reserve_out_ = false;
 }
 
 // While the file system is more than the high mark used, a check comes every second at least:

@@ -11,9 +11,16 @@ void FaultyStore::Fail(Status fault) {
   fault_ = std::move(fault);
 }
 
+void FaultyStore::FailWhile(Status fault, std::function<bool()> holds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fault_ = std::move(fault);
+  holds_ = std::move(holds);
+}
+
 void FaultyStore::Heal() {
   std::lock_guard<std::mutex> lock(mu_);
   fault_.reset();
+  holds_ = nullptr;
 }
 
 std::size_t FaultyStore::written_ops() const {
@@ -30,7 +37,7 @@ void FaultyStore::Submit(Batch batch, std::function<void(const Status&)> done) {
   std::optional<Status> failure;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (fault_ && !sticky_) sticky_ = fault_;
+    if (fault_ && !sticky_ && (!holds_ || holds_())) sticky_ = fault_;
     failure = sticky_;
     if (failure) ++failed_;
     if (!failure) written_ += batch.ops.size();

@@ -8,6 +8,7 @@
 //
 // Thread-safety: every method may be called from any thread.
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,6 +23,8 @@ class FaultyStore final : public Store {
 
   // From now on every Submit fails with `fault` (until Heal()).
   void Fail(Status fault);
+  // As Fail, but only while `holds()` is true (a disk full until a file on it goes, say).
+  void FailWhile(Status fault, std::function<bool()> holds);
   // Submits reach the inner store again (after Resume(), as for any failure).
   void Heal();
   // Batches failed so far because of a fault or of its stickiness.
@@ -41,6 +44,7 @@ class FaultyStore final : public Store {
   std::unique_ptr<Store> inner_;
   mutable std::mutex mu_;
   std::optional<Status> fault_;   // guarded by mu_
+  std::function<bool()> holds_;   // guarded by mu_: empty, always
   std::optional<Status> sticky_;  // guarded by mu_
   int failed_ = 0;                // guarded by mu_
   std::size_t written_ = 0;       // guarded by mu_

@@ -62,6 +62,17 @@ class UsageTest(ServerCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("a command is required: one of server, apply, delete", p.stderr)
 
+    def test_a_bad_size_for_the_server_names_its_flag(self):
+        # "auto" is the memory limit's alone: for the store's reserve it read as 3/4 of the
+        # machine's memory, and so did --job-disk-limit auto.
+        for flag, value in (("--store-reserve", "auto"), ("--store-reserve", "1X"),
+                            ("--job-disk-limit", "auto")):
+            p = self.allot("server", "--data-dir", os.path.join(self.tmp, "never"), flag, value,
+                           check=False)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn(f"allot server: {flag} ", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(self.tmp, "never")))
+
     def test_help_exits_0_and_documents_exit_codes(self):
         p = self.allot("--help")
         self.assertIn("Exit status: 0 success, 1 error, 2 usage error", p.stdout)

@@ -95,7 +95,8 @@ class FullDiskTest(unittest.TestCase):
 class AJobThatFillsTheDiskTest(unittest.TestCase):
     """A 64 MiB tmpfs that a running job fills. Before the store's reserve, the job's end could
     not be recorded on the full disk, so its files could not be removed either, and the server
-    answered 500 to every call until someone freed the disk by hand."""
+    answered 500 to every call until someone freed the disk by hand. Now the reserve's room goes
+    to the rollback and to what frees the disk: a submission meanwhile is refused."""
 
     def setUp(self):
         self.mount = mount_tmpfs(self, "64m")
@@ -117,13 +118,20 @@ class AJobThatFillsTheDiskTest(unittest.TestCase):
         batch = self.server.client(retries=1)
         fx = Fixture(batch)
         queue = fx.queue(fx.environment(1))
+        signal = os.path.join(self.mount, "fill")
+        full = os.path.join(self.mount, "full")
         go = os.path.join(self.mount, "go")
+        # Empty files: on a full tmpfs they take no block.
         filler = fx.submit(queue, name="filler", serviceRequestPayload=payload(
-            f'head -c {100 * MIB} /dev/zero > "$SM_MODEL_DIR/fill"; '
+            f"while [ ! -e {signal} ]; do sleep 0.1; done; "
+            f'head -c {100 * MIB} /dev/zero > "$SM_MODEL_DIR/fill"; touch {full}; '
             f"while [ ! -e {go} ]; do sleep 0.1; done; exit 0"))["jobId"]
-        wait_for(lambda: os.statvfs(self.mount).f_bavail == 0, timeout=60,
-                 what="the job to fill the disk")
-        # Writes until one fails: the store has no room left.
+        fx.wait_status(filler, "RUNNING", timeout=60)
+        with open(signal, "w"):
+            pass
+        wait_for(lambda: os.path.exists(full), timeout=60, what="the job to fill the disk")
+        # A write fails; the reserve goes so the server can roll back, and from then on a
+        # change that only adds is refused (500) until there is room.
         refused = None
         for i in range(1000):
             try:
@@ -133,16 +141,19 @@ class AJobThatFillsTheDiskTest(unittest.TestCase):
                 break
         self.assertIsNotNone(refused, "every write succeeded on a full disk")
         self.assertEqual(http_status(refused), 500, refused.response)
+
+        def released():
+            try:
+                fx.submit(queue, name="adds", script="exit 0")
+            except botocore.exceptions.ClientError as e:
+                return http_status(e) == 500 and "disk is full" in str(e)
+            self.fail("a submission was taken on a full disk")
+        wait_for(released, timeout=60, what="the server to refuse only what adds to the disk")
+        self.assertFalse(os.path.exists(self.reserve))
+        self.assertIn("store.reserve_released", self.server.log_text(tail=None))
         # The job ends; nothing is freed by hand.
         with open(go, "w"):
             pass
-
-        def healthy():
-            try:
-                return batch.list_service_jobs(jobQueue=queue) is not None
-            except botocore.exceptions.ClientError:
-                return False
-        wait_for(healthy, timeout=60, what="the server to accept calls again")
         d = fx.wait_status(filler, ("SUCCEEDED", "FAILED"), timeout=60)
         self.assertEqual(d["status"], "SUCCEEDED", d.get("statusReason"))
 
@@ -152,10 +163,8 @@ class AJobThatFillsTheDiskTest(unittest.TestCase):
         wait_for(removed, timeout=60, what="the job's files to be removed")
         wait_for(lambda: os.path.exists(self.reserve), timeout=60,
                  what="the store's reserve to be made again")
-        self.assertIn("store.reserve_released", self.server.log_text(tail=None))
         after = fx.submit(queue, name="after", script="exit 0")["jobId"]
         fx.wait_status(after, "SUCCEEDED", timeout=30)
-
 
 if __name__ == "__main__":
     unittest.main()

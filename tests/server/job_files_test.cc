@@ -148,6 +148,49 @@ TEST_F(JobFilesTest, ATreeMeasuredBeforeARestartIsRemovedAfterIt) {
   EXPECT_FALSE(fs::exists(fs::symlink_status(TreeOf(id))));
 }
 
+// A full disk that nothing else frees: the store's reserve goes, so the rollback writes; until
+// there is room again a caller may only free the disk (terminate, delete), not add to it; then
+// the reserve is made again and changes are taken. Before, the rollback's probe failed for as
+// long as the disk stayed full (test_full_disk.py has it with a real disk).
+TEST_F(JobFilesTest, OnAFullDiskTheStoresReserveGoesAndOnlyWhatFreesTheDiskIsTaken) {
+  options_.store_reserve_bytes = kMiB;
+  Restart(90, 50, /*controlled=*/true);
+  const fs::path reserve = dir_ / "store-reserve";
+  ASSERT_TRUE(WaitFor([&] { return fs::exists(reserve); }));
+  const std::string running = Submit("runs", "sleep 600");
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(running) == "RUNNING"; })) << StatusOf(running);
+
+  used_percent_ = 100;  // and the store has no room while the reserve takes its bytes
+  store_->FailWhile(ResourceExhausted("disk full"), [reserve] { return fs::exists(reserve); });
+  EXPECT_TRUE(Submit("refused", "true").empty());
+  ASSERT_TRUE(WaitFor([this] { return !controller_->rolling_back(); }));
+  EXPECT_FALSE(fs::exists(reserve));
+  Result<Json> added = Call("submitservicejob", {{"jobName", "adds"},
+                                                 {"jobQueue", "q"},
+                                                 {"serviceJobType", "SAGEMAKER_TRAINING"},
+                                                 {"serviceRequestPayload", Payload("true")}});
+  ASSERT_FALSE(added.ok());
+  EXPECT_NE(added.status().message().find("disk is full"), std::string::npos)
+      << added.status().ToString();
+  EXPECT_FALSE(controller_->rolling_back());  // a refusal, not a failed write
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", running}, {"reason", "free it"}}).ok());
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(running) == "FAILED"; })) << StatusOf(running);
+
+  store_->Heal();
+  used_percent_ = 40;
+  ASSERT_TRUE(WaitFor([&] { return fs::exists(reserve); }));
+  EXPECT_EQ(fs::file_size(reserve), kMiB);
+  EXPECT_FALSE(Submit("after", "true").empty());
+  // A failure on a disk with room (an I/O error) leaves the reserve: room would not help.
+  store_->Fail(Internal("io error"));
+  EXPECT_TRUE(Submit("io", "true").empty());
+  ASSERT_TRUE(WaitFor([this] { return controller_->rolling_back(); }));
+  store_->Heal();
+  ASSERT_TRUE(WaitFor([this] { return !controller_->rolling_back(); }));
+  EXPECT_TRUE(fs::exists(reserve));
+  EXPECT_FALSE(Submit("after-io", "true").empty());
+}
+
 // The removal is for a full disk, when the store's writes fail: it runs then too, and what it
 // removed is recorded once the store writes again. Before, nothing was removed while the store
 // failed, and the store failed while nothing was removed.
