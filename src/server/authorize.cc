@@ -287,8 +287,11 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
     // engine accepted some of its events (no call an ordinary caller can send: each handler
     // refuses before its first event, or with it) would leave the engine changed without the
     // records, so it is a fault: answered 500, and the controller rolls back to the store.
+    // While the store's reserve is out, a call that changes nothing writes nothing: its audit
+    // record would take the room the jobs' ends need (a refusal, or a job already ended).
+    const bool audit_unchanged = !store_reserve_out_;
     auto refused = [&](const Status& refusal) {
-      if (audit_) AddAudit(OutcomeOf(refusal));
+      if (audit_ && audit_unchanged) AddAudit(OutcomeOf(refusal));
       caller_ = nullptr;
       refusal_written = Finish().durable;
       return refusal;
@@ -309,7 +312,7 @@ Result<Controller::Reply> Controller::RunAs(const Caller& caller, const std::str
       reply = Internal(std::string(kInternalError));
     }
     if (!reply.ok()) return refused(reply.status());
-    if (audit_) AddAudit("Allowed");
+    if (audit_ && (audit_unchanged || applied_events_ > 0)) AddAudit("Allowed");
     caller_ = nullptr;
     reply.value().durable = Finish().durable;
     return reply;

@@ -532,6 +532,7 @@ class Controller {
   // left is kept for what frees the disk, so a caller's change that only adds is refused
   // (DiskFull, durability.cc).
   std::atomic<bool> store_reserve_out_{false};
+  bool reserve_wait_said_ = false;  // files_worker_ only: the wait for room, said once a release
   env::WorkerPool files_worker_{1};
 };
 

@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "env/files.h"
@@ -148,20 +147,18 @@ bool Controller::ReleaseStoreReserve(const Status& failure) {
   return any;
 }
 
-// What may still change while the reserve is out: what frees the store's disk (a termination
-// ends a job, whose files can then go; a deletion). Reads are not audited, and pass.
+// What a caller may still do while the reserve is out: read, and terminate a job, which ends it
+// so that its files can go. A deletion would need the queue or environment disabled first, an
+// update; and each accepted change writes its audit record into the room the reserve left.
 bool Controller::FreesTheStore(const std::string& audited_action) {
-  if (audited_action.empty()) return true;
-  const std::size_t colon = audited_action.find(':');
-  const std::string_view name{audited_action.data() + (colon == std::string::npos ? 0 : colon + 1)};
-  return name.starts_with("Terminate") || name.starts_with("Delete") || name.starts_with("Untag");
+  return audited_action.empty() || audited_action == "batch:TerminateServiceJob";
 }
 
 Durable Controller::DiskFull() const {
   return Durable::Ready(
       Status(StatusCode::kUnavailable,
-             "the server's disk is full: until it has room again it takes only terminations and "
-             "deletions, which free it (retry later)"));
+             "the server's disk is full: until it has room again it takes only reads and the "
+             "termination of jobs, which frees it (retry later)"));
 }
 
 void Controller::RebuildIfBroken() {

@@ -137,27 +137,40 @@ Result<DiskUsage> Controller::DataDirUsage() const {
 }
 
 // Made again (ReleaseStoreReserve took it) only while the store writes, and where the data
-// directory's file system keeps four times the reserve free beside it: the reserve must not be
-// what fills the disk.
+// directory's file system keeps as much again free beside it: the reserve must not be what
+// fills the disk.
 void Controller::KeepStoreReserve() {
   const std::int64_t bytes = options_.store_reserve_bytes;
   const std::string path = StoreReservePath();
-  if (bytes <= 0 || broken_ || files_stopping_ || env::HasSpaceReserve(path)) return;
-  Result<DiskUsage> usage = DataDirUsage();
-  if (!usage.ok()) {
-    log::Warn("store.reserve_unmade", {{"error", usage.status().message()}});
-    return;
+  if (bytes <= 0 || broken_ || files_stopping_) return;
+  if (!env::HasSpaceReserve(path)) {
+    Result<DiskUsage> usage = DataDirUsage();
+    if (!usage.ok()) {
+      log::Warn("store.reserve_unmade", {{"error", usage.status().message()}});
+      return;
+    }
+    if (usage->total - usage->used < 2 * bytes) {
+      if (store_reserve_out_ && !reserve_wait_said_) {  // once per release
+        reserve_wait_said_ = true;
+        log::Warn("store.reserve_unmade", {{"error", "waiting for room"},
+                                           {"free_bytes", usage->total - usage->used},
+                                           {"needed_bytes", 2 * bytes}});
+      }
+      return;
+    }
+    if (Status s = env::CreateSpaceReserve(path, bytes); !s.ok()) {
+      log::Warn("store.reserve_unmade", {{"error", s.message()}});
+      return;
+    }
+    log::Info("store.reserve_made", {{"path", path}, {"bytes", bytes}});
   }
-  if (usage->total - usage->used < 5 * bytes) return;
-  if (Status s = env::CreateSpaceReserve(path, bytes); !s.ok()) {
-    log::Warn("store.reserve_unmade", {{"error", s.message()}});
-    return;
-  }
-  log::Info("store.reserve_made", {{"path", path}, {"bytes", bytes}});
-  // Under mu_, as the rollback releases it: a write that failed meanwhile leaves it out (the
-  // rollback's probe takes the reserve, or found none and tries again).
+  // Under mu_, as the rollback releases it: a write that failed meanwhile leaves the reserve out
+  // until the rollback is done (its probe takes the reserve, or found room and left it).
   std::lock_guard<std::mutex> lock(mu_);
-  if (!broken_ && env::HasSpaceReserve(path)) store_reserve_out_ = false;
+  if (!broken_ && store_reserve_out_ && env::HasSpaceReserve(path)) {
+    store_reserve_out_ = false;
+    reserve_wait_said_ = false;
+  }
 }
 
 // While the file system is more than the high mark used, a check comes every second at least:

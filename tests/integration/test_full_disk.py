@@ -146,7 +146,7 @@ class AJobThatFillsTheDiskTest(unittest.TestCase):
             try:
                 fx.submit(queue, name="adds", script="exit 0")
             except botocore.exceptions.ClientError as e:
-                return http_status(e) == 500 and "disk is full" in str(e)
+                return http_status(e) == 500 and "takes only reads and the termination" in str(e)
             self.fail("a submission was taken on a full disk")
         wait_for(released, timeout=60, what="the server to refuse only what adds to the disk")
         self.assertFalse(os.path.exists(self.reserve))
@@ -161,10 +161,18 @@ class AJobThatFillsTheDiskTest(unittest.TestCase):
             _, body = self.server.raw("describeservicejob", {"jobId": filler})
             return "filesRemovedAt" in body.get("allot", {})
         wait_for(removed, timeout=60, what="the job's files to be removed")
-        wait_for(lambda: os.path.exists(self.reserve), timeout=60,
-                 what="the store's reserve to be made again")
-        after = fx.submit(queue, name="after", script="exit 0")["jobId"]
-        fx.wait_status(after, "SUCCEEDED", timeout=30)
+        after = []
+
+        def taken():
+            try:
+                after.append(fx.submit(queue, name="after", script="exit 0")["jobId"])
+                return True
+            except botocore.exceptions.ClientError as e:
+                self.assertEqual(http_status(e), 500, e.response)
+                return False
+        wait_for(taken, timeout=60, what="a submission to be taken again")
+        self.assertTrue(os.path.exists(self.reserve), "the store's reserve was not made again")
+        fx.wait_status(after[0], "SUCCEEDED", timeout=30)
 
 if __name__ == "__main__":
     unittest.main()

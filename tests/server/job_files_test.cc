@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "server/support/controller_fixture.h"
 #include "server/support/forwarding_executor.h"
@@ -34,6 +35,8 @@ class JobFilesTest : public ControllerTest {
     options_.job_files_low_percent = low_percent;
     options_.job_files_check_interval = check_interval;
     options_.job_files_usage = nullptr;
+    // Small beside the faked disks (a 100 MiB one in EvictionTest), so that it comes back.
+    options_.store_reserve_bytes = kMiB;
     // On the real file system (not `controlled`) no job is evicted: the build machine's disk may
     // well be past 95 % used, and these tests are about finished trees.
     options_.job_files_evict_percent = controlled ? 95 : 100;
@@ -61,6 +64,11 @@ class JobFilesTest : public ControllerTest {
     EXPECT_TRUE(WaitFor([&] { return StatusOf(id) == "SUCCEEDED"; })) << StatusOf(id);
     EXPECT_TRUE(WaitFor([&] { return FilesBytes(id) >= 0; })) << Allot(id).dump();
     return id;
+  }
+  std::size_t AuditRecords() {
+    Result<std::vector<store::Record>> records =
+        store_->Range(store::Kind::kAudit, {.from = "", .to = "", .limit = 100000});
+    return records.ok() ? records->size() : 0;
   }
   std::atomic<double> used_percent_{0};
   // Where set (before the restart), the file system's (used, total) bytes instead.
@@ -153,7 +161,6 @@ TEST_F(JobFilesTest, ATreeMeasuredBeforeARestartIsRemovedAfterIt) {
 // the reserve is made again and changes are taken. Before, the rollback's probe failed for as
 // long as the disk stayed full (test_full_disk.py has it with a real disk).
 TEST_F(JobFilesTest, OnAFullDiskTheStoresReserveGoesAndOnlyWhatFreesTheDiskIsTaken) {
-  options_.store_reserve_bytes = kMiB;
   Restart(90, 50, /*controlled=*/true);
   const fs::path reserve = dir_ / "store-reserve";
   ASSERT_TRUE(WaitFor([&] { return fs::exists(reserve); }));
@@ -173,14 +180,20 @@ TEST_F(JobFilesTest, OnAFullDiskTheStoresReserveGoesAndOnlyWhatFreesTheDiskIsTak
   EXPECT_NE(added.status().message().find("disk is full"), std::string::npos)
       << added.status().ToString();
   EXPECT_FALSE(controller_->rolling_back());  // a refusal, not a failed write
+  // A termination is taken, and audited; one that changes nothing or is refused writes nothing.
+  const std::size_t audited = AuditRecords();
   ASSERT_TRUE(Call("terminateservicejob", {{"jobId", running}, {"reason", "free it"}}).ok());
   ASSERT_TRUE(WaitFor([&] { return StatusOf(running) == "FAILED"; })) << StatusOf(running);
+  EXPECT_EQ(AuditRecords(), audited + 1);
+  EXPECT_TRUE(Call("terminateservicejob", {{"jobId", running}, {"reason", "again"}}).ok());
+  EXPECT_FALSE(Call("terminateservicejob", {{"jobId", "no-such-job"}, {"reason", "x"}}).ok());
+  EXPECT_EQ(AuditRecords(), audited + 1);
 
   store_->Heal();
   used_percent_ = 40;
-  ASSERT_TRUE(WaitFor([&] { return fs::exists(reserve); }));
+  ASSERT_TRUE(WaitFor([&] { return !Submit("after", "true").empty(); }));
+  EXPECT_TRUE(fs::exists(reserve));
   EXPECT_EQ(fs::file_size(reserve), kMiB);
-  EXPECT_FALSE(Submit("after", "true").empty());
   // A failure on a disk with room (an I/O error) leaves the reserve: room would not help.
   store_->Fail(Internal("io error"));
   EXPECT_TRUE(Submit("io", "true").empty());

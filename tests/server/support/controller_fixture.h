@@ -4,6 +4,7 @@
 // real local executor and no sandbox: what the controller's C++ tests share.
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "api/decode.h"
+#include "env/process.h"
 #include "server/api_error.h"
 #include "server/config_codec.h"
 #include "server/controller.h"
@@ -66,6 +69,25 @@ inline Json TeamShareInQ() {
           {"preemptionConfiguration", {{"inSharePreemption", "DISABLED"}}}};
 }
 
+// Kills what a test's jobs left running (one whose stop the test dropped, then ended in its
+// record, is never stopped): every process whose command line or working directory is under
+// `dir`, with its process group. Without it such a job outlived the test, and its directory.
+inline void KillProcessesUnder(const fs::path& dir) {
+  const std::string prefix = dir.string() + "/";
+  for (const pid_t pid : env::AllProcesses()) {
+    const std::string proc = "/proc/" + std::to_string(pid);
+    std::ifstream in(proc + "/cmdline", std::ios::binary);
+    const std::string cmdline((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+    std::error_code ec;
+    const std::string cwd = fs::read_symlink(proc + "/cwd", ec).string();
+    if (cmdline.find(prefix) == std::string::npos && !cwd.starts_with(prefix)) continue;
+    const pid_t group = ::getpgid(pid);
+    if (group > 1 && group != ::getpgrp()) ::kill(-group, SIGKILL);
+    ::kill(pid, SIGKILL);
+  }
+}
+
 class ControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -84,6 +106,7 @@ class ControllerTest : public ::testing::Test {
   }
   void TearDown() override {
     controller_.reset();
+    KillProcessesUnder(dir_);
     // A job's supervisor outlives the controller (a restart adopts it) and may still be writing
     // its status file: a removal that races with it is tried again, and a leftover temporary
     // directory is no failure.
