@@ -28,6 +28,8 @@ std::string Controller::MetricsText() {
     process.stored_jobs = jobs_.size();
     process.finished_files = finished_trees_.ShareBytes();
   }
+  process.rolling_back = broken_;
+  process.reserve_released = store_reserve_out_;
   const exec::Executor::Health health = executor_->health();
   process.executor_up = health.answering;
   process.last_poll = health.last_poll;

@@ -257,6 +257,16 @@ std::vector<metrics::Family> ProcessFamilies(const ProcessFigures& p) {
                         {"executor"}));
     out.back().Add({p.executor}, std::max(0.0, p.now_seconds - last));
   }
+  out.push_back(Gauge("allot_store_rolling_back",
+                      "1 while the server rolls back to its store after a failed write (every "
+                      "call answers 500), else 0.",
+                      {}));
+  out.back().Add({}, p.rolling_back ? 1 : 0);
+  out.push_back(Gauge("allot_store_reserve_released",
+                      "1 while the store's reserve of disk space is released (a full disk: "
+                      "callers may only read and terminate jobs), else 0.",
+                      {}));
+  out.back().Add({}, p.reserve_released ? 1 : 0);
   out.push_back(Gauge("allot_job_files_bytes",
                       "Bytes the finished jobs' trees of a quota share take in the data "
                       "directory, until they are removed to free the disk.",

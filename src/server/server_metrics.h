@@ -87,6 +87,8 @@ struct ProcessFigures {
   std::string executor;     // "local", "slurm"
   bool executor_up = true;  // the executor answers (the Slurm one: its last squeue succeeded)
   std::optional<Timestamp> last_poll;  // the Slurm executor's last successful squeue (epoch ms)
+  bool rolling_back = false;           // the store failed a write, and the controller rolls back
+  bool reserve_released = false;       // the store's reserve is out (docs/server.md, Durability)
   // Per "queue/share", what its finished jobs' trees take in the data directory (job_files.cc).
   std::vector<std::pair<std::string, std::int64_t>> finished_files;
 };

@@ -240,6 +240,8 @@ class PrometheusTest(unittest.TestCase):
             'allot_engine_event_duration_seconds_count{event="submit_job"}'), 0)
         self.assertEqual(prom.value('allot_executor_up{executor="local"}'), 1)
         self.assertGreater(prom.value('allot_jobs_stored'), 2)
+        self.assertEqual(prom.value('allot_store_rolling_back'), 0)
+        self.assertEqual(prom.value('allot_store_reserve_released'), 0)
 
         for job in borrowers + [reclaimer]:
             self.batch.terminate_service_job(jobId=job, reason="test over")

@@ -180,6 +180,8 @@ TEST_F(JobFilesTest, OnAFullDiskTheStoresReserveGoesAndOnlyWhatFreesTheDiskIsTak
   EXPECT_NE(added.status().message().find("disk is full"), std::string::npos)
       << added.status().ToString();
   EXPECT_FALSE(controller_->rolling_back());  // a refusal, not a failed write
+  EXPECT_NE(controller_->MetricsText().find("\nallot_store_reserve_released 1\n"),
+            std::string::npos);
   // A termination is taken, and audited; one that changes nothing or is refused writes nothing.
   const std::size_t audited = AuditRecords();
   ASSERT_TRUE(Call("terminateservicejob", {{"jobId", running}, {"reason", "free it"}}).ok());
@@ -194,10 +196,13 @@ TEST_F(JobFilesTest, OnAFullDiskTheStoresReserveGoesAndOnlyWhatFreesTheDiskIsTak
   ASSERT_TRUE(WaitFor([&] { return !Submit("after", "true").empty(); }));
   EXPECT_TRUE(fs::exists(reserve));
   EXPECT_EQ(fs::file_size(reserve), kMiB);
+  EXPECT_NE(controller_->MetricsText().find("\nallot_store_reserve_released 0\n"),
+            std::string::npos);
   // A failure on a disk with room (an I/O error) leaves the reserve: room would not help.
   store_->Fail(Internal("io error"));
   EXPECT_TRUE(Submit("io", "true").empty());
   ASSERT_TRUE(WaitFor([this] { return controller_->rolling_back(); }));
+  EXPECT_NE(controller_->MetricsText().find("\nallot_store_rolling_back 1\n"), std::string::npos);
   store_->Heal();
   ASSERT_TRUE(WaitFor([this] { return !controller_->rolling_back(); }));
   EXPECT_TRUE(fs::exists(reserve));
