@@ -529,8 +529,8 @@ class Controller {
   std::atomic<bool> files_stopping_{false};  // Shutdown: walks end early
   std::atomic<bool> files_check_queued_{false};
   // From the store's reserve's release until it is made again (KeepStoreReserve): the room it
-  // left is kept for what frees the disk, so a caller's change that only adds is refused
-  // (DiskFull, durability.cc).
+  // left is for what frees the disk, so a caller's change other than a termination is refused
+  // (FreesTheStore, DiskFull: durability.cc).
   std::atomic<bool> store_reserve_out_{false};
   bool reserve_wait_said_ = false;  // files_worker_ only: the wait for room, said once a release
   env::WorkerPool files_worker_{1};
