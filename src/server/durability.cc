@@ -73,6 +73,7 @@ void Controller::ResetState() {
   finished_trees_ = FinishedTrees();
   to_measure_.clear();
   evicted_ = 0;  // the reload finds it again (NoteEviction), unless its batch was the one lost
+  DropParkedLaunches();
 }
 
 // 1. Wait until every batch submitted before has been processed (an empty batch goes through the

@@ -166,11 +166,13 @@ void Controller::KeepStoreReserve() {
   }
   // Under mu_, as the rollback releases it: a write that failed meanwhile leaves the reserve out
   // until the rollback is done (its probe takes the reserve, or found room and left it).
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!broken_ && store_reserve_out_ && env::HasSpaceReserve(path)) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (broken_ || !store_reserve_out_ || !env::HasSpaceReserve(path)) return;
     store_reserve_out_ = false;
     reserve_wait_said_ = false;
   }
+  StartParkedLaunches();
 }
 
 // While the file system is more than the high mark used, a check comes every second at least:

@@ -22,7 +22,33 @@ void Controller::StartLaunch(model::JobId seq, int attempt, const std::string& s
   {
     std::lock_guard<std::mutex> lock(launches_mu_);
     if (!launching_.emplace(LaunchKey{seq, attempt}, Launching{}).second) return;  // one each
+    // Read under launches_mu_, which StartParkedLaunches takes after the flag is cleared: a
+    // launch parked meanwhile is among those it starts.
+    if (store_reserve_out_) {
+      parked_launches_.push_back({seq, attempt, share});
+      log::Info("launch.held_for_room", {{"job", static_cast<std::int64_t>(seq)}});
+      return;
+    }
   }
+  PostLaunch(seq, attempt, share);
+}
+
+void Controller::StartParkedLaunches() {
+  std::vector<ParkedLaunch> parked;
+  {
+    std::lock_guard<std::mutex> lock(launches_mu_);
+    parked.swap(parked_launches_);
+  }
+  for (const ParkedLaunch& p : parked) PostLaunch(p.seq, p.attempt, p.share);
+}
+
+void Controller::DropParkedLaunches() {
+  std::lock_guard<std::mutex> lock(launches_mu_);
+  for (const ParkedLaunch& p : parked_launches_) launching_.erase({p.seq, p.attempt});
+  parked_launches_.clear();
+}
+
+void Controller::PostLaunch(model::JobId seq, int attempt, const std::string& share) {
   std::string no_thread;
   if (!launch_workers_.Post(
           share, kMaxLaunchesPerShare, [this, seq, attempt] { RunLaunch(seq, attempt); },

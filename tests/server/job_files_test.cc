@@ -165,7 +165,10 @@ TEST_F(JobFilesTest, OnAFullDiskTheStoresReserveGoesAndOnlyWhatFreesTheDiskIsTak
   const fs::path reserve = dir_ / "store-reserve";
   ASSERT_TRUE(WaitFor([&] { return fs::exists(reserve); }));
   const std::string running = Submit("runs", "sleep 600");
+  const std::string running2 = Submit("runs-2", "sleep 600");
   ASSERT_TRUE(WaitFor([&] { return StatusOf(running) == "RUNNING"; })) << StatusOf(running);
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(running2) == "RUNNING"; })) << StatusOf(running2);
+  const std::string waiting = Submit("waits", "sleep 600");  // both instances are taken
 
   used_percent_ = 100;  // and the store has no room while the reserve takes its bytes
   store_->FailWhile(ResourceExhausted("disk full"), [reserve] { return fs::exists(reserve); });
@@ -187,6 +190,11 @@ TEST_F(JobFilesTest, OnAFullDiskTheStoresReserveGoesAndOnlyWhatFreesTheDiskIsTak
   ASSERT_TRUE(Call("terminateservicejob", {{"jobId", running}, {"reason", "free it"}}).ok());
   ASSERT_TRUE(WaitFor([&] { return StatusOf(running) == "FAILED"; })) << StatusOf(running);
   EXPECT_EQ(AuditRecords(), audited + 1);
+  // The waiting job takes the freed instance, but its launch waits for room: no tree yet.
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(waiting) == "SCHEDULED"; })) << StatusOf(waiting);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(StatusOf(waiting), "SCHEDULED");
+  EXPECT_FALSE(fs::exists(TreeOf(waiting)));
   EXPECT_TRUE(Call("terminateservicejob", {{"jobId", running}, {"reason", "again"}}).ok());
   EXPECT_FALSE(Call("terminateservicejob", {{"jobId", "no-such-job"}, {"reason", "x"}}).ok());
   EXPECT_EQ(AuditRecords(), audited + 1);
@@ -194,6 +202,7 @@ TEST_F(JobFilesTest, OnAFullDiskTheStoresReserveGoesAndOnlyWhatFreesTheDiskIsTak
   store_->Heal();
   used_percent_ = 40;
   ASSERT_TRUE(WaitFor([&] { return !Submit("after", "true").empty(); }));
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(waiting) == "RUNNING"; })) << StatusOf(waiting);
   EXPECT_TRUE(fs::exists(reserve));
   EXPECT_EQ(fs::file_size(reserve), kMiB);
   EXPECT_NE(controller_->MetricsText().find("\nallot_store_reserve_released 0\n"),
