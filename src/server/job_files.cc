@@ -172,7 +172,7 @@ void Controller::KeepStoreReserve() {
     store_reserve_out_ = false;
     reserve_wait_said_ = false;
   }
-  StartParkedLaunches();
+  Post([this] { StartParkedLaunches(); });
 }
 
 // While the file system is more than the high mark used, a check comes every second at least:

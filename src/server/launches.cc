@@ -33,10 +33,15 @@ void Controller::StartLaunch(model::JobId seq, int attempt, const std::string& s
   PostLaunch(seq, attempt, share);
 }
 
+// On the loop thread, as every launch starts: a rollback (RebuildIfBroken) waits for the launches
+// in flight and then reloads, and a launch started from another thread in between would run an
+// attempt the reload has just requeued.
 void Controller::StartParkedLaunches() {
   std::vector<ParkedLaunch> parked;
   {
     std::lock_guard<std::mutex> lock(launches_mu_);
+    // Out again, or a failed write whose rollback will drop them (DropParkedLaunches): kept.
+    if (store_reserve_out_ || broken_) return;
     parked.swap(parked_launches_);
   }
   for (const ParkedLaunch& p : parked) PostLaunch(p.seq, p.attempt, p.share);
