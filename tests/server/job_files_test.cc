@@ -169,6 +169,7 @@ TEST_F(JobFilesTest, OnAFullDiskTheStoresReserveGoesAndOnlyWhatFreesTheDiskIsTak
   ASSERT_TRUE(WaitFor([&] { return StatusOf(running) == "RUNNING"; })) << StatusOf(running);
   ASSERT_TRUE(WaitFor([&] { return StatusOf(running2) == "RUNNING"; })) << StatusOf(running2);
   const std::string waiting = Submit("waits", "sleep 600");  // both instances are taken
+  const std::string waiting2 = Submit("waits-2", "sleep 600");
 
   used_percent_ = 100;  // and the store has no room while the reserve takes its bytes
   store_->FailWhile(ResourceExhausted("disk full"), [reserve] { return fs::exists(reserve); });
@@ -198,11 +199,18 @@ TEST_F(JobFilesTest, OnAFullDiskTheStoresReserveGoesAndOnlyWhatFreesTheDiskIsTak
   EXPECT_TRUE(Call("terminateservicejob", {{"jobId", running}, {"reason", "again"}}).ok());
   EXPECT_FALSE(Call("terminateservicejob", {{"jobId", "no-such-job"}, {"reason", "x"}}).ok());
   EXPECT_EQ(AuditRecords(), audited + 1);
+  // A held launch that is stopped never launches: the second waiting job, held in turn, ends.
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", running2}, {"reason", "free it"}}).ok());
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(waiting2) == "SCHEDULED"; })) << StatusOf(waiting2);
+  ASSERT_TRUE(Call("terminateservicejob", {{"jobId", waiting2}, {"reason", "not now"}}).ok());
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(waiting2) == "FAILED"; })) << StatusOf(waiting2);
 
   store_->Heal();
   used_percent_ = 40;
   ASSERT_TRUE(WaitFor([&] { return !Submit("after", "true").empty(); }));
   ASSERT_TRUE(WaitFor([&] { return StatusOf(waiting) == "RUNNING"; })) << StatusOf(waiting);
+  EXPECT_FALSE(fs::exists(TreeOf(waiting2)));
+  EXPECT_EQ(StatusOf(waiting2), "FAILED");
   EXPECT_TRUE(fs::exists(reserve));
   EXPECT_EQ(fs::file_size(reserve), kMiB);
   EXPECT_NE(controller_->MetricsText().find("\nallot_store_reserve_released 0\n"),
