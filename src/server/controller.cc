@@ -246,6 +246,10 @@ void Controller::WakeLoopIfEarlierDeadline() {
   const std::optional<Timestamp> next = engine_.NextDeadline();
   if (!next || *next >= armed_deadline_) return;
   armed_deadline_ = *next;  // the loop re-reads it; another wake for the same time is useless
+  RearmLoop();
+}
+
+void Controller::RearmLoop() {
   {
     std::lock_guard<std::mutex> lock(loop_mu_);
     rearm_ = true;

@@ -411,6 +411,7 @@ class Controller {
   void Post(Effect effect);
   void Loop();
   void WakeLoopIfEarlierDeadline();  // requires mu_
+  void RearmLoop();                  // the loop reads its deadlines again (not under loop_mu_)
 
   // ARNs
   std::string Arn(const std::string& resource) const;

@@ -184,11 +184,7 @@ void Controller::CheckJobFilesSoon() {
     if (at >= next_files_check_) return;
     next_files_check_ = at;
   }
-  {
-    std::lock_guard<std::mutex> lock(loop_mu_);
-    rearm_ = true;  // the loop sleeps until the check it armed last
-  }
-  loop_cv_.notify_one();
+  RearmLoop();  // it sleeps until the check it armed last
 }
 
 // The bytes a tree is charged: what was measured, or, where the walk could not read it all (a
