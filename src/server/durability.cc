@@ -127,7 +127,7 @@ bool Controller::ReleaseStoreReserve(const Status& failure) {
   // Only for a full disk: another fault (an I/O error) is not helped by room, and the reserve's
   // absence refuses callers' changes.
   Result<DiskUsage> usage = DataDirUsage();
-  if (usage.ok() && usage->total - usage->used >= options_.store_reserve_bytes) return false;
+  if (usage.ok() && usage->available() >= options_.store_reserve_bytes) return false;
   const std::string path = StoreReservePath();
   bool any = false;
   // The temporary file too: one a crash (or a creation the failure raced) left holds the room.

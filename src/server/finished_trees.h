@@ -26,6 +26,7 @@ namespace allot::server {
 struct DiskUsage {
   std::int64_t used = 0;
   std::int64_t total = 0;
+  std::int64_t available() const { return total - used; }  // to an unprivileged writer
 };
 
 class FinishedTrees {

@@ -149,11 +149,11 @@ void Controller::KeepStoreReserve() {
       log::Warn("store.reserve_unmade", {{"error", usage.status().message()}});
       return;
     }
-    if (usage->total - usage->used < 2 * bytes) {
+    if (usage->available() < 2 * bytes) {
       if (store_reserve_out_ && !reserve_wait_said_) {  // once per release
         reserve_wait_said_ = true;
         log::Warn("store.reserve_unmade", {{"error", "waiting for room"},
-                                           {"free_bytes", usage->total - usage->used},
+                                           {"free_bytes", usage->available()},
                                            {"needed_bytes", 2 * bytes}});
       }
       return;
@@ -164,6 +164,7 @@ void Controller::KeepStoreReserve() {
     }
     log::Info("store.reserve_made", {{"path", path}, {"bytes", bytes}});
   }
+  if (!store_reserve_out_) return;  // the usual case: nothing to end, no lock taken
   // Under mu_, as the rollback releases it: a write that failed meanwhile leaves the reserve out
   // until the rollback is done (its probe takes the reserve, or found room and left it).
   {
