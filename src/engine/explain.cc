@@ -184,6 +184,8 @@ std::string Sentence(const WaitReason& r, const std::string& share) {
       return "The capacity is held by jobs that are stopping" + amounts;
     case WaitRule::kServiceEnvironmentDisabled:
       return "The service environment is DISABLED.";
+    case WaitRule::kDispatchesHeld:
+      return "The server holds every dispatch: " + r.held_for + ".";
     case WaitRule::kFitsNextPass:
       return "Nothing blocks the job; it starts on the next pass.";
   }
@@ -332,6 +334,8 @@ std::string WouldStart(const WaitReason& r, const std::string& share) {
       return "The stopping jobs ending.";
     case WaitRule::kServiceEnvironmentDisabled:
       return "The service environment being ENABLED.";
+    case WaitRule::kDispatchesHeld:
+      return "The server taking dispatches again.";
     case WaitRule::kFitsNextPass:
       return "Nothing: it starts on the next pass.";
   }
@@ -362,6 +366,9 @@ void Outlook(const internal::EngineState& st, const QueueState& q, const Job& jo
       break;
     case WaitRule::kServiceEnvironmentDisabled:
       r->start_unknown = "the service environment is DISABLED";
+      break;
+    case WaitRule::kDispatchesHeld:
+      r->start_unknown = "the server holds every dispatch";
       break;
     case WaitRule::kFitsNextPass:
       r->start_bound = st.now;
@@ -396,6 +403,9 @@ Result<model::WaitReason> ExplainIn(const internal::EngineState& st, model::JobI
   } else if (job->misconfig != model::Misconfiguration::kNone) {
     r.rule = WaitRule::kMisconfigured;
     r.misconfiguration = job->misconfig;
+  } else if (st.dispatch_hold) {
+    r.rule = WaitRule::kDispatchesHeld;
+    r.held_for = *st.dispatch_hold;
   } else if (!q.env_enabled) {
     r.rule = WaitRule::kServiceEnvironmentDisabled;
   } else {

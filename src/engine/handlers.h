@@ -24,6 +24,7 @@ Status Handle(EngineState& st, const model::AttemptRunning& e);
 Status Handle(EngineState& st, const model::CheckpointObserved& e);
 Status Handle(EngineState& st, const model::AttemptEnded& e);
 Status Handle(EngineState& st, const model::Tick& e);
+Status Handle(EngineState& st, const model::HoldDispatches& e);
 
 // Fires every timer due by st.now.
 void FireDeadlines(EngineState& st);

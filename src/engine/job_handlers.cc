@@ -320,6 +320,20 @@ Status Handle(EngineState& st, const model::AttemptEnded& e) {
 
 Status Handle(EngineState&, const model::Tick&) { return Status::Ok(); }
 
+Status Handle(EngineState& st, const model::HoldDispatches& e) {
+  if (!e.held) {
+    if (!st.dispatch_hold) return Status::Ok();
+    st.dispatch_hold.reset();
+    for (std::uint32_t q = 0; q < st.queues.size(); ++q) {
+      if (st.queues[q]) st.dirty.insert(q);
+    }
+    return Status::Ok();
+  }
+  if (e.reason.empty()) return InvalidArgument("a hold of dispatches needs a reason");
+  st.dispatch_hold = e.reason;
+  return Status::Ok();
+}
+
 namespace {
 
 void FireTimeout(EngineState& st, const Deadline& d) {

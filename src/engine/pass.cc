@@ -366,7 +366,7 @@ bool Step(EngineState& st, QueueState& q) {
 }  // namespace
 
 void RunPass(EngineState& st, QueueState& q) {
-  if (!q.env_enabled) return;
+  if (!q.env_enabled || st.dispatch_hold) return;
   while (Step(st, q)) {
   }
 }

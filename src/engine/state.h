@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -223,7 +224,9 @@ struct EngineState {
   std::unordered_map<JobId, NomineeWait> nominee_waits;
   std::unordered_map<JobId, JobId> victim_nominee;  // a victim still stopping -> its nominee
   std::uint64_t next_nomination = 1;
-  std::set<std::uint32_t> dirty;    // queues whose pass must run
+  std::set<std::uint32_t> dirty;  // queues whose pass must run
+  // model::HoldDispatches: while set, no pass runs (a queue's pass runs on the release).
+  std::optional<std::string> dispatch_hold;
   model::Decisions* out = nullptr;  // where the current Apply writes
 
   // A what-if copy (whatif.cc) does not copy the jobs: it reads those of the engine it was copied

@@ -16,7 +16,7 @@ namespace internal {
 // a field added to EngineState changes its size and stops the build until it is copied here too.
 // (Queues and shares need no such list: they copy whole, DeepCopied in state.h.)
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(EngineState) == 608, "EngineState changed: copy the new field in CopyState");
+static_assert(sizeof(EngineState) == 648, "EngineState changed: copy the new field in CopyState");
 #endif
 
 std::unique_ptr<EngineState> CopyState(const EngineState& st, bool share_jobs) {
@@ -41,6 +41,7 @@ std::unique_ptr<EngineState> CopyState(const EngineState& st, bool share_jobs) {
   c->victim_nominee = st.victim_nominee;
   c->next_nomination = st.next_nomination;
   c->dirty = st.dirty;
+  c->dispatch_hold = st.dispatch_hold;
   c->out = nullptr;
   return c;
 }

@@ -61,6 +61,8 @@ std::string EventToString(const Event& e) {
         } else if constexpr (std::is_same_v<T, AttemptEnded>) {
           return "ended " + std::to_string(x.job) + "#" + std::to_string(x.attempt) + " " +
                  std::to_string(static_cast<int>(x.outcome));
+        } else if constexpr (std::is_same_v<T, HoldDispatches>) {
+          return x.held ? "hold-dispatches " + x.reason : "release-dispatches";
         } else {
           return "tick";
         }

@@ -109,10 +109,19 @@ struct AttemptEnded {
 // Nothing happened but time passed: fire timeouts and jobStateTimeLimitActions.
 struct Tick {};
 
+// The driver cannot start jobs for a while (the server: its disk is full, and its store's
+// reserve is out). While held, no job is dispatched and none preempted, in any queue: a victim
+// stopped then would only free capacity for a preemptor that cannot start. Waiting jobs say why
+// (WaitRule::kDispatchesHeld, with `reason`). Releasing runs every queue's pass.
+struct HoldDispatches {
+  bool held = false;
+  std::string reason;  // why, one phrase; required when held
+};
+
 using Event = std::variant<PutServiceEnvironment, DeleteServiceEnvironment, PutJobQueue,
                            DeleteJobQueue, PutQuotaShare, DeleteQuotaShare, SubmitJob, RestoreJob,
                            UpdateJobPriority, TerminateJob, AttemptStarting, AttemptRunning,
-                           CheckpointObserved, AttemptEnded, Tick>;
+                           CheckpointObserved, AttemptEnded, Tick, HoldDispatches>;
 
 std::string EventToString(const Event& e);
 

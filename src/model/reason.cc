@@ -67,6 +67,8 @@ std::string_view ToString(WaitRule r) {
       return "CAPACITY_STOPPING";
     case WaitRule::kServiceEnvironmentDisabled:
       return "SERVICE_ENVIRONMENT_DISABLED";
+    case WaitRule::kDispatchesHeld:
+      return "DISPATCHES_HELD";
     case WaitRule::kFitsNextPass:
       return "FITS_NEXT_PASS";
   }

@@ -81,7 +81,8 @@ enum class WaitRule : std::uint8_t {
   kReservedForPreemptor,  // capacity is reserved for a nominated preemptor
   kCapacityStopping,      // the capacity it needs is held by jobs that are stopping
   kServiceEnvironmentDisabled,
-  kFitsNextPass,  // nothing blocks it: the next pass dispatches it
+  kDispatchesHeld,  // the driver holds every dispatch (model::HoldDispatches); see `held_for`
+  kFitsNextPass,    // nothing blocks it: the next pass dispatches it
 };
 
 std::string_view ToString(WaitRule r);
@@ -127,7 +128,8 @@ struct WaitReason {
   // When nothing of `unit` is available to it but the pool has free capacity: whose it is
   // ("2 free in share b's RESERVE"), comma-separated; empty otherwise.
   std::string free_elsewhere;
-  std::string message;  // the rule, as one English sentence
+  std::string held_for;  // kDispatchesHeld: why the driver holds them
+  std::string message;   // the rule, as one English sentence
 };
 
 }  // namespace allot::model

@@ -383,8 +383,13 @@ class Controller {
   // The store's reserve (Options::store_reserve_bytes) goes when the rollback's probe fails:
   // true when it was there, so the probe is worth trying again.
   bool ReleaseStoreReserve(const Status& failure);  // loop thread
+  // While the reserve is out, the engine dispatches (and preempts) nothing.
+  void HoldDispatchesForRoom();  // requires mu_
+  void ReleaseDispatchHold();    // loop thread
   std::string StoreReservePath() const { return data_dir_ + "/store-reserve"; }
-  Result<DiskUsage> DataDirUsage() const;  // job_files.cc
+  Result<DiskUsage> DataDirUsage() const;   // job_files.cc
+  Result<DiskUsage> JobsDiskUsage() const;  // as the marks read it (job_files.cc)
+  bool JobsShareTheDataDir() const;
   static bool FreesTheStore(const std::string& audited_action);
   Durable DiskFull() const;  // the 500 such a change gets meanwhile
   // A call refused after the engine accepted some of its events: drops what it left pending and
@@ -478,18 +483,7 @@ class Controller {
     bool begun = false;  // a worker runs it; before, a stop takes it back (StopAttempt)
   };
   std::map<LaunchKey, Launching> launching_;  // queued or running
-  // Launches held while the store's reserve is out (a full disk): a new attempt's tree would
-  // take the room the jobs' ends need. Started once the reserve is made again; dropped by a
-  // rollback, whose reload requeues their jobs. In launching_ too, so a stop takes one back.
-  struct ParkedLaunch {
-    model::JobId seq = 0;
-    int attempt = 0;
-    std::string share;
-  };
-  std::vector<ParkedLaunch> parked_launches_;  // guarded by launches_mu_
   void PostLaunch(model::JobId seq, int attempt, const std::string& share);
-  void StartParkedLaunches();
-  void DropParkedLaunches();  // requires mu_ (ResetState)
   // A few long restores hold up no other launch, and a burst of dispatches does not start a
   // thread each; one share's restores take at most a quarter of the workers, so a team whose
   // checkpoints are huge (or whose location holds its copies up) holds up its own launches, not

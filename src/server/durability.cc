@@ -51,6 +51,8 @@ void Controller::RollBackRefusedCall(const Status& refusal, const std::string& a
 
 void Controller::ResetState() {
   engine_ = engine::Engine();
+  // Before the reload restores the jobs: the restore's passes would dispatch.
+  if (store_reserve_out_) HoldDispatchesForRoom();
   environments_.clear();
   policies_.clear();
   queues_.clear();
@@ -73,7 +75,26 @@ void Controller::ResetState() {
   finished_trees_ = FinishedTrees();
   to_measure_.clear();
   evicted_ = 0;  // the reload finds it again (NoteEviction), unless its batch was the one lost
-  DropParkedLaunches();
+}
+
+// While the reserve is out no job starts: a new attempt's tree would take the room the jobs'
+// ends need. The engine holds its dispatches, so neither does it preempt: a victim stopped then
+// would only free capacity for a preemptor that cannot start. Only a rollback releases the
+// reserve, and its reload starts from a new engine: the hold is set there (ResetState).
+void Controller::HoldDispatchesForRoom() {
+  ApplyBackground(model::HoldDispatches{
+      .held = true,
+      .reason = "its disk is full, and no job starts until it has room again (terminating a "
+                "job frees it)"});
+}
+
+// On the loop thread, as every launch starts (RebuildIfBroken waits for the launches in flight
+// and then reloads): the reserve was made again.
+void Controller::ReleaseDispatchHold() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (store_reserve_out_ || broken_) return;  // out again, or a rollback's reload decides
+  ApplyBackground(model::HoldDispatches{.held = false});
+  Finish();
 }
 
 // 1. Wait until every batch submitted before has been processed (an empty batch goes through the

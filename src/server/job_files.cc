@@ -5,9 +5,11 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <functional>
@@ -136,6 +138,28 @@ Result<DiskUsage> Controller::DataDirUsage() const {
   return ReadDiskUsage(data_dir_, jobs_root_ == data_dir_ ? options_.job_files_usage : nullptr);
 }
 
+// The jobs' file system as the marks read it. While the store's reserve is out, and where the
+// jobs' trees share the data directory's file system, the room the reserve needs to be made
+// again (KeepStoreReserve: twice its size free) counts as used. Without it, a disk that the
+// release had left under the marks (a small disk, or a large reserve) stayed as it was: no tree
+// was removed and no job evicted, the reserve never came back, and every change was refused
+// until a restart.
+Result<DiskUsage> Controller::JobsDiskUsage() const {
+  Result<DiskUsage> usage = ReadDiskUsage(jobs_root_, options_.job_files_usage);
+  if (!usage.ok() || !store_reserve_out_ || !JobsShareTheDataDir()) return usage;
+  DiskUsage counted = *usage;
+  counted.used = std::min(counted.total, counted.used + 2 * options_.store_reserve_bytes);
+  return counted;
+}
+
+bool Controller::JobsShareTheDataDir() const {
+  if (jobs_root_ == data_dir_) return true;
+  struct stat jobs {
+  }, data{};
+  return ::stat(jobs_root_.c_str(), &jobs) == 0 && ::stat(data_dir_.c_str(), &data) == 0 &&
+         jobs.st_dev == data.st_dev;
+}
+
 // Made again (ReleaseStoreReserve took it) only while the store writes, and where the data
 // directory's file system keeps as much again free beside it: the reserve must not be what
 // fills the disk.
@@ -173,7 +197,7 @@ void Controller::KeepStoreReserve() {
     store_reserve_out_ = false;
     reserve_wait_said_ = false;
   }
-  Post([this] { StartParkedLaunches(); });
+  Post([this] { ReleaseDispatchHold(); });
 }
 
 // While the file system is more than the high mark used, a check comes every second at least:
@@ -294,7 +318,7 @@ std::map<std::string, std::int64_t> Controller::MeasureLiveTrees(bool fresh) {
 void Controller::RemoveTreesIfShort() {
   const std::string jobs_dir = jobs_root_ + "/jobs";  // made by the first launch
   const auto high = static_cast<double>(options_.job_files_high_percent);
-  Result<DiskUsage> usage = ReadDiskUsage(jobs_root_, options_.job_files_usage);
+  Result<DiskUsage> usage = JobsDiskUsage();
   if (!usage.ok()) {
     log::Warn("job_files.check_failed", {{"error", usage.status().message()}});
     return;
@@ -339,7 +363,7 @@ void Controller::RemoveTreesIfShort() {
     for (const FinishedTrees::Tree& tree : picked) {
       RemoveFinishedTree(dir_fd, tree, Percent(*usage));
     }
-    Result<DiskUsage> after = ReadDiskUsage(jobs_root_, options_.job_files_usage);
+    Result<DiskUsage> after = JobsDiskUsage();
     if (!after.ok()) break;
     usage = std::move(after);
     if (usage->used <= low_bytes) break;
@@ -413,9 +437,12 @@ void Controller::EvictIfFull(const DiskUsage& usage) {
   JobRecord* job = JobBySeq(pick.seq);
   const std::string reason =
       "Terminated to free the jobs' file system: it was " + fmt::format("{:.1f}", Percent(usage)) +
-      "% used (more than " + std::to_string(mark) +
-      "%: allot server --job-files-evict-percent) with no finished job's " +
-      "files left to remove, and this job's files (" + std::to_string(pick.bytes) +
+      "% used (more than " + std::to_string(mark) + "%: allot server --job-files-evict-percent" +
+      (store_reserve_out_ ? ", counting the room the server's store needs free to take changes "
+                            "again"
+                          : "") +
+      ") with no finished job's " + "files left to remove, and this job's files (" +
+      std::to_string(pick.bytes) +
       " bytes) were the largest of the quota share holding the most (" + pick.share + ", " +
       std::to_string(share_bytes) + " bytes)";
   log::Warn("job_files.evicted", {{"job", job->id},

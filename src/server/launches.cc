@@ -22,35 +22,8 @@ void Controller::StartLaunch(model::JobId seq, int attempt, const std::string& s
   {
     std::lock_guard<std::mutex> lock(launches_mu_);
     if (!launching_.emplace(LaunchKey{seq, attempt}, Launching{}).second) return;  // one each
-    // Read under launches_mu_, which StartParkedLaunches takes after the flag is cleared: a
-    // launch parked meanwhile is among those it starts.
-    if (store_reserve_out_) {
-      parked_launches_.push_back({seq, attempt, share});
-      log::Info("launch.held_for_room", {{"job", static_cast<std::int64_t>(seq)}});
-      return;
-    }
   }
   PostLaunch(seq, attempt, share);
-}
-
-// On the loop thread, as every launch starts: a rollback (RebuildIfBroken) waits for the launches
-// in flight and then reloads, and a launch started from another thread in between would run an
-// attempt the reload has just requeued.
-void Controller::StartParkedLaunches() {
-  std::vector<ParkedLaunch> parked;
-  {
-    std::lock_guard<std::mutex> lock(launches_mu_);
-    // Out again, or a failed write whose rollback will drop them (DropParkedLaunches): kept.
-    if (store_reserve_out_ || broken_) return;
-    parked.swap(parked_launches_);
-  }
-  for (const ParkedLaunch& p : parked) PostLaunch(p.seq, p.attempt, p.share);
-}
-
-void Controller::DropParkedLaunches() {
-  std::lock_guard<std::mutex> lock(launches_mu_);
-  for (const ParkedLaunch& p : parked_launches_) launching_.erase({p.seq, p.attempt});
-  parked_launches_.clear();
 }
 
 void Controller::PostLaunch(model::JobId seq, int attempt, const std::string& share) {

@@ -19,7 +19,7 @@ using metrics::Family;
 using metrics::Type;
 
 // The event kinds, in the order of model::Event's alternatives.
-constexpr std::array<const char*, 15> kEventNames = {"put_service_environment",
+constexpr std::array<const char*, 16> kEventNames = {"put_service_environment",
                                                      "delete_service_environment",
                                                      "put_job_queue",
                                                      "delete_job_queue",
@@ -33,7 +33,8 @@ constexpr std::array<const char*, 15> kEventNames = {"put_service_environment",
                                                      "attempt_running",
                                                      "checkpoint_observed",
                                                      "attempt_ended",
-                                                     "tick"};
+                                                     "tick",
+                                                     "hold_dispatches"};
 static_assert(kEventNames.size() == std::variant_size_v<model::Event>,
               "one name per model::Event alternative");
 

@@ -9,6 +9,7 @@ FaultyStore::FaultyStore(std::unique_ptr<Store> inner) : inner_(std::move(inner)
 void FaultyStore::Fail(Status fault) {
   std::lock_guard<std::mutex> lock(mu_);
   fault_ = std::move(fault);
+  holds_ = nullptr;  // unconditional, whatever FailWhile set before
 }
 
 void FaultyStore::FailWhile(Status fault, std::function<bool()> holds) {

@@ -108,6 +108,46 @@ TEST(Reclaim, NeverTakesShareBelowItsLimit) {
   }
 }
 
+TEST(HoldDispatches, NothingStartsAndNothingIsPreemptedUntilTheRelease) {
+  // A borrows B's idle instance; C's own instance is free. While the driver holds dispatches,
+  // B's job takes nothing back and C's does not start, and both say why; the release runs the
+  // pass, and both happen then as they would have.
+  Engine e;
+  Play(e, {
+              Given(Env(3), 0),
+              Given(Q(), 0),
+              Given(LendBorrow("A", 1), 0),
+              Given(Lend("B", 1), 0),
+              Given(Reserve("C", 1), 0),
+              {J(1, "A", 5, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+              {J(3, "A", 5, 1, 2000), 2000, Dispatched(3, "BORROWED")},
+              {HoldDispatches{.held = true, .reason = "its disk is full"}, 3000, {}},
+              {J(4, "B", 0, 1, 4000), 4000, Waits(4)},
+              {J(5, "C", 0, 1, 4000), 4000, Waits(5)},
+              {Tick{}, 5000, {}},
+          });
+  for (const JobId id : {JobId{4}, JobId{5}}) {
+    const Result<WaitReason> why = e.Explain(id);
+    ASSERT_TRUE(why.ok()) << why.status().ToString();
+    EXPECT_EQ(why->rule, WaitRule::kDispatchesHeld);
+    EXPECT_EQ(why->message, "The server holds every dispatch: its disk is full.");
+    EXPECT_EQ(why->would_start, "The server taking dispatches again.");
+    EXPECT_EQ(e.WaitSentence(id).value(), why->message);
+  }
+  Engine refused;
+  model::Decisions out;
+  EXPECT_FALSE(refused.Apply(HoldDispatches{.held = true}, 0, &out).ok());  // no reason
+
+  const std::vector<std::string> released =
+      Lines(MustApply(e, HoldDispatches{.held = false}, 6000));
+  EXPECT_EQ(released, std::vector<std::string>(
+                          {"status 5 RUNNABLE->SCHEDULED", "dispatch 5 attempt=1 WITHIN_QUOTA",
+                           "preempt by 4: 3@A/RECLAIM{prio=5,lost=4000,started=2000}",
+                           StopLine(3, 1, kReclaim), InProgress(3, "SCHEDULED", kReclaim)}))
+      << ::testing::PrintToString(released);
+  EXPECT_TRUE(Lines(MustApply(e, HoldDispatches{.held = false}, 6000)).empty());
+}
+
 TEST(InSharePreemption, OnlyStrictlyLowerPriorityAndOnlyWhenEnabled) {
   struct Case {
     bool enabled;
