@@ -70,6 +70,17 @@ Result<HistoryRequest::Endpoint> EndpointOf(const std::string& path) {
 Result<HistoryRequest> DecodeHistory(const std::string& path, const QueryParams& params) {
   HistoryRequest r;
   ALLOT_ASSIGN_OR_RETURN(r.endpoint, EndpointOf(path));
+  switch (r.endpoint) {
+    case HistoryRequest::Endpoint::kReport:
+      ALLOT_RETURN_IF_ERROR(OnlyParams(params, {"since", "until", "prices"}));
+      break;
+    case HistoryRequest::Endpoint::kUsage:
+      ALLOT_RETURN_IF_ERROR(OnlyParams(params, {"queue", "since", "until"}));
+      break;
+    case HistoryRequest::Endpoint::kJobs:
+      ALLOT_RETURN_IF_ERROR(OnlyParams(params, {"since", "until"}));
+      break;
+  }
   ALLOT_ASSIGN_OR_RETURN(r.since, DecodeTime(params, "since", r.since));
   ALLOT_ASSIGN_OR_RETURN(r.until, DecodeTime(params, "until", r.until));
   if (r.endpoint == HistoryRequest::Endpoint::kUsage) {

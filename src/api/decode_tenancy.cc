@@ -92,11 +92,13 @@ Result<UserRequest> DecodeUserRequest(std::string_view method, const std::string
 // GET /allot/v1/audit?principal=&resource=&action=&since=&until=&maxResults=&nextToken=
 Result<AuditRequest> DecodeAuditRequest(const QueryParams& params) {
   // An optional whole number up to `max`; `fallback` when absent.
-  auto number = [&params](const char* name, std::uint64_t max,
-                          std::uint64_t fallback) -> Result<std::uint64_t> {
+  auto number = [&params](const char* name, std::uint64_t max, std::uint64_t fallback,
+                          std::uint64_t min = 0) -> Result<std::uint64_t> {
     ALLOT_ASSIGN_OR_RETURN(const std::string text, QueryParam(params, name));
-    return text.empty() ? fallback : WholeNumber(text, name, max);
+    return text.empty() ? fallback : WholeNumber(text, name, max, min);
   };
+  ALLOT_RETURN_IF_ERROR(OnlyParams(
+      params, {"principal", "resource", "action", "since", "until", "maxResults", "nextToken"}));
   constexpr auto kMaxTime = static_cast<std::uint64_t>(std::numeric_limits<Timestamp>::max());
   AuditRequest r;
   ALLOT_ASSIGN_OR_RETURN(r.principal, QueryParam(params, "principal"));
@@ -108,8 +110,7 @@ Result<AuditRequest> DecodeAuditRequest(const QueryParams& params) {
                          number("until", kMaxTime, static_cast<std::uint64_t>(r.until)));
   r.since = static_cast<Timestamp>(since);
   r.until = static_cast<Timestamp>(until);
-  ALLOT_ASSIGN_OR_RETURN(const std::uint64_t n, number("maxResults", 1000, r.max_results));
-  if (n == 0) return InvalidArgument("maxResults must be from 1 to 1000, got 0");
+  ALLOT_ASSIGN_OR_RETURN(const std::uint64_t n, number("maxResults", 1000, r.max_results, 1));
   r.max_results = static_cast<std::size_t>(n);
   ALLOT_ASSIGN_OR_RETURN(r.next_token, QueryParam(params, "nextToken"));
   return r;
@@ -118,6 +119,7 @@ Result<AuditRequest> DecodeAuditRequest(const QueryParams& params) {
 Result<LogsRequest> DecodeLogsRequest(const std::string& job_id, const QueryParams& params) {
   LogsRequest r;
   ALLOT_ASSIGN_OR_RETURN(r.job_id, Utf8Field(job_id, "jobId"));
+  ALLOT_RETURN_IF_ERROR(OnlyParams(params, {"host", "stream", "attempt", "offset"}));
   ALLOT_ASSIGN_OR_RETURN(r.host, QueryParam(params, "host", r.host));
   ALLOT_ASSIGN_OR_RETURN(r.stream, QueryParam(params, "stream", r.stream));
   ALLOT_ASSIGN_OR_RETURN(const std::string attempt, QueryParam(params, "attempt", "0"));

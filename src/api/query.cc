@@ -1,5 +1,6 @@
 #include "api/query.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "common/strings.h"
@@ -107,8 +108,26 @@ Result<std::string> QueryParam(const QueryParams& params, std::string_view name,
   return it == params.end() ? std::move(fallback) : Utf8Field(it->second, name);
 }
 
+Status OnlyParams(const QueryParams& params, std::initializer_list<std::string_view> allowed) {
+  for (auto it = params.begin(); it != params.end(); it = params.upper_bound(it->first)) {
+    const std::string& name = it->first;
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      std::string takes;
+      for (std::string_view a : allowed) takes += (takes.empty() ? "" : ", ") + std::string(a);
+      // The name is the caller's: scrubbed, and cut, before it is quoted.
+      return InvalidArgument("unknown query parameter \"" + ScrubUtf8(name.substr(0, 64)) +
+                             "\": this call takes " +
+                             (takes.empty() ? std::string("none") : takes));
+    }
+    if (params.count(name) > 1) {
+      return InvalidArgument("query parameter " + name + " is given more than once");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<std::uint64_t> WholeNumber(const std::string& value, std::string_view name,
-                                  std::uint64_t max) {
+                                  std::uint64_t max, std::uint64_t min) {
   std::uint64_t n = 0;
   bool ok = !value.empty() && value.size() <= 20;
   for (char ch : value) {
@@ -121,10 +140,11 @@ Result<std::uint64_t> WholeNumber(const std::string& value, std::string_view nam
     ok = n <= (max - digit) / 10;
     n = n * 10 + digit;
   }
-  if (!ok) {
+  if (!ok || n < min) {
     const std::string shown = value.size() > 32 ? value.substr(0, 32) + "..." : value;
     return InvalidArgument(
-        std::string(name) + " must be a whole number from 0 to " + std::to_string(max) + ", got " +
+        std::string(name) + " must be a whole number from " + std::to_string(min) + " to " +
+        std::to_string(max) + ", got " +
         nlohmann::json(shown).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   return n;

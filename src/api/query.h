@@ -5,6 +5,7 @@
 // unless it is UTF-8, and a refusal never echoes the bytes that were not.
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -30,8 +31,13 @@ Result<std::string> Utf8Field(std::string value, std::string_view field);
 // The parameter `name`, UTF-8, or `fallback` when the query does not hold it.
 Result<std::string> QueryParam(const QueryParams& params, std::string_view name,
                                std::string fallback = "");
-// A whole number of decimal digits from 0 to `max` (no sign, exponent, spaces or empty string).
+// Refuses a parameter not in `allowed`, naming the ones the call takes, and one given more than
+// once: Allot's own routes read each parameter once, and one they would not read (a filter
+// a route does not have, say) must not pass for applied.
+Status OnlyParams(const QueryParams& params, std::initializer_list<std::string_view> allowed);
+// A whole number of decimal digits from `min` to `max` (no sign, exponent, spaces or empty
+// string).
 Result<std::uint64_t> WholeNumber(const std::string& value, std::string_view name,
-                                  std::uint64_t max);
+                                  std::uint64_t max, std::uint64_t min = 0);
 
 }  // namespace allot::api

@@ -1048,10 +1048,12 @@ Result<WireReply> HttpServer::Impl::Run(const Request& req, const Route& route,
       return EncodeReply(controller_.Audit(caller, r));
     }
     case Route::kExplain: {
+      ALLOT_RETURN_IF_ERROR(api::OnlyParams(params, {}));
       ALLOT_ASSIGN_OR_RETURN(const api::ExplainRequest r, api::DecodeExplainRequest(route.capture));
       return EncodeReply(controller_.Explain(caller, r.job_id));
     }
     case Route::kWhatIf: {
+      ALLOT_RETURN_IF_ERROR(api::OnlyParams(params, {}));
       ALLOT_ASSIGN_OR_RETURN(const Json body, api::ReadBody(req.body()));
       ALLOT_ASSIGN_OR_RETURN(const api::WhatIfRequest r, api::DecodeWhatIf(body));
       return EncodeReply(controller_.WhatIf(caller, r));
@@ -1062,6 +1064,7 @@ Result<WireReply> HttpServer::Impl::Run(const Request& req, const Route& route,
       return EncodeReply(controller_.HistoryCall(caller, r));
     }
     case Route::kUsers: {
+      if (Status only = api::OnlyParams(params, {}); !only.ok()) return refused(only);
       Result<Json> body = api::ReadBody(req.body());
       if (!body.ok()) return refused(body.status());
       return CallUsers(controller_, req.method_string(), route.capture, *body, caller);

@@ -51,7 +51,7 @@ Result<Controller::Reply> Controller::ReadLogs(const api::LogsRequest& request,
     if (attempt == 0) attempt = attempts;
     if (attempt < 1 || attempt > attempts) {
       return InvalidArgument("attempt must be between 1 and " + std::to_string(attempts) +
-                             ", got " + std::to_string(attempt));
+                             " (0 or none: the latest), got " + std::to_string(attempt));
     }
     if (stream != "stdout" && stream != "stderr") {
       return InvalidArgument("stream must be stdout or stderr, got \"" + stream + "\"");

@@ -74,8 +74,9 @@ TEST(DecodeHistory, TimesAreEpochMillisecondsOrAges) {
     EXPECT_EQ(r->since, tc.want);
     EXPECT_EQ(r->until, tc.want);
   }
-  // The first of a repeated parameter counts.
-  EXPECT_EQ(DecodeHistory(kJobs, {{"since", "1d"}, {"since", "2d"}})->since, TimeBound::Ago(kDay));
+  // A repeated parameter is refused: before, the first counted, and the second was not told.
+  EXPECT_EQ(RefusalOf(kJobs, {{"since", "1d"}, {"since", "2d"}}),
+            "query parameter since is given more than once");
 }
 
 TEST(DecodeHistory, AgesResolveAgainstTheServersNow) {
@@ -98,12 +99,20 @@ TEST(DecodeHistory, BadTimesAreRefusedNamingTheParameter) {
   }
 }
 
-TEST(DecodeHistory, UsageNeedsAQueueTheOthersIgnoreIt) {
+// Only usage takes a queue. Before, the report and the jobs' history ignored one, so a caller
+// who filtered by queue got every queue's figures as if they were the queue's.
+TEST(DecodeHistory, UsageNeedsAQueueTheOthersRefuseIt) {
   EXPECT_EQ(DecodeHistory(kUsage, {{"queue", "training"}})->queue, "training");
   EXPECT_EQ(RefusalOf(kUsage, {}), "queue is required: the job queue's name");
   EXPECT_EQ(RefusalOf(kUsage, {{"queue", ""}}), "queue is required: the job queue's name");
-  EXPECT_EQ(DecodeHistory(kReport, {{"queue", "training"}})->queue, "");
-  EXPECT_EQ(DecodeHistory(kJobs, {{"queue", "\xff"}})->queue, "");
+  EXPECT_EQ(RefusalOf(kReport, {{"queue", "training"}}),
+            "unknown query parameter \"queue\": this call takes since, until, prices");
+  EXPECT_EQ(RefusalOf(kJobs, {{"queue", "\xff"}}),
+            "unknown query parameter \"queue\": this call takes since, until");
+  EXPECT_EQ(RefusalOf(kUsage, {{"queue", "q"}, {"share", "\xff"}}),
+            "unknown query parameter \"share\": this call takes queue, since, until");
+  EXPECT_EQ(RefusalOf(kUsage, {{"queue", "a"}, {"queue", "b"}}),
+            "query parameter queue is given more than once");
 }
 
 TEST(DecodeHistory, PricesAreInstanceTypeDollarPairs) {
@@ -115,9 +124,10 @@ TEST(DecodeHistory, PricesAreInstanceTypeDollarPairs) {
   EXPECT_EQ(r->prices, want);
   EXPECT_EQ(DecodeHistory(kReport, {{"prices", "x:1,x:2"}})->prices,
             (std::map<std::string, double>{{"x", 2}}));
-  // Only the report is priced: the histories ignore the parameter, even a bad one.
-  EXPECT_FALSE(DecodeHistory(kJobs, {{"prices", "x:1"}})->prices.has_value());
-  EXPECT_TRUE(DecodeHistory(kUsage, {{"queue", "q"}, {"prices", "cheap"}}).ok());
+  // Only the report is priced: the histories refuse the parameter.
+  EXPECT_EQ(RefusalOf(kJobs, {{"prices", "x:1"}}),
+            "unknown query parameter \"prices\": this call takes since, until");
+  EXPECT_FALSE(DecodeHistory(kUsage, {{"queue", "q"}, {"prices", "cheap"}}).ok());
 }
 
 TEST(DecodeHistory, BadPricesAreRefusedQuotingThePair) {

@@ -125,6 +125,15 @@ TEST(Query, Utf8AndWholeNumbers) {
                         "offset must be a whole number from 0 to 100"))
         << bad;
   }
+  EXPECT_TRUE(
+      Refuses(WholeNumber("1", "n", 9, 2).status(), "n must be a whole number from 2 to 9"));
+  EXPECT_EQ(WholeNumber("2", "n", 9, 2).value(), 2U);
+  // A name the call does not take is quoted scrubbed and cut.
+  const Status odd = OnlyParams({{std::string(100, 'x') + "\xff", "1"}}, {});
+  EXPECT_TRUE(Refuses(
+      odd, "unknown query parameter \"" + std::string(64, 'x') + "\": this call takes none"))
+      << odd.ToString();
+  EXPECT_TRUE(OnlyParams({{"a", "1"}, {"b", "2"}}, {"a", "b"}).ok());
 }
 
 TEST(UserRequests, EachOperationByMethodAndPath) {
@@ -194,8 +203,15 @@ TEST(AuditRequests, FiltersBoundsAndDefaults) {
   EXPECT_EQ(r.until, 20);
   EXPECT_EQ(r.max_results, 1000U);
   EXPECT_EQ(r.next_token, "00000000000000000007");
-  EXPECT_TRUE(Refuses(DecodeAuditRequest({{"maxResults", "0"}}).status(),
-                      "maxResults must be from 1 to 1000, got 0"));
+  // One range, whatever the value: 0 was told "from 1", -5 "from 0".
+  for (const char* bad : {"0", "-5"}) {
+    EXPECT_TRUE(Refuses(DecodeAuditRequest({{"maxResults", bad}}).status(),
+                        "maxResults must be a whole number from 1 to 1000"))
+        << bad;
+  }
+  EXPECT_TRUE(Refuses(DecodeAuditRequest({{"limit", "5"}}).status(),
+                      "unknown query parameter \"limit\": this call takes principal, resource, "
+                      "action, since, until, maxResults, nextToken"));
   EXPECT_TRUE(Refuses(DecodeAuditRequest({{"maxResults", "1001"}}).status(), "maxResults"));
   EXPECT_TRUE(Refuses(DecodeAuditRequest({{"since", "-5"}}).status(), "since"));
   EXPECT_TRUE(Refuses(DecodeAuditRequest({{"action", "\xfe"}}).status(), "action"));
@@ -221,6 +237,13 @@ TEST(LogsRequests, DefaultsAndBounds) {
   EXPECT_TRUE(
       Refuses(DecodeLogsRequest("j-1", {{"offset", "9223372036854775808"}}).status(), "offset"));
   EXPECT_TRUE(Refuses(DecodeLogsRequest("j-1", {{"attempt", "2147483648"}}).status(), "attempt"));
+  // A repeated parameter was read as its first value: stderr was asked for too, and not given.
+  EXPECT_TRUE(
+      Refuses(DecodeLogsRequest("j-1", {{"stream", "stdout"}, {"stream", "stderr"}}).status(),
+              "query parameter stream is given more than once"));
+  EXPECT_TRUE(Refuses(DecodeLogsRequest("j-1", {{"tail", "10"}}).status(),
+                      "unknown query parameter \"tail\": this call takes host, stream, attempt, "
+                      "offset"));
   EXPECT_TRUE(Refuses(DecodeLogsRequest("j\xff", {}).status(), "jobId is not valid UTF-8"));
   EXPECT_TRUE(Refuses(DecodeExplainRequest("j\xff").status(), "jobId is not valid UTF-8"));
   EXPECT_EQ(DecodeExplainRequest("j-1").value().job_id, "j-1");

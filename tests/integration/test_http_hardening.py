@@ -193,6 +193,22 @@ class InvalidUtf8Test(NoInternalsMixin, ServerTestCase):
                 status, headers, data = signed_call(self.server, "GET", target)
                 self.assert_clean_error(status, headers, data, 400, field=field)
 
+    def test_allot_routes_refuse_a_repeated_or_unknown_query_parameter(self):
+        # Before, a repeated parameter was read as its first value and an unknown one ignored:
+        # a caller who filtered the report by queue got every queue's figures.
+        for target, field in (("/allot/v1/jobs/x/logs?stream=stdout&stream=stderr", "stream"),
+                              ("/allot/v1/report?queue=nope", "queue"),
+                              ("/allot/v1/history/jobs?queue=%FF", "queue"),
+                              ("/allot/v1/users?maxResults=0", "maxResults"),
+                              ("/allot/v1/jobs/x/explain?verbose=1", "verbose"),
+                              ("/allot/v1/audit?maxResults=5&maxResults=6", "maxResults")):
+            with self.subTest(target=target):
+                status, headers, data = signed_call(self.server, "GET", target)
+                doc = self.assert_clean_error(status, headers, data, 400)
+                self.assertEqual(doc["__type"], "ClientException", doc)
+                self.assertIn(field, doc["message"])
+                self.assertRegex(doc["message"], "more than once|this call takes")
+
     def test_body_with_invalid_utf8(self):
         status, headers, data = signed_call(self.server, "POST", "/v1/describejobqueues",
                                             b'{"jobQueues":["q\xff"]}',
