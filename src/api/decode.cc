@@ -192,6 +192,7 @@ Result<TagsRequest> DecodeTags(std::string_view method, const std::string& resou
       }
       for (const std::string& key : keys) {
         RequireLength(key, "tagKeys entries", 1, model::rules::kMaxTagKeyLength);
+        RefuseReservedTagKey(key, "tagKeys entries");
       }
       return UntagResourceRequest{std::move(resource), keys};
     }

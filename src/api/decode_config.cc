@@ -49,11 +49,11 @@ std::optional<std::string> ReadQuotaSharePolicy(const Json& r) {
                      "quotaSharePolicy.idleResourceAssignmentStrategy");
 }
 
-std::vector<NameOrArn> ReadNameList(const Json& r, const char* field, std::string_view type,
-                                    const char* each) {
+// A refusal names the list the caller sent (jobQueues, not jobQueue).
+std::vector<NameOrArn> ReadNameList(const Json& r, const char* field, std::string_view type) {
   std::vector<NameOrArn> out;
   for (const std::string& sent : OptionalStringList(r, field, 100)) {
-    out.push_back(NameOrArnOf(sent, type, each));
+    out.push_back(NameOrArnOf(sent, type, field));
   }
   return out;
 }
@@ -181,8 +181,7 @@ UpdateServiceEnvironmentRequest UpdateServiceEnvironment(const Json& r) {
 }
 
 DescribeServiceEnvironmentsRequest DescribeServiceEnvironments(const Json& r) {
-  return {.environments =
-              ReadNameList(r, "serviceEnvironments", "service-environment", "serviceEnvironment"),
+  return {.environments = ReadNameList(r, "serviceEnvironments", "service-environment"),
           .page = ReadPage(r)};
 }
 
@@ -207,7 +206,7 @@ UpdateSchedulingPolicyRequest UpdateSchedulingPolicy(const Json& r) {
 
 DescribeSchedulingPoliciesRequest DescribeSchedulingPolicies(const Json& r) {
   if (OptionalArray(r, "arns") == nullptr) Refuse("arns is required");
-  return {ReadNameList(r, "arns", "scheduling-policy", "arns")};
+  return {ReadNameList(r, "arns", "scheduling-policy")};
 }
 
 ListSchedulingPoliciesRequest ListSchedulingPolicies(const Json& r) { return {ReadPage(r)}; }
@@ -264,7 +263,7 @@ UpdateJobQueueRequest UpdateJobQueue(const Json& r) {
 }
 
 DescribeJobQueuesRequest DescribeJobQueues(const Json& r) {
-  return {.queues = ReadNameList(r, "jobQueues", "job-queue", "jobQueue"), .page = ReadPage(r)};
+  return {.queues = ReadNameList(r, "jobQueues", "job-queue"), .page = ReadPage(r)};
 }
 
 DeleteJobQueueRequest DeleteJobQueue(const Json& r) {

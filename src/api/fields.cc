@@ -143,6 +143,15 @@ void RequireLength(std::string_view text, std::string_view what, std::size_t min
   Refuse(std::string(what) + " must be " + allowed + " characters, got " + std::to_string(length));
 }
 
+// AWS reserves the prefix for its own tags: a caller may neither set nor remove one.
+void RefuseReservedTagKey(const std::string& key, const std::string& what) {
+  if (key.size() >= 4 && (key[0] | 0x20) == 'a' && (key[1] | 0x20) == 'w' &&
+      (key[2] | 0x20) == 's' && key[3] == ':') {
+    Refuse(what + " must not begin with \"aws:\", which is reserved for AWS use; got " +
+           Quoted(Json(key)));
+  }
+}
+
 Json ReadTags(const Json& obj, const char* field) {
   const Json* tags = OptionalObject(obj, field);
   if (tags == nullptr) return Json::object();
@@ -151,6 +160,7 @@ Json ReadTags(const Json& obj, const char* field) {
   // The body was checked as UTF-8 (ReadBody), so characters can be counted.
   for (const auto& [k, v] : tags->items()) {
     RequireLength(k, std::string(field) + " keys", 1, model::rules::kMaxTagKeyLength);
+    RefuseReservedTagKey(k, std::string(field) + " keys");
     if (!v.is_string()) Refuse(std::string(field) + "." + k + " must be a string");
     RequireLength(v.get_ref<const std::string&>(), std::string(field) + "." + k, 0,
                   model::rules::kMaxTagValueLength);

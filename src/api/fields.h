@@ -28,6 +28,8 @@ Json ParseBody(std::string_view body, std::string_view what = kRequestBody);
 
 // A short rendering of a value for messages: never the whole of a large or nested value.
 std::string Quoted(const Json& value);
+// Refuses a tag key that begins with "aws:" (in any case), naming `what`.
+void RefuseReservedTagKey(const std::string& key, const std::string& what);
 
 std::string RequireString(const Json& obj, const char* field, const std::string& path = "");
 std::optional<std::string> OptionalString(const Json& obj, const char* field,

@@ -147,18 +147,19 @@ void ReadChannels(const Json& p, ParsedPayload* out) {
 }
 
 // The checkpoint directory is bound at LocalPath inside the sandbox: never over the root, the
-// SageMaker input tree or the system directories the job runs from.
+// SageMaker input tree or the system directories the job runs from, nor over the private,
+// size-capped /tmp (and /dev/shm), which would then be the checkpoint directory on disk.
 void CheckCheckpointPath(const std::string& local, const std::string& field) {
   static const char* const kSystem[] = {"/bin",   "/boot",  "/dev",    "/etc",  "/lib",
                                         "/lib32", "/lib64", "/libx32", "/proc", "/run",
-                                        "/sbin",  "/sys",   "/usr"};
+                                        "/sbin",  "/sys",   "/tmp",    "/usr"};
   bool ok = IsCleanAbsolutePath(local) && local != "/" && local != "/opt" && local != "/opt/ml" &&
             !IsUnder(local, "/opt/ml/input");
   for (const char* dir : kSystem) ok = ok && !IsUnder(local, dir);
   if (!ok) {
     Refuse(field +
-           " must be an absolute path without '.' or '..' segments, other than /, /opt/ml "
-           "and the system directories, and not under /opt/ml/input; got " +
+           " must be an absolute path without '.' or '..' segments, other than /, /opt/ml, "
+           "/tmp and the system directories, and not under /opt/ml/input; got " +
            Quoted(Json(local)));
   }
 }

@@ -235,6 +235,10 @@ TEST(DecodeRoutes, AWrongTypeIsRefusedNamingTheField) {
   EXPECT_TRUE(Refused("describeservicejob", {{"jobId", Json::array()}}, "jobId must be a string"));
   EXPECT_TRUE(Refused("describejobqueues", {{"jobQueues", "q1"}}, "jobQueues must be a list"));
   EXPECT_TRUE(Refused("describejobqueues", J(R"({"jobQueues": [1]})"), "jobQueues"));
+  // A bad name in the list names the list the caller sent (it said jobQueue before).
+  EXPECT_TRUE(Refused("describejobqueues", J(R"({"jobQueues": ["training/"]})"), "jobQueues "));
+  EXPECT_TRUE(Refused("describeserviceenvironments", J(R"({"serviceEnvironments": ["se/"]})"),
+                      "serviceEnvironments "));
   EXPECT_TRUE(Refused("updatequotashare", {{"quotaShareArn", kShareArn}, {"state", "PAUSED"}},
                       "state must be one of ENABLED, DISABLED"));
   Json queue = CreateQueueBody();
@@ -325,6 +329,10 @@ TEST(DecodeTags, LimitsAtTheEdges) {
     EXPECT_TRUE(Refused(t.route, with({{"k", std::string(257, 'v')}}), "tags"));
     EXPECT_TRUE(Refused(t.route, with("a=1"), "tags"));
     EXPECT_TRUE(Refused(t.route, with(J(R"([["a", "1"]])")), "tags"));
+    // AWS reserves the prefix (in any case); a key that only contains it is the caller's.
+    EXPECT_TRUE(Refused(t.route, with({{"aws:x", "v"}}), "tags keys must not begin with"));
+    EXPECT_TRUE(Refused(t.route, with({{"AWS:x", "v"}}), "tags keys"));
+    EXPECT_TRUE(Accepted(t.route, with({{"team:aws:x", "v"}, {"aws", "v"}})));
   }
 }
 
@@ -372,6 +380,7 @@ TEST(DecodeTags, TheResourcePartOfTheArnNamesTheResource) {
   EXPECT_FALSE(DecodeTags("POST", prefix + "job-queue/q1", Json::object(), {}).ok());
   EXPECT_FALSE(DecodeTags("DELETE", prefix + "job-queue/q1", Json::object(), {}).ok());
   EXPECT_TRUE(DecodeTags("DELETE", prefix + "job-queue/q1", Json::object(), {"k"}).ok());
+  EXPECT_FALSE(DecodeTags("DELETE", prefix + "job-queue/q1", Json::object(), {"aws:k"}).ok());
   // tagKeys entries are TagKeys: 1 to 128 characters (not bytes).
   const std::string e_acute = "\xc3\xa9";
   std::string key128;

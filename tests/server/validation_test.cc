@@ -85,6 +85,10 @@ TEST(PayloadValidation, EachBadFieldIsRefusedByName) {
        "CheckpointConfig.LocalPath"},
       {"checkpoint with ..", "/CheckpointConfig/LocalPath", "/opt/ml/../etc",
        "CheckpointConfig.LocalPath"},
+      // The private tmpfs /tmp (and /dev/shm) would be bound over by the job's disk directory.
+      {"checkpoint at /tmp", "/CheckpointConfig/LocalPath", "/tmp", "CheckpointConfig.LocalPath"},
+      {"checkpoint under /dev/shm", "/CheckpointConfig/LocalPath", "/dev/shm/ck",
+       "CheckpointConfig.LocalPath"},
       {"instance count huge", "/ResourceConfig/InstanceCount", INT64_MAX, "InstanceCount"},
       {"instance type traversal", "/ResourceConfig/InstanceType", "../x", "InstanceType"},
       {"training job name", "/TrainingJobName", "../../etc", "TrainingJobName"},
