@@ -91,7 +91,7 @@ Result<UserRequest> DecodeUserRequest(std::string_view method, const std::string
 
 // GET /allot/v1/audit?principal=&resource=&action=&since=&until=&maxResults=&nextToken=
 Result<AuditRequest> DecodeAuditRequest(const QueryParams& params) {
-  // An optional whole number up to `max`; `fallback` when absent.
+  // An optional whole number from `min` to `max`; `fallback` when absent.
   auto number = [&params](const char* name, std::uint64_t max, std::uint64_t fallback,
                           std::uint64_t min = 0) -> Result<std::uint64_t> {
     ALLOT_ASSIGN_OR_RETURN(const std::string text, QueryParam(params, name));

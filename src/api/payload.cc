@@ -148,13 +148,15 @@ void ReadChannels(const Json& p, ParsedPayload* out) {
 
 // The checkpoint directory is bound at LocalPath inside the sandbox: never over the root, the
 // SageMaker input tree or the system directories the job runs from, nor over the private,
-// size-capped /tmp (and /dev/shm), which would then be the checkpoint directory on disk.
-void CheckCheckpointPath(const std::string& local, const std::string& field) {
+// size-capped /tmp, which would then be the checkpoint directory on disk (/dev/shm, the other
+// such mount, is under /dev).
+void CheckCheckpointPath(const std::string& local, const std::string& field, PayloadSource source) {
   static const char* const kSystem[] = {"/bin",   "/boot",  "/dev",    "/etc",  "/lib",
                                         "/lib32", "/lib64", "/libx32", "/proc", "/run",
-                                        "/sbin",  "/sys",   "/tmp",    "/usr"};
+                                        "/sbin",  "/sys",   "/usr"};
   bool ok = IsCleanAbsolutePath(local) && local != "/" && local != "/opt" && local != "/opt/ml" &&
-            !IsUnder(local, "/opt/ml/input");
+            !IsUnder(local, "/opt/ml/input") &&
+            (source == PayloadSource::kStored || !IsUnder(local, "/tmp"));
   for (const char* dir : kSystem) ok = ok && !IsUnder(local, dir);
   if (!ok) {
     Refuse(field +
@@ -164,7 +166,7 @@ void CheckCheckpointPath(const std::string& local, const std::string& field) {
   }
 }
 
-void ReadTrainingInputs(const Json& p, ParsedPayload* out) {
+void ReadTrainingInputs(const Json& p, ParsedPayload* out, PayloadSource source) {
   if (const Json* hps = OptionalObject(p, "HyperParameters", kPrefix + "HyperParameters")) {
     if (hps->size() > kMaxHyperParameters) {
       Refuse(kPrefix + "HyperParameters allows at most 100 entries");
@@ -178,7 +180,7 @@ void ReadTrainingInputs(const Json& p, ParsedPayload* out) {
   const std::string cc_path = kPrefix + "CheckpointConfig";
   if (const Json* cc = OptionalObject(p, "CheckpointConfig", cc_path)) {
     if (auto local = OptionalString(*cc, "LocalPath", cc_path + ".LocalPath")) {
-      CheckCheckpointPath(*local, cc_path + ".LocalPath");
+      CheckCheckpointPath(*local, cc_path + ".LocalPath", source);
       out->launch.checkpoint_local_path = *local;
     }
     if (auto uri = OptionalString(*cc, "S3Uri", cc_path + ".S3Uri")) {
@@ -257,7 +259,8 @@ void ReadTrainingJobName(const Json& p, const std::string& job_name, ParsedPaylo
 
 }  // namespace
 
-ParsedPayload ParsePayload(const std::string& payload, const std::string& job_name) {
+ParsedPayload ParsePayload(const std::string& payload, const std::string& job_name,
+                           PayloadSource source) {
   if (payload.size() > kMaxPayloadBytes) {
     Refuse("serviceRequestPayload must be at most 10240 bytes, got " +
            std::to_string(payload.size()));
@@ -268,7 +271,7 @@ ParsedPayload ParsePayload(const std::string& payload, const std::string& job_na
   ReadCommand(p, &out);
   ReadEnvironment(p, &out);
   ReadResources(p, &out);
-  ReadTrainingInputs(p, &out);
+  ReadTrainingInputs(p, &out, source);
   ReadOutput(p, &out);
   const std::string stop_path = kPrefix + "StoppingCondition";
   if (const Json* stop = OptionalObject(p, "StoppingCondition", stop_path)) {

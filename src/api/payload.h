@@ -37,9 +37,15 @@ struct ParsedPayload {
   std::string output_dir;
 };
 
+// Where a payload comes from. A rule added after a job was accepted (CheckpointConfig.LocalPath
+// /tmp, since 2026-12-07) holds for new submissions only: a stored job that no longer parsed
+// would fail every launch, and a running one would lose its checkpoints' sync and its claim.
+enum class PayloadSource { kSubmission, kStored };
+
 // Throws ClientError naming the field. `job_name` is the default TrainingJobName. Checks the
 // form of each file:// URI only; CheckLocalPaths (server/local_paths.h) checks where they lead.
-ParsedPayload ParsePayload(const std::string& payload, const std::string& job_name);
+ParsedPayload ParsePayload(const std::string& payload, const std::string& job_name,
+                           PayloadSource source = PayloadSource::kSubmission);
 
 // Whether `path` is `dir` or lies inside it (both absolute and clean; "/" holds every path).
 bool IsUnder(const std::string& path, const std::string& dir);

@@ -392,7 +392,10 @@ Result<model::WaitReason> ExplainIn(const internal::EngineState& st, model::JobI
   const QueueState& q = *st.queues[job->queue];
   const std::string& share = q.shares[job->share]->config.name;
   if (full) Positions(q, *job, &r);
-  if (job->nominated) {
+  if (st.dispatch_hold) {  // first: while held, not even a nominee whose victims ended starts
+    r.rule = WaitRule::kDispatchesHeld;
+    r.held_for = *st.dispatch_hold;
+  } else if (job->nominated) {
     r.rule = WaitRule::kNominated;
     auto it = st.nominee_waits.find(id);
     if (it != st.nominee_waits.end()) {
@@ -403,9 +406,6 @@ Result<model::WaitReason> ExplainIn(const internal::EngineState& st, model::JobI
   } else if (job->misconfig != model::Misconfiguration::kNone) {
     r.rule = WaitRule::kMisconfigured;
     r.misconfiguration = job->misconfig;
-  } else if (st.dispatch_hold) {
-    r.rule = WaitRule::kDispatchesHeld;
-    r.held_for = *st.dispatch_hold;
   } else if (!q.env_enabled) {
     r.rule = WaitRule::kServiceEnvironmentDisabled;
   } else {

@@ -46,8 +46,11 @@ constexpr std::chrono::milliseconds kLastRetry{2000};
 // stops once a limit is passed, so the file limit bounds the trees' part. What a job writes
 // between two checks is over its limit until the next: at 2 s, a job writing files of 150 MB
 // one after another held 1.4 GB under a limit of 200 MiB when it was stopped. Small trees walk
-// in well under a millisecond; a large one sets its own slower pace.
+// in well under a millisecond; a large one sets its own slower pace. Without cgroups each check
+// also reads every process's parent (to find the job's processes' open files), which costs a
+// few milliseconds on a busy machine, for every host of every job: every second then.
 constexpr auto kDiskCheckInterval = std::chrono::milliseconds(250);
+constexpr auto kDiskCheckIntervalWithoutCgroups = std::chrono::seconds(1);
 constexpr auto kLongestDiskCheckInterval = std::chrono::seconds(20);
 
 struct Args {
@@ -232,7 +235,7 @@ class Supervision {
   // Returns the command's exit code once it exited and its group is gone.
   int Run() {
     const sigset_t signals = StopSignals();
-    next_disk_check_ = Clock::now() + kDiskCheckInterval;
+    next_disk_check_ = Clock::now() + DiskCheckInterval();
     while (true) {
       siginfo_t info{};
       // WNOWAIT: the exited leader keeps its pid, so the group id is not recycled while the
@@ -354,7 +357,12 @@ class Supervision {
     }
     const Clock::time_point ended = Clock::now();
     next_disk_check_ =
-        ended + PacedInterval(ended - began, kDiskCheckInterval, kLongestDiskCheckInterval);
+        ended + PacedInterval(ended - began, DiskCheckInterval(), kLongestDiskCheckInterval);
+  }
+
+  Clock::duration DiskCheckInterval() const {
+    if (cgroups_.dirs.empty()) return kDiskCheckIntervalWithoutCgroups;
+    return kDiskCheckInterval;
   }
 
   const Args& args_;

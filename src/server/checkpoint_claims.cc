@@ -155,7 +155,7 @@ Status CheckpointClaims::LoadRestored(const Jobs& jobs, store::Store& store) {
     if (!payload.value() || !MayNameLocation(*payload.value())) continue;
     api::LaunchInfo launch;
     try {
-      launch = api::ParsePayload(*payload.value(), job.name).launch;
+      launch = api::ParsePayload(*payload.value(), job.name, api::PayloadSource::kStored).launch;
     } catch (const ClientError&) {
       continue;  // no longer parses (the rules changed): it cannot launch, so it uses nothing
     }

@@ -389,7 +389,8 @@ class Controller {
   std::string StoreReservePath() const { return data_dir_ + "/store-reserve"; }
   Result<DiskUsage> DataDirUsage() const;   // job_files.cc
   Result<DiskUsage> JobsDiskUsage() const;  // as the marks read it (job_files.cc)
-  bool JobsShareTheDataDir() const;
+  int EvictionMark() const;                 // job_files.cc
+  bool JobsShareTheDataDir() const;         // job_files.cc
   static bool FreesTheStore(const std::string& audited_action);
   Durable DiskFull() const;  // the 500 such a change gets meanwhile
   // A call refused after the engine accepted some of its events: drops what it left pending and

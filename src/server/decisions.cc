@@ -229,7 +229,7 @@ Result<LaunchInfo> Controller::ReadLaunchInfo(const std::string& id, const std::
   if (!payload.value()) return Internal("the store holds no serviceRequestPayload for job " + id);
   api::ParsedPayload parsed;
   try {
-    parsed = api::ParsePayload(*payload.value(), name);
+    parsed = api::ParsePayload(*payload.value(), name, api::PayloadSource::kStored);
   } catch (const ClientError& e) {
     // It was accepted at submission: only a change of the rules since can refuse it now.
     return Internal(std::string("the stored serviceRequestPayload no longer parses: ") + e.what());

@@ -26,6 +26,8 @@ namespace allot::server {
 struct DiskUsage {
   std::int64_t used = 0;
   std::int64_t total = 0;
+  // `used` counts room the store's reserve needs besides (Controller::JobsDiskUsage).
+  bool counts_store_reserve = false;
   std::int64_t available() const { return total - used; }  // to an unprivileged writer
 };
 

@@ -140,22 +140,35 @@ Result<DiskUsage> Controller::DataDirUsage() const {
 
 // The jobs' file system as the marks read it. While the store's reserve is out, and where the
 // jobs' trees share the data directory's file system, the room the reserve needs to be made
-// again (KeepStoreReserve: twice its size free) counts as used. Without it, a disk that the
-// release had left under the marks (a small disk, or a large reserve) stayed as it was: no tree
-// was removed and no job evicted, the reserve never came back, and every change was refused
-// until a restart.
+// again (KeepStoreReserve: twice its size free) counts: just enough is added to what is used
+// that the eviction mark is passed exactly while the reserve cannot be made (or the disk is
+// past the mark anyway), so no more jobs are evicted than it needs. The high and low marks,
+// lower, then remove finished trees before that and down to more room than it needs. Without
+// it, a disk that the release had left under the marks (a small disk, or a large reserve)
+// stayed as it was: no tree was removed and no job evicted, the reserve never came back, and
+// every change was refused until a restart.
 Result<DiskUsage> Controller::JobsDiskUsage() const {
   Result<DiskUsage> usage = ReadDiskUsage(jobs_root_, options_.job_files_usage);
   if (!usage.ok() || !store_reserve_out_ || !JobsShareTheDataDir()) return usage;
+  const int mark = std::min(100, EvictionMark());
+  const auto past_mark =
+      static_cast<std::int64_t>(static_cast<double>(usage->total) / 100 * (100 - mark));
   DiskUsage counted = *usage;
-  counted.used = std::min(counted.total, counted.used + 2 * options_.store_reserve_bytes);
+  counted.used = std::min(
+      counted.total,
+      counted.used + std::max<std::int64_t>(0, 2 * options_.store_reserve_bytes - past_mark));
+  counted.counts_store_reserve = true;
   return counted;
+}
+
+int Controller::EvictionMark() const {
+  return std::max(options_.job_files_evict_percent, options_.job_files_high_percent);
 }
 
 bool Controller::JobsShareTheDataDir() const {
   if (jobs_root_ == data_dir_) return true;
-  struct stat jobs {
-  }, data{};
+  struct stat jobs {};
+  struct stat data {};
   return ::stat(jobs_root_.c_str(), &jobs) == 0 && ::stat(data_dir_.c_str(), &data) == 0 &&
          jobs.st_dev == data.st_dev;
 }
@@ -389,7 +402,7 @@ void Controller::NoteEviction(const JobRecord& job) {
 }
 
 void Controller::EvictIfFull(const DiskUsage& usage) {
-  const int mark = std::max(options_.job_files_evict_percent, options_.job_files_high_percent);
+  const int mark = EvictionMark();
   // Strictly more than the mark, as the reason says: at the mark itself nothing is over it.
   if (mark >= 100 || Percent(usage) <= mark) return;
   {
@@ -438,10 +451,10 @@ void Controller::EvictIfFull(const DiskUsage& usage) {
   const std::string reason =
       "Terminated to free the jobs' file system: it was " + fmt::format("{:.1f}", Percent(usage)) +
       "% used (more than " + std::to_string(mark) + "%: allot server --job-files-evict-percent" +
-      (store_reserve_out_ ? ", counting the room the server's store needs free to take changes "
-                            "again"
-                          : "") +
-      ") with no finished job's " + "files left to remove, and this job's files (" +
+      (usage.counts_store_reserve
+           ? ", counting the room the server's store needs free to take changes again"
+           : "") +
+      ") with no finished job's files left to remove, and this job's files (" +
       std::to_string(pick.bytes) +
       " bytes) were the largest of the quota share holding the most (" + pick.share + ", " +
       std::to_string(share_bytes) + " bytes)";

@@ -578,9 +578,9 @@ TEST_F(EvictionTest, RunningJobsThatFillTheDiskLoseTheLargestOfTheShareHoldingTh
 }
 
 // A job fills the disk; the eviction's own write fails, and the rollback that releases the
-// store's reserve also loses the eviction. The release leaves the disk under every mark (92 %),
-// but with less free than the reserve needs to be made again (8 of 16 MiB). The room it needs
-// counts as used while it is out: the job is evicted again, its tree goes, the reserve comes
+// store's reserve also loses the eviction. The release leaves the disk under the eviction mark
+// (92 %), but with less free than the reserve needs to be made again (8 of 16 MiB). The room it
+// needs counts as used while it is out: the job is evicted again, its tree goes, the reserve comes
 // back and changes are taken. Before, nothing was evicted or removed at 92 %, and every change
 // was refused until a restart (found by a hostile tenant's job on a 192 MiB data directory).
 TEST_F(EvictionTest, AReserveTheMarksWouldNotBringBackIsMadeRoomFor) {
@@ -595,8 +595,8 @@ TEST_F(EvictionTest, AReserveTheMarksWouldNotBringBackIsMadeRoomFor) {
   store_->FailWhile(ResourceExhausted("disk full"), [reserve] { return fs::exists(reserve); });
   Tell(filler, "go");  // 72 + 20 + 8: full
   ASSERT_TRUE(WaitFor([&] { return !fs::exists(reserve); }));
+  store_->Heal();  // the fault stood for the full disk, which has the reserve's room now
   ASSERT_TRUE(WaitFor([&] { return StatusOf(filler) == "FAILED"; })) << StatusOf(filler);
-  store_->Heal();  // the fault stands for the disk, which has room now
   const std::string reason =
       Call("describeservicejob", {{"jobId", filler}}).value().value("statusReason", std::string());
   EXPECT_NE(reason.find("counting the room the server's store needs free"), std::string::npos)

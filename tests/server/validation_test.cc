@@ -23,6 +23,7 @@ using api::OptionalString;
 using api::ParseBody;
 using api::ParsedPayload;
 using api::ParsePayload;
+using api::PayloadSource;
 using api::Quoted;
 using api::ReadTags;
 using api::RequireInt;
@@ -85,9 +86,9 @@ TEST(PayloadValidation, EachBadFieldIsRefusedByName) {
        "CheckpointConfig.LocalPath"},
       {"checkpoint with ..", "/CheckpointConfig/LocalPath", "/opt/ml/../etc",
        "CheckpointConfig.LocalPath"},
-      // The private tmpfs /tmp (and /dev/shm) would be bound over by the job's disk directory.
+      // The private tmpfs /tmp would be bound over by the job's disk directory.
       {"checkpoint at /tmp", "/CheckpointConfig/LocalPath", "/tmp", "CheckpointConfig.LocalPath"},
-      {"checkpoint under /dev/shm", "/CheckpointConfig/LocalPath", "/dev/shm/ck",
+      {"checkpoint under /tmp", "/CheckpointConfig/LocalPath", "/tmp/ck",
        "CheckpointConfig.LocalPath"},
       {"instance count huge", "/ResourceConfig/InstanceCount", INT64_MAX, "InstanceCount"},
       {"instance type traversal", "/ResourceConfig/InstanceType", "../x", "InstanceType"},
@@ -112,6 +113,22 @@ TEST(PayloadValidation, EachBadFieldIsRefusedByName) {
     const std::string message = Refusal([&] { ParsePayload(p.dump(), "job"); });
     EXPECT_NE(message.find(c.field), std::string::npos) << message;
   }
+}
+
+// A rule added after a job was stored holds for new submissions only: the stored job still
+// launches, and a running one keeps its checkpoints' sync and its claim.
+TEST(PayloadValidation, AStoredPayloadIsReadUnderTheRulesItWasAcceptedBy) {
+  Json p = GoodPayload();
+  p["CheckpointConfig"] = {{"LocalPath", "/tmp/ck"}};
+  EXPECT_NE(Refusal([&] { ParsePayload(p.dump(), "job"); }).find("CheckpointConfig.LocalPath"),
+            std::string::npos);
+  EXPECT_EQ(ParsePayload(p.dump(), "job", PayloadSource::kStored).launch.checkpoint_local_path,
+            "/tmp/ck");
+  p["CheckpointConfig"] = {{"LocalPath", "/usr/ck"}};  // refused since the beginning
+  EXPECT_NE(Refusal([&] {
+              ParsePayload(p.dump(), "job", PayloadSource::kStored);
+            }).find("CheckpointConfig.LocalPath"),
+            std::string::npos);
 }
 
 TEST(PayloadValidation, DeepOrBrokenPayloadsAreRefusedWithoutRecursion) {
