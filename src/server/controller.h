@@ -508,7 +508,7 @@ class Controller {
   void RemoveTreesIfShort();
   void SayDiskShort(const DiskUsage& usage);
   // Past the eviction mark: terminates the job PickEviction names, unless EvictionUnderway.
-  void EvictIfFull(const DiskUsage& usage);
+  void EvictIfFull(DiskUsage usage);
   bool EvictionUnderway(const JobRecord& job) const;  // requires mu_
   void NoteEviction(const JobRecord& job);            // requires mu_: a restored job's
   std::int64_t ChargedBytes(const JobRecord& job, std::int64_t measured, bool complete) const;

@@ -401,7 +401,7 @@ void Controller::NoteEviction(const JobRecord& job) {
   if (EvictionUnderway(job)) evicted_ = job.seq;
 }
 
-void Controller::EvictIfFull(const DiskUsage& usage) {
+void Controller::EvictIfFull(DiskUsage usage) {
   const int mark = EvictionMark();
   // Strictly more than the mark, as the reason says: at the mark itself nothing is over it.
   if (mark >= 100 || Percent(usage) <= mark) return;
@@ -427,6 +427,12 @@ void Controller::EvictIfFull(const DiskUsage& usage) {
   if (now < no_eviction_walk_until_) return;
   MeasureLiveTrees(/*fresh=*/true);
   if (files_stopping_) return;
+  // Read again after the walk, which takes long on large trees: a rollback meanwhile may have
+  // released the store's reserve, whose bytes came back and whose room counts from then on.
+  Result<DiskUsage> again = JobsDiskUsage();
+  if (!again.ok()) return;
+  usage = *again;
+  if (Percent(usage) <= mark) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (broken_) return;
   std::vector<LiveTree> live;

@@ -586,14 +586,18 @@ TEST_F(EvictionTest, RunningJobsThatFillTheDiskLoseTheLargestOfTheShareHoldingTh
 TEST_F(EvictionTest, AReserveTheMarksWouldNotBringBackIsMadeRoomFor) {
   reserve_bytes_ = 8 * kMiB;
   count_reserve_ = true;
-  fixed_bytes_ = 72 * kMiB;  // + the reserve: 80 %
+  fixed_bytes_ = 50 * kMiB;
   SetUpShares();
   const fs::path reserve = dir_ / "store-reserve";
   ASSERT_TRUE(WaitFor([&] { return fs::exists(reserve); }));
   const std::string filler = SubmitTo("a", WritesWhenTold(20));
   ASSERT_TRUE(WaitFor([&] { return Done(filler); }));
+  Tell(filler, "go");
+  ASSERT_TRUE(WaitFor([&] { return Done(filler, "wrote"); }));  // 50 + 20 + 8: 78 %
+  // Then something else fills the disk at once (72 + 20 + 8): the job's writes are all done,
+  // so what the disk holds after the release is known (92 %).
   store_->FailWhile(ResourceExhausted("disk full"), [reserve] { return fs::exists(reserve); });
-  Tell(filler, "go");  // 72 + 20 + 8: full
+  fixed_bytes_ = 72 * kMiB;
   ASSERT_TRUE(WaitFor([&] { return !fs::exists(reserve); }));
   store_->Heal();  // the fault stood for the full disk, which has the reserve's room now
   ASSERT_TRUE(WaitFor([&] { return StatusOf(filler) == "FAILED"; })) << StatusOf(filler);
