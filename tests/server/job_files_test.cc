@@ -65,6 +65,16 @@ class JobFilesTest : public ControllerTest {
     EXPECT_TRUE(WaitFor([&] { return FilesBytes(id) >= 0; })) << Allot(id).dump();
     return id;
   }
+  // With the store's reserve made: two jobs hold both instances, and a third waits.
+  void TwoRunningOneWaiting(std::string* running, std::string* running2, std::string* waiting) {
+    ASSERT_TRUE(WaitFor([&] { return fs::exists(dir_ / "store-reserve"); }));
+    *running = Submit("runs", "sleep 600");
+    *running2 = Submit("runs-2", "sleep 600");
+    for (const std::string* id : {running, running2}) {
+      ASSERT_TRUE(WaitFor([&] { return StatusOf(*id) == "RUNNING"; })) << StatusOf(*id);
+    }
+    *waiting = Submit("waits", "sleep 600");
+  }
   std::size_t AuditRecords() {
     Result<std::vector<store::Record>> records =
         store_->Range(store::Kind::kAudit, {.from = "", .to = "", .limit = 100000});
@@ -164,12 +174,8 @@ TEST_F(JobFilesTest, ATreeMeasuredBeforeARestartIsRemovedAfterIt) {
 TEST_F(JobFilesTest, OnAFullDiskTheStoresReserveGoesAndOnlyWhatFreesTheDiskIsTaken) {
   Restart(90, 50, /*controlled=*/true);
   const fs::path reserve = dir_ / "store-reserve";
-  ASSERT_TRUE(WaitFor([&] { return fs::exists(reserve); }));
-  const std::string running = Submit("runs", "sleep 600");
-  const std::string running2 = Submit("runs-2", "sleep 600");
-  ASSERT_TRUE(WaitFor([&] { return StatusOf(running) == "RUNNING"; })) << StatusOf(running);
-  ASSERT_TRUE(WaitFor([&] { return StatusOf(running2) == "RUNNING"; })) << StatusOf(running2);
-  const std::string waiting = Submit("waits", "sleep 600");  // both instances are taken
+  std::string running, running2, waiting;
+  ASSERT_NO_FATAL_FAILURE(TwoRunningOneWaiting(&running, &running2, &waiting));
   const std::string waiting2 = Submit("waits-2", "sleep 600");
 
   used_percent_ = 100;  // and the store has no room while the reserve takes its bytes
@@ -240,12 +246,8 @@ TEST_F(JobFilesTest, OnAFullDiskTheStoresReserveGoesAndOnlyWhatFreesTheDiskIsTak
 TEST_F(JobFilesTest, AFailureWhileTheReserveIsOutIsRolledBackAndTheHeldJobRunsOnce) {
   Restart(90, 50, /*controlled=*/true);
   const fs::path reserve = dir_ / "store-reserve";
-  ASSERT_TRUE(WaitFor([&] { return fs::exists(reserve); }));
-  const std::string running = Submit("runs", "sleep 600");
-  const std::string running2 = Submit("runs-2", "sleep 600");
-  ASSERT_TRUE(WaitFor([&] { return StatusOf(running) == "RUNNING"; })) << StatusOf(running);
-  ASSERT_TRUE(WaitFor([&] { return StatusOf(running2) == "RUNNING"; })) << StatusOf(running2);
-  const std::string waiting = Submit("waits", "sleep 600");
+  std::string running, running2, waiting;
+  ASSERT_NO_FATAL_FAILURE(TwoRunningOneWaiting(&running, &running2, &waiting));
 
   used_percent_ = 100;
   store_->FailWhile(ResourceExhausted("disk full"), [reserve] { return fs::exists(reserve); });
