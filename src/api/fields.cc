@@ -145,8 +145,7 @@ void RequireLength(std::string_view text, std::string_view what, std::size_t min
 
 // AWS reserves the prefix for its own tags: a caller may neither set nor remove one.
 void RefuseReservedTagKey(const std::string& key, const std::string& what) {
-  if (key.size() >= 4 && (key[0] | 0x20) == 'a' && (key[1] | 0x20) == 'w' &&
-      (key[2] | 0x20) == 's' && key[3] == ':') {
+  if (EqualsIgnoreCase(key.substr(0, 4), "aws:")) {
     Refuse(what + " must not begin with \"aws:\", which is reserved for AWS use; got " +
            Quoted(Json(key)));
   }

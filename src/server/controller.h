@@ -484,7 +484,6 @@ class Controller {
     bool begun = false;  // a worker runs it; before, a stop takes it back (StopAttempt)
   };
   std::map<LaunchKey, Launching> launching_;  // queued or running
-  void PostLaunch(model::JobId seq, int attempt, const std::string& share);
   // A few long restores hold up no other launch, and a burst of dispatches does not start a
   // thread each; one share's restores take at most a quarter of the workers, so a team whose
   // checkpoints are huge (or whose location holds its copies up) holds up its own launches, not

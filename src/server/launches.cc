@@ -23,10 +23,6 @@ void Controller::StartLaunch(model::JobId seq, int attempt, const std::string& s
     std::lock_guard<std::mutex> lock(launches_mu_);
     if (!launching_.emplace(LaunchKey{seq, attempt}, Launching{}).second) return;  // one each
   }
-  PostLaunch(seq, attempt, share);
-}
-
-void Controller::PostLaunch(model::JobId seq, int attempt, const std::string& share) {
   std::string no_thread;
   if (!launch_workers_.Post(
           share, kMaxLaunchesPerShare, [this, seq, attempt] { RunLaunch(seq, attempt); },
