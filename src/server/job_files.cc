@@ -430,7 +430,10 @@ void Controller::EvictIfFull(DiskUsage usage) {
   // Read again after the walk, which takes long on large trees: a rollback meanwhile may have
   // released the store's reserve, whose bytes came back and whose room counts from then on.
   Result<DiskUsage> again = JobsDiskUsage();
-  if (!again.ok()) return;
+  if (!again.ok()) {
+    log::Warn("job_files.check_failed", {{"error", again.status().message()}});
+    return;
+  }
   usage = *again;
   if (Percent(usage) <= mark) return;
   std::lock_guard<std::mutex> lock(mu_);
