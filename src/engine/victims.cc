@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "engine/accounting.h"
+#include "engine/owed.h"
 
 namespace allot::engine::internal {
 
@@ -71,7 +72,8 @@ class CandidateStream {
 enum class Target : std::uint8_t {
   kQuota,           // U' + N <= L
   kFitWithinQuota,  // fits the projected view within quota
-  kFitBorrowing,    // fits the projected view by borrowing (in-share in a LEND_AND_BORROW share)
+  kFitBorrowing,    // fits the projected view within quota, or by borrowing beside what other
+                    // shares' waiting jobs are owed (in-share in a LEND_AND_BORROW share)
 };
 
 FitMode ModeOf(Target t) {
@@ -92,6 +94,7 @@ class Search {
 
   bool Run(bool in_share, std::vector<VictimChoice>* out) {
     const bool borrows = q_.shares[p_.share]->borrows();
+    if (in_share && borrows) owed_ = OwedToWaitingJobs(q_, p_.share);
     if (in_share && borrows && RunBorrowing(out)) return true;
     if (in_share) TakeInShare(Target::kQuota);
     if (WithinQuota(q_, p_.share, shape_)) {
@@ -109,7 +112,8 @@ class Search {
   const Shape& ShapeOfJob(const Job& j) const { return q_.shapes[j.shape]; }
 
   // In a share that may borrow, in-share victims are taken only until the preemptor fits by
-  // borrowing: a victim taken beyond that could borrow its capacity back at once.
+  // borrowing: a victim taken beyond that could borrow its capacity back at once. It does not
+  // borrow what other shares' waiting jobs are owed: they would reclaim it at once.
   bool RunBorrowing(std::vector<VictimChoice>* out) {
     TakeInShare(Target::kFitBorrowing);
     if (!Done(Target::kFitBorrowing)) return GiveUp();
@@ -176,19 +180,30 @@ class Search {
     return AnInShareVictimFitsBeside();
   }
 
-  // Whether an in-share victim would fit by borrowing (or within quota) once the preemptor
-  // holds its need: it would restart at once. Minimality alone does not rule it out: the lending
-  // condition depends on the order of additions when an admin's lowered limit left borrowing
-  // unbacked.
-  bool AnInShareVictimFitsBeside() const {
-    return std::any_of(taken_.begin(), taken_.end(), [this](const VictimChoice& v) {
-      return v.rule == PreemptionRule::kInShare &&
-             FitsBeside(q_, kProjected, p_.share, shape_, ShapeOfJob(*v.job), FitMode::kBorrow);
+  // Whether an in-share victim would fit within quota, or by borrowing beside what other shares'
+  // waiting jobs are owed, once the preemptor holds its need: it would restart at once.
+  // Minimality alone does not rule it out: the lending condition depends on the order of
+  // additions when an admin's lowered limit left borrowing unbacked.
+  bool AnInShareVictimFitsBeside() {
+    auto fits_beside = [this](const VictimChoice& v, FitMode mode) {
+      return FitsBeside(q_, kProjected, p_.share, shape_, ShapeOfJob(*v.job), mode);
+    };
+    auto in_share = [](const VictimChoice& v) { return v.rule == PreemptionRule::kInShare; };
+    if (std::any_of(taken_.begin(), taken_.end(), [&](const VictimChoice& v) {
+          return in_share(v) && fits_beside(v, FitMode::kWithinQuota);
+        })) {
+      return true;
+    }
+    const OwedCounted owed(q_, owed_);
+    return std::any_of(taken_.begin(), taken_.end(), [&](const VictimChoice& v) {
+      return in_share(v) && fits_beside(v, FitMode::kBorrow);
     });
   }
 
   // Whether the preemptor is still blocked, for `target`, on a unit the candidate holds.
-  bool Useful(const Shape& victim, Target target) const {
+  bool Useful(const Shape& victim, Target target) {
+    std::optional<OwedCounted> owed;
+    if (target == Target::kFitBorrowing) owed.emplace(q_, owed_);
     const ShareState& s = *q_.shares[p_.share];
     for (const auto& [u, n] : shape_.parts) {
       const bool blocked = target == Target::kQuota
@@ -266,9 +281,19 @@ class Search {
     return false;
   }
 
-  bool Done(Target target) const {
-    return target == Target::kQuota ? WithinQuota(q_, p_.share, shape_)
-                                    : Fits(q_, kProjected, p_.share, shape_, ModeOf(target));
+  bool Done(Target target) {
+    switch (target) {
+      case Target::kQuota:
+        return WithinQuota(q_, p_.share, shape_);
+      case Target::kFitWithinQuota:
+        return Fits(q_, kProjected, p_.share, shape_, FitMode::kWithinQuota);
+      case Target::kFitBorrowing:
+        break;
+    }
+    // Within quota the preemptor leaves its share within its limit: nobody reclaims from it.
+    if (Fits(q_, kProjected, p_.share, shape_, FitMode::kWithinQuota)) return true;
+    const OwedCounted owed(q_, owed_);
+    return Fits(q_, kProjected, p_.share, shape_, FitMode::kBorrow);
   }
 
   // Puts victims back, newest choice first, wherever the preemptor still meets `target`
@@ -290,6 +315,7 @@ class Search {
   const Job& p_;
   const Shape& shape_;
   std::vector<VictimChoice> taken_;
+  std::vector<OwedNeed> owed_;  // other shares' waiting jobs (owed.h), for Target::kFitBorrowing
   std::optional<VictimChoice> put_back_;  // the first victim FillBack put back
   std::optional<VictimChoice> next_;      // the next candidate after the last phase that took
 };

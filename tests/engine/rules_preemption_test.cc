@@ -829,6 +829,62 @@ TEST(InShareInABorrowingShare, NoVictimThatWouldBorrowItsCapacityBack) {
           });
 }
 
+TEST(InShareInABorrowingShare, BorrowsNothingAnotherSharesWaitingJobIsOwed) {
+  // p (LEND_AND_BORROW, limit 2, borrowLimit 50 so it may borrow 1, in-share) runs y1 and y2
+  // (priority 1); l (LEND) runs a on its whole limit, and w waits in l behind it. a is
+  // terminated: while it stops, w fits l's quota in the projected view and waits only for a to
+  // go. hi (priority 5, needs 2) arrives in p meanwhile.
+  // - Where the pool and l's idle capacity leave room for hi beside w, hi stops y2 and borrows.
+  // - Where they do not, hi may not count on what w is owed. Stopping y2 and borrowing l's
+  //   instance would leave w short, and w, within l's limit, would at once reclaim from p, now
+  //   above its limit: y1 would be stopped by w, not by hi. hi stops y1 and y2 itself, within
+  //   p's limit, and nobody reclaims. (Before, hi stopped y2, then w reclaimed y1.)
+  struct Case {
+    std::string name;
+    std::int64_t l_limit;
+    std::vector<JobId> victims;  // in victim order
+  };
+  const Case cases[] = {
+      {"room for both: hi stops y2 and borrows beside w", 2, {2}},
+      {"no room for both: hi stops y1 and y2, w starts", 1, {2, 1}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Engine e;
+    Play(e, {
+                Given(Env(2 + c.l_limit), 0),
+                Given(Q(), 0),
+                Given(LendBorrow("p", 2, 50, /*in_share=*/true), 0),
+                Given(Lend("l", c.l_limit), 0),
+                {J(1, "p", 1, 1, 1000), 1000, Dispatched(1, "WITHIN_QUOTA")},
+                {J(2, "p", 1, 1, 2000), 2000, Dispatched(2, "WITHIN_QUOTA")},
+                {J(3, "l", 0, c.l_limit, 3000), 3000, Dispatched(3, "WITHIN_QUOTA")},
+                {J(4, "l", 0, 1, 4000), 4000, Waits(4)},
+            });
+    ASSERT_TRUE(Only<Preemption>(MustApply(e, TerminateJob{3, "user"}, 5000)).empty());
+    const Decisions d = MustApply(e, J(9, "p", 5, 2, 6000), 6000);
+    const std::vector<Preemption> p = Only<Preemption>(d);
+    ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(Lines(d));
+    EXPECT_EQ(p[0].preemptor, 9u);
+    std::vector<JobId> victims;
+    for (const VictimRecord& v : p[0].victims) {
+      EXPECT_EQ(v.rule, kInShare);
+      victims.push_back(v.victim);
+    }
+    EXPECT_EQ(victims, c.victims);
+    // a ends: w starts within l's quota. The victims end: hi starts.
+    const std::vector<Dispatch> first = Only<Dispatch>(MustApply(e, Ended(3), 7000));
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(first[0].job, 4u);
+    EXPECT_EQ(first[0].mode, DispatchMode::kWithinQuota);
+    Timestamp now = 7000;
+    const std::vector<Dispatch> then = ExitInOrder(e, victims, &now);
+    ASSERT_EQ(then.size(), 1u);
+    EXPECT_EQ(then[0].job, 9u);
+    EXPECT_EQ(then[0].mode, DispatchMode::kPreemptor);
+  }
+}
+
 TEST(Requeue, VictimsKeepTheirPlaceWhateverOrderTheyExitIn) {
   // Pool 3; A (RESERVE, limit 3, in-share) runs x1, x2, x3 at priority 1, created in that order.
   // hi (priority 9, needs 2) stops x3 and x2. While both are stopping one of them exits and x1

@@ -85,6 +85,7 @@ class Driver {
   std::vector<model::JobId> live_;
   std::map<model::JobId, int> last_attempt_;
   model::JobId next_id_ = 1;
+  bool held_ = false;  // the driver holds dispatches (model::HoldDispatches)
   ScenarioResult result_;
 };
 
@@ -187,6 +188,14 @@ void Driver::Step() {
     Apply(RandomJobEvent());
   } else if (roll < 85) {
     Apply(RandomConfigChange());
+  } else if (roll == 88 || (held_ && roll < 96)) {
+    // A hold now and then (a server whose disk is full), released within a dozen steps or so;
+    // once in a while one without a reason, which the engine refuses.
+    const bool hold = !held_;
+    std::string reason = hold && !rng_.Chance(5) ? "the disk is full" : "";
+    const bool taken = !hold || !reason.empty();
+    Apply(model::HoldDispatches{.held = hold, .reason = std::move(reason)});
+    if (taken) held_ = hold;
   } else if (roll < 88 && !last_attempt_.empty()) {
     // A late report for an attempt that is not the current one: ignored, no decision.
     auto it = last_attempt_.begin();

@@ -277,6 +277,14 @@ std::string ShadowModel::ApplyEvent(const model::Event& event, Timestamp now,
     return "";
   }
   if (std::holds_alternative<model::Tick>(event)) return "";
+  if (const auto* hold = std::get_if<model::HoldDispatches>(&event)) {
+    if (status.ok() != (!hold->held || !hold->reason.empty())) {
+      return "a hold of dispatches " + std::string(status.ok() ? "accepted" : "refused") +
+             (hold->reason.empty() ? " without" : " with") + " a reason";
+    }
+    if (status.ok()) dispatches_held_ = hold->held;
+    return "";
+  }
   // Every other event names a job: known (live) jobs are accepted, others refused.
   const model::JobId id = std::visit(
       [](const auto& x) -> model::JobId {
@@ -397,6 +405,7 @@ std::string ShadowModel::OnDispatch(const model::Dispatch& d) {
     return "Dispatch of " + JobName(d.job) + " which already holds capacity";
   }
   if (!EnvironmentEnabled(q)) return "Dispatch while the service environment is DISABLED";
+  if (dispatches_held_) return "Dispatch of " + JobName(d.job) + " while dispatches are held";
   if (q.shares[job.share].deleted) return "Dispatch of a job of a deleted share";
   if (d.attempt != job.attempt + 1) {
     return "Dispatch attempt " + std::to_string(d.attempt) + ", expected " +
@@ -453,6 +462,8 @@ std::string ShadowModel::OnStop(const model::Stop& d) {
 std::string ShadowModel::OnPreemption(const model::Preemption& d) {
   auto it = jobs_.find(d.preemptor);
   if (it == jobs_.end()) return "Preemption by unknown " + JobName(d.preemptor);
+  if (dispatches_held_)
+    return "Preemption by " + JobName(d.preemptor) + " while dispatches are held";
   Job& preemptor = it->second;
   if (preemptor.state == JobState::kNominated) {
     std::string err = Unnominate(preemptor);

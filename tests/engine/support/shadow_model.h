@@ -116,8 +116,10 @@ class ShadowModel {
   std::string CheckVictims(const Job& preemptor, const model::Preemption& d) const;
   std::string CheckVictimSet(const Job& preemptor, const model::Preemption& d) const;
   std::string CheckThrash(const model::Preemption& d);
-  std::string CheckNoRestartAtOnce(const Job& preemptor, const model::Preemption& d,
-                                   Tally after) const;
+  std::vector<const Job*> Owed(std::size_t q, std::size_t except, Tally t) const;
+  static void Add(const Job& job, Tally* t);
+  std::string CheckNoRestartAtOnce(const Job& preemptor, const model::Preemption& d, Tally after,
+                                   const std::vector<const Job*>& owed) const;
   bool WillRequeue(const Job& job) const;
   std::string CheckPlaceKept(const Job& job, FitMode mode) const;
   std::string AfterApply(const engine::Engine& engine);
@@ -135,6 +137,7 @@ class ShadowModel {
   std::map<std::pair<model::JobId, model::JobId>, std::uint64_t> preempted_;
   std::uint64_t epoch_ = 0;
   bool config_event_ = false;
+  bool dispatches_held_ = false;  // model::HoldDispatches: no Dispatch and no Preemption
   Timestamp now_ = 0;
 };
 

@@ -226,38 +226,81 @@ std::string ShadowModel::CheckVictimSet(const Job& preemptor, const model::Preem
       }
     }
   }
-  // In-share preemption in a share that may borrow aims at fitting by borrowing (issue 9, item
-  // 14): a victim beyond that could borrow its capacity back at once.
+  // In-share preemption in a share that may borrow aims at fitting within quota or by borrowing
+  // (issue 9, item 14): a victim beyond that could borrow its capacity back at once. It borrows
+  // nothing other shares' waiting jobs are owed: they would reclaim it at once.
   const bool borrowing = in_share && q.shares[preemptor.share].config.strategy ==
                                          model::SharingStrategy::kLendAndBorrow;
-  const FitMode target = borrowing ? FitMode::kBorrowing : FitMode::kWithinQuota;
-  std::string err = Fit(preemptor.queue, after, preemptor, target);
+  const std::vector<const Job*> owed =
+      borrowing ? Owed(preemptor.queue, preemptor.share, before) : std::vector<const Job*>{};
+  auto fits = [&](const Tally& t) -> std::string {
+    std::string why = Fit(preemptor.queue, t, preemptor, FitMode::kWithinQuota);
+    if (why.empty() || !borrowing) return why;
+    Tally beside_owed = t;
+    for (const Job* job : owed) Add(*job, &beside_owed);
+    return Fit(preemptor.queue, beside_owed, preemptor, FitMode::kBorrowing);
+  };
+  std::string err = fits(after);
   if (!err.empty()) return "preemptor does not fit once its victims are gone: " + err;
   for (const model::VictimRecord& v : d.victims) {
-    const Job& victim = jobs_.at(v.victim);
     Tally back = after;
-    for (const auto& [u, n] : victim.need) back.At(victim.share, u) += n;
-    if (Fit(preemptor.queue, back, preemptor, FitMode::kWithinQuota).empty() ||
-        Fit(preemptor.queue, back, preemptor, target).empty()) {
+    Add(jobs_.at(v.victim), &back);
+    if (fits(back).empty()) {
       return "victim set not minimal: the preemptor still fits with " + JobName(v.victim) + " kept";
     }
   }
-  return in_share ? CheckNoRestartAtOnce(preemptor, d, after) : "";
+  return in_share ? CheckNoRestartAtOnce(preemptor, d, after, owed) : "";
+}
+
+// The waiting jobs of shares other than `except` that fit `t` within their share's quota, each
+// beside those before it: shares in creation order, each share's jobs in waiting order. They wait
+// only for stopping jobs to go (engine/owed.h).
+std::vector<const ShadowModel::Job*> ShadowModel::Owed(std::size_t qi, std::size_t except,
+                                                       Tally t) const {
+  const Queue& q = queues_[qi];
+  std::vector<const Job*> owed;
+  for (std::size_t s = 0; s < q.shares.size(); ++s) {
+    if (s == except || q.shares[s].deleted) continue;
+    std::vector<const Job*> waiting;
+    for (const auto& [id, job] : jobs_) {
+      if (job.queue == qi && job.share == s && job.state == JobState::kWaiting) {
+        waiting.push_back(&job);
+      }
+    }
+    std::sort(waiting.begin(), waiting.end(), [](const Job* a, const Job* b) {
+      return std::make_tuple(-a->spec.priority, a->spec.created_at, a->spec.id) <
+             std::make_tuple(-b->spec.priority, b->spec.created_at, b->spec.id);
+    });
+    for (const Job* job : waiting) {
+      if (!Fit(qi, t, *job, FitMode::kWithinQuota).empty()) continue;
+      Add(*job, &t);
+      owed.push_back(job);
+    }
+  }
+  return owed;
+}
+
+void ShadowModel::Add(const Job& job, Tally* t) {
+  for (const auto& [u, n] : job.need) t->At(job.share, u) += n;
 }
 
 // Once the preemptor holds its need, no in-share victim fits its share again (within quota, or
-// by borrowing where the share may borrow): it would restart at once, and its stop bought nothing.
+// by borrowing beside what `owed` holds where the share may borrow): it would restart at once,
+// and its stop bought nothing.
 std::string ShadowModel::CheckNoRestartAtOnce(const Job& preemptor, const model::Preemption& d,
-                                              Tally after) const {
+                                              Tally after,
+                                              const std::vector<const Job*>& owed) const {
   const Queue& q = queues_[preemptor.queue];
-  for (const auto& [u, n] : preemptor.need) after.At(preemptor.share, u) += n;
-  const FitMode mode =
-      q.shares[preemptor.share].config.strategy == model::SharingStrategy::kLendAndBorrow
-          ? FitMode::kBorrowing
-          : FitMode::kWithinQuota;
+  Add(preemptor, &after);
+  const bool borrowing =
+      q.shares[preemptor.share].config.strategy == model::SharingStrategy::kLendAndBorrow;
+  Tally beside_owed = after;
+  for (const Job* job : owed) Add(*job, &beside_owed);
   for (const model::VictimRecord& v : d.victims) {
     if (v.rule != model::PreemptionRule::kInShare) continue;
-    if (Fit(preemptor.queue, after, jobs_.at(v.victim), mode).empty()) {
+    const Job& victim = jobs_.at(v.victim);
+    if (Fit(preemptor.queue, after, victim, FitMode::kWithinQuota).empty() ||
+        (borrowing && Fit(preemptor.queue, beside_owed, victim, FitMode::kBorrowing).empty())) {
       return "in-share victim " + JobName(v.victim) +
              " would fit again at once beside its preemptor " + JobName(preemptor.spec.id);
     }
