@@ -306,8 +306,10 @@ std::string InShareWhyNot(const internal::EngineState& st, const QueueState& q, 
   }
   (void)st;
   return "no set of lower-priority victims of " + share +
-         " makes room without one of them able to start again at once, or without borrowing "
-         "what another share's waiting job is to take within its own limit";
+         " makes room without one of them able to start again at once" +
+         (s.borrows() ? ", or without borrowing what another share's waiting job is to take "
+                        "within its own limit"
+                      : "");
 }
 
 std::string WouldStart(const WaitReason& r, const std::string& share) {

@@ -1,5 +1,7 @@
 #include "engine/owed.h"
 
+#include <map>
+
 #include "engine/accounting.h"
 
 namespace allot::engine::internal {
@@ -13,12 +15,14 @@ struct Cursor {
   WaitSet::const_iterator end;
 };
 
-// Counts share `i`'s waiting jobs that fit within its quota into the projected view, onto `out`.
-void CountShare(QueueState& q, std::uint32_t i, std::vector<OwedNeed>* out) {
+// Counts share `i`'s waiting jobs that fit within its quota into the projected view; returns
+// their summed need (empty: none fits). One job at a time: each must fit beside those before it.
+Shape CountShare(QueueState& q, std::uint32_t i) {
   std::vector<Cursor> cursors;
   for (const auto& [shape, set] : q.shares[i]->waiting()) {
     cursors.push_back({shape, set.begin(), set.end()});
   }
+  std::map<std::uint32_t, std::int64_t> sum;
   const WaitOrder before;
   for (;;) {
     Cursor* best = nullptr;
@@ -31,11 +35,18 @@ void CountShare(QueueState& q, std::uint32_t i, std::vector<OwedNeed>* out) {
         c.it = c.end;
       }
     }
-    if (best == nullptr) return;
-    AddUsage(q, kProjected, i, q.shapes[best->shape], +1);
-    out->push_back({i, best->shape});
+    if (best == nullptr) break;
+    const Shape& shape = q.shapes[best->shape];
+    AddUsage(q, kProjected, i, shape, +1);
+    for (const auto& [u, n] : shape.parts) sum[u] += n;
     ++best->it;
   }
+  Shape need;
+  for (const auto& [u, n] : sum) {
+    need.parts.emplace_back(u, n);
+    need.instances += n;
+  }
+  return need;
 }
 
 }  // namespace
@@ -44,16 +55,16 @@ std::vector<OwedNeed> OwedToWaitingJobs(QueueState& q, std::uint32_t except) {
   std::vector<OwedNeed> owed;
   for (std::uint32_t i = 0; i < q.shares.size(); ++i) {
     const ShareState* s = q.shares[i].get();
-    if (i != except && s != nullptr && !s->deleting && !s->waiting().empty()) {
-      CountShare(q, i, &owed);
-    }
+    if (i == except || s == nullptr || s->deleting || s->waiting().empty()) continue;
+    Shape need = CountShare(q, i);
+    if (!need.parts.empty()) owed.push_back({i, std::move(need)});
   }
   CountOwed(q, owed, -1);
   return owed;
 }
 
 void CountOwed(QueueState& q, const std::vector<OwedNeed>& owed, std::int64_t sign) {
-  for (const OwedNeed& o : owed) AddUsage(q, kProjected, o.share, q.shapes[o.shape], sign);
+  for (const OwedNeed& o : owed) AddUsage(q, kProjected, o.share, o.need, sign);
 }
 
 }  // namespace allot::engine::internal

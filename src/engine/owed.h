@@ -11,17 +11,17 @@
 
 namespace allot::engine::internal {
 
-// One waiting job's need: its share and shape.
+// What one share's waiting jobs are owed, summed.
 struct OwedNeed {
   std::uint32_t share = 0;
-  std::uint32_t shape = 0;
+  Shape need;
 };
 
 // The waiting jobs of shares other than `except` that fit the projected view within their
-// share's quota, each counted beside those before it: the shares in index order, a share's jobs
-// as step 1 takes them (the first in waiting order among the heads that fit). They wait only for
-// stopping jobs to go, and step 1 starts them once the jobs have. The projected view is left as
-// it was.
+// share's quota, each counted beside those before it: the shares in index (creation) order, each
+// share's jobs in waiting order. They wait only for stopping jobs to go, and step 1 (which takes
+// shares in another order, and checks the actual view too) starts them once the jobs have, unless
+// a job within its own share's limit takes the pool first. The projected view is left as it was.
 std::vector<OwedNeed> OwedToWaitingJobs(QueueState& q, std::uint32_t except);
 
 // Adds (`sign` +1) or takes out (-1) the need of `owed` in the projected view.

@@ -1,11 +1,13 @@
 #include "engine/pass.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "engine/accounting.h"
 #include "engine/job_index.h"
 #include "engine/lifecycle.h"
 #include "engine/nominees.h"
+#include "engine/owed.h"
 #include "engine/victims.h"
 
 namespace allot::engine::internal {
@@ -271,10 +273,11 @@ void Nominate(EngineState& st, QueueState& q, Job& preemptor,
   TrackNominee(st, q, preemptor, waiting_for);
 }
 
-bool TryPreempt(EngineState& st, QueueState& q, Job& job, bool in_share) {
+bool TryPreempt(EngineState& st, QueueState& q, Job& job, bool in_share,
+                const std::vector<OwedNeed>& owed) {
   std::vector<VictimChoice> victims;
   std::optional<model::RunnerUp> runner_up;
-  if (!ChooseVictims(st, q, job, in_share, &victims, &runner_up)) return false;
+  if (!ChooseVictims(st, q, job, in_share, owed, &victims, &runner_up)) return false;
   Nominate(st, q, job, victims, std::move(runner_up));
   return true;
 }
@@ -284,7 +287,7 @@ bool ReclaimStep(EngineState& st, QueueState& q, const std::vector<std::uint32_t
   for (std::uint32_t i : order) {
     for (Job* job :
          HeadsInOrder(st, q, i, [&](const Shape& shape) { return WouldReclaim(q, i, shape); })) {
-      if (TryPreempt(st, q, *job, /*in_share=*/false)) return true;
+      if (TryPreempt(st, q, *job, /*in_share=*/false, /*owed=*/{})) return true;
     }
   }
   return false;
@@ -334,14 +337,17 @@ bool InShareStep(EngineState& st, QueueState& q) {
   });
   for (std::uint32_t i : order) {
     const ShareState& s = *q.shares[i];
+    // What other shares' waiting jobs are owed, counted once per share: a search that fails
+    // leaves the projected view as it was.
+    std::optional<std::vector<OwedNeed>> owed;
     for (Job* job : HeadsInOrder(st, q, i, [&](const Shape& shape) {
            // A job that fits the projected view only waits for stopping jobs to go.
            return !Fits(q, kProjected, i, shape, FitMode::kWithinQuota) &&
                   !(s.borrows() && Fits(q, kProjected, i, shape, FitMode::kBorrow));
          })) {
-      if (InShareFeasible(s, *job, st.ShapeOf(*job)) && TryPreempt(st, q, *job, true)) {
-        return true;
-      }
+      if (!InShareFeasible(s, *job, st.ShapeOf(*job))) continue;
+      if (!owed) owed = s.borrows() ? OwedToWaitingJobs(q, i) : std::vector<OwedNeed>{};
+      if (TryPreempt(st, q, *job, /*in_share=*/true, *owed)) return true;
     }
   }
   return false;

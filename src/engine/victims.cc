@@ -4,7 +4,6 @@
 #include <tuple>
 
 #include "engine/accounting.h"
-#include "engine/owed.h"
 
 namespace allot::engine::internal {
 
@@ -82,8 +81,8 @@ FitMode ModeOf(Target t) {
 
 class Search {
  public:
-  Search(EngineState& st, QueueState& q, const Job& preemptor)
-      : st_(st), q_(q), p_(preemptor), shape_(q.shapes[preemptor.shape]) {}
+  Search(EngineState& st, QueueState& q, const Job& preemptor, const std::vector<OwedNeed>& owed)
+      : st_(st), q_(q), p_(preemptor), shape_(q.shapes[preemptor.shape]), owed_(owed) {}
 
   // The candidate that came closest to being chosen instead, once Run succeeded.
   std::optional<model::RunnerUp> RunnerUp() const {
@@ -94,7 +93,6 @@ class Search {
 
   bool Run(bool in_share, std::vector<VictimChoice>* out) {
     const bool borrows = q_.shares[p_.share]->borrows();
-    if (in_share && borrows) owed_ = OwedToWaitingJobs(q_, p_.share);
     if (in_share && borrows && RunBorrowing(out)) return true;
     if (in_share) TakeInShare(Target::kQuota);
     if (WithinQuota(q_, p_.share, shape_)) {
@@ -168,8 +166,8 @@ class Search {
 
   // Whether the set taken through reclaim (RunBorrowing found no set of the share's own jobs
   // that lets the preemptor borrow) stops a job for nothing in a LEND_AND_BORROW share: the
-  // preemptor would fit by borrowing with one of the victims kept, or an in-share victim would
-  // fit by borrowing once the preemptor holds its need.
+  // preemptor would fit by borrowing (beside what is owed) with one of the victims kept, or an
+  // in-share victim would fit once the preemptor holds its need.
   bool AVictimCouldBorrowBack() {
     for (const VictimChoice& v : taken_) {
       Restore(v);
@@ -314,8 +312,8 @@ class Search {
   QueueState& q_;
   const Job& p_;
   const Shape& shape_;
+  const std::vector<OwedNeed>& owed_;  // other shares' waiting jobs, for Target::kFitBorrowing
   std::vector<VictimChoice> taken_;
-  std::vector<OwedNeed> owed_;  // other shares' waiting jobs (owed.h), for Target::kFitBorrowing
   std::optional<VictimChoice> put_back_;  // the first victim FillBack put back
   std::optional<VictimChoice> next_;      // the next candidate after the last phase that took
 };
@@ -323,8 +321,9 @@ class Search {
 }  // namespace
 
 bool ChooseVictims(EngineState& st, QueueState& q, const Job& preemptor, bool in_share,
-                   std::vector<VictimChoice>* out, std::optional<model::RunnerUp>* runner_up) {
-  Search search(st, q, preemptor);
+                   const std::vector<OwedNeed>& owed, std::vector<VictimChoice>* out,
+                   std::optional<model::RunnerUp>* runner_up) {
+  Search search(st, q, preemptor, owed);
   if (!search.Run(in_share, out)) return false;
   if (runner_up != nullptr) *runner_up = search.RunnerUp();
   return true;

@@ -872,8 +872,10 @@ TEST(InShareInABorrowingShare, BorrowsNothingAnotherSharesWaitingJobIsOwed) {
       victims.push_back(v.victim);
     }
     EXPECT_EQ(victims, c.victims);
-    // a ends: w starts within l's quota. The victims end: hi starts.
-    const std::vector<Dispatch> first = Only<Dispatch>(MustApply(e, Ended(3), 7000));
+    // a ends: w starts within l's quota, and nobody reclaims. The victims end: hi starts.
+    const Decisions on_end = MustApply(e, Ended(3), 7000);
+    EXPECT_TRUE(Only<Preemption>(on_end).empty()) << ::testing::PrintToString(Lines(on_end));
+    const std::vector<Dispatch> first = Only<Dispatch>(on_end);
     ASSERT_EQ(first.size(), 1u);
     EXPECT_EQ(first[0].job, 4u);
     EXPECT_EQ(first[0].mode, DispatchMode::kWithinQuota);
