@@ -86,9 +86,10 @@ JobListFilters ReadFilters(const Json& r) {
     }
     RequireObjects(*filters, "filters");
     for (const Json& kv : *filters) {
-      const std::string key = RequireEnum(
-          kv, "name", {"JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT", "QUOTA_SHARE_NAME"},
-          "filters.name");
+      const std::string key = RequireEnum(kv, "name",
+                                          {"JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT",
+                                           "QUOTA_SHARE_NAME", "SHARE_IDENTIFIER"},
+                                          "filters.name");
       const Json* values = OptionalArray(kv, "values", "filters.values");
       if (values == nullptr || values->size() != 1 || !(*values)[0].is_string()) {
         Refuse("filters.values must hold exactly one string for the " + key + " filter, got " +
@@ -101,6 +102,8 @@ JobListFilters ReadFilters(const Json& r) {
         status_applies = false;
       } else if (key == "QUOTA_SHARE_NAME") {
         f.share = v;
+      } else if (key == "SHARE_IDENTIFIER") {
+        f.share_identifier = v;
       } else {
         Timestamp t = 0;
         if (!ParseWhole(v, &t)) {

@@ -168,9 +168,10 @@ Status CheckShare(const EngineState& st, const model::QuotaShareConfig& c) {
       return FailedPrecondition("quota share " + c.name + " is being deleted");
     }
   } else if (q.share_index.size() >= model::rules::kMaxSharesPerQueue) {
-    return ResourceExhausted("job queue " + c.queue +
-                             " already has the maximum of 20 quota "
-                             "shares");
+    // The caller's to wait for, not a fault: a deleted share counts until its jobs have stopped.
+    return FailedPrecondition("job queue " + c.queue +
+                              " already has the maximum of 20 quota shares, counting those "
+                              "being deleted until their jobs have stopped");
   }
   return Status::Ok();
 }

@@ -279,6 +279,7 @@ Result<Controller::Reply> Controller::Handle(const api::ListServiceJobsRequest& 
   // AWS's list calls may also answer fewer than maxResults with a nextToken.
   const std::size_t budget = std::max<std::size_t>(1, options_.list_scan_budget);
   Page page(max, arns_, [this](const JobRecord& job) { return RunnableReason(job); });
+  if (f.share_identifier) return Reply{page.Finish()};  // no job has one (requests.h)
   if (f.name) {
     auto [first, last] = list_index_.ByName(qname, *f.name, f.name_prefix);
     // The names' entries are in name order: a page sorts them by time, if they are few enough;

@@ -1085,6 +1085,17 @@ TEST(DecodeListJobs, QuotaShareFilterKeepsTheStatus) {
   EXPECT_EQ(r.filters.status, model::JobStatus::kRunnable);
 }
 
+// The SageMaker SDK's list_jobs_by_share(share_identifier=...) sends SHARE_IDENTIFIER with the
+// status: it is a filter of its own (before, refused as an unknown filters.name).
+TEST(DecodeListJobs, ShareIdentifierFilterKeepsTheStatus) {
+  Json body = Filter("SHARE_IDENTIFIER", {"blue*"});
+  body["jobStatus"] = "SUCCEEDED";
+  auto r = List(body);
+  EXPECT_EQ(r.filters.share_identifier, "blue*");
+  EXPECT_FALSE(r.filters.share.has_value());
+  EXPECT_EQ(r.filters.status, model::JobStatus::kSucceeded);
+}
+
 TEST(DecodeListJobs, CreatedAtFilters) {
   auto r = List(Filter("BEFORE_CREATED_AT", {"1700000000000"}));
   EXPECT_EQ(r.filters.before, 1'700'000'000'000);

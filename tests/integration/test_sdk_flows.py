@@ -200,6 +200,13 @@ class SdkFlowsAsTeamMemberTest(ServerTestCase):
                                        filters=[{"name": "QUOTA_SHARE_NAME",
                                                  "values": ["team-a"]}])
         self.assertIn(arn, [j["jobArn"] for j in by_share["jobSummaryList"]])
+        # list_jobs_by_share(share_identifier=...) filters by a fair-share identifier, which no
+        # job of a quota-managed queue has: nothing, and no error.
+        by_identifier = m.list_service_jobs(jobQueue="q", jobStatus="RUNNING",
+                                            filters=[{"name": "SHARE_IDENTIFIER",
+                                                      "values": ["team-a"]}])
+        self.assertEqual(by_identifier["jobSummaryList"], [])
+        self.assertNotIn("nextToken", by_identifier)
         self.assertEqual(m.update_service_job(jobId=arn, schedulingPriority=5)["jobArn"], arn)
         self.assertEqual(m.describe_service_job(jobId=arn)["schedulingPriority"], 5)
         m.terminate_service_job(jobId=arn, reason="Default terminate reason")

@@ -632,6 +632,47 @@ TEST_F(ControllerTest, ACallRefusedAfterTheEngineChangedRollsBackToTheStore) {
   EXPECT_TRUE(WaitFor([&] { return StatusOf(stopping) == "FAILED"; })) << StatusOf(stopping);
 }
 
+// A deleted share counts toward the queue's 20 until its jobs have stopped (the engine keeps it
+// until then): a 21st share meanwhile is the caller's to wait for, a ClientException that says
+// so, not a fault; once the jobs have stopped it is taken.
+TEST_F(ControllerTest, ADeletedShareCountsTowardTheLimitUntilItsJobsHaveStopped) {
+  ASSERT_TRUE(
+      Call("createschedulingpolicy",
+           {{"name", "qp"}, {"quotaSharePolicy", {{"idleResourceAssignmentStrategy", "FIFO"}}}})
+          .ok());
+  MakePolicyQueue("pq", "qp");
+  auto share = [](int i) {
+    Json s = TeamShareInQ();
+    s["jobQueue"] = "pq";
+    s["quotaShareName"] = "s" + std::to_string(i);
+    return s;
+  };
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(Call("createquotashare", share(i)).ok()) << i;
+  Result<Json> submitted =
+      Call("submitservicejob", {{"jobName", "stopping"},
+                                {"jobQueue", "pq"},
+                                {"quotaShareName", "s0"},
+                                {"serviceJobType", "SAGEMAKER_TRAINING"},
+                                {"serviceRequestPayload", Payload("trap '' TERM; sleep 30")}});
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  const std::string job = submitted.value()["jobId"];
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(job) == "RUNNING"; })) << StatusOf(job);
+  const std::string s0 = "arn:aws:batch:local:000000000000:job-queue/pq/quota-share/s0";
+  ASSERT_TRUE(Call("updatequotashare", {{"quotaShareArn", s0}, {"state", "DISABLED"}}).ok());
+  ASSERT_TRUE(Call("deletequotashare", {{"quotaShareArn", s0}}).ok());
+
+  Result<Json> early = Call("createquotashare", share(20));  // the job stops for 2 s (its grace)
+  ASSERT_FALSE(early.ok());
+  EXPECT_EQ(early.status().code(), StatusCode::kInvalidArgument) << early.status().ToString();
+  EXPECT_EQ(ApiErrorFor(early.status()).type, "ClientException");
+  EXPECT_EQ(early.status().message(),
+            "job queue pq already has the maximum of 20 quota shares, counting those being "
+            "deleted until their jobs have stopped");
+  ASSERT_TRUE(WaitFor([&] { return StatusOf(job) == "FAILED"; })) << StatusOf(job);
+  Result<Json> later = Call("createquotashare", share(20));
+  EXPECT_TRUE(later.ok()) << later.status().ToString();
+}
+
 // Whether a queue takes quota shares is read from its policy; the engine gave a plain queue its
 // implicit FIFO share when it was put. A policy a queue uses therefore keeps whether it takes
 // quota shares: UpdateSchedulingPolicy may not add a quotaSharePolicy (the queue would count as
