@@ -217,17 +217,26 @@ DeleteSchedulingPolicyRequest DeleteSchedulingPolicy(const Json& r) {
 
 // --- job queues ---
 
-CreateJobQueueRequest CreateJobQueue(const Json& r) {
-  CreateJobQueueRequest out;
-  out.name = RequireName(r, "jobQueueName");
-  out.priority =
-      static_cast<std::int32_t>(RequireInt(r, "priority", 0, model::rules::kMaxJobQueuePriority));
-  // The SDK sends an empty computeEnvironmentOrder beside serviceEnvironmentOrder.
+namespace {
+
+// The SDK sends an empty computeEnvironmentOrder beside serviceEnvironmentOrder; a queue has one
+// or the other, as the model says, and every queue here is SAGEMAKER_TRAINING.
+void RefuseComputeEnvironments(const Json& r) {
   if (const Json* ce = OptionalArray(r, "computeEnvironmentOrder"); ce && !ce->empty()) {
     Refuse(
         "computeEnvironmentOrder must be empty: SAGEMAKER_TRAINING job queues use "
         "serviceEnvironmentOrder");
   }
+}
+
+}  // namespace
+
+CreateJobQueueRequest CreateJobQueue(const Json& r) {
+  CreateJobQueueRequest out;
+  out.name = RequireName(r, "jobQueueName");
+  out.priority =
+      static_cast<std::int32_t>(RequireInt(r, "priority", 0, model::rules::kMaxJobQueuePriority));
+  RefuseComputeEnvironments(r);
   out.type = OptionalEnum(r, "jobQueueType", {"EKS", "ECS", "ECS_FARGATE", "SAGEMAKER_TRAINING"})
                  .value_or("SAGEMAKER_TRAINING");
   if (out.type != "SAGEMAKER_TRAINING") {
@@ -258,6 +267,7 @@ UpdateJobQueueRequest UpdateJobQueue(const Json& r) {
     out.scheduling_policy = NameOrArnOf(*p, "scheduling-policy", "schedulingPolicyArn");
   }
   out.time_limit_actions = ReadTimeLimitActions(r);
+  RefuseComputeEnvironments(r);
   out.environment_order = ReadEnvironmentOrder(r);
   return out;
 }

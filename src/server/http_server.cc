@@ -464,14 +464,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   // A request that could not be read: too large (413, as before), malformed (400), or a
-  // deadline passed or the client went away (closed without an answer).
+  // deadline passed or the client went away (closed without an answer). The first two are
+  // answered as AWS errors, so that an SDK reads a ClientException with its message.
   void Refused(beast::error_code ec) {
     if (ec == http::error::body_limit) {
-      return Write(PlainAnswer(http::status::payload_too_large), false, /*linger=*/true);
+      return Write(ErrorAnswer(http::status::payload_too_large, "ClientException",
+                               "the request body is over " + std::to_string(kMaxBody) +
+                                   " bytes (SubmitServiceJob takes at most " +
+                                   std::to_string(kMaxSubmitBody) + ")"),
+                   false, /*linger=*/true);
     }
     if (ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
         ec != http::error::end_of_stream && ec != http::error::partial_message) {
-      return Write(PlainAnswer(http::status::bad_request), false, /*linger=*/true);
+      return Write(ErrorAnswer(http::status::bad_request, "ClientException",
+                               "the request could not be read as HTTP/1.1: " + ec.message()),
+                   false, /*linger=*/true);
     }
     Close();
   }

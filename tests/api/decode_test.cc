@@ -249,6 +249,11 @@ TEST(DecodeRoutes, AWrongTypeIsRefusedNamingTheField) {
   EXPECT_TRUE(Refused("createjobqueue", queue, "computeEnvironmentOrder"));
   queue["computeEnvironmentOrder"] = Json::array();  // what the SDK sends
   EXPECT_TRUE(Accepted("createjobqueue", queue));
+  // An update is refused the same way (before, it ignored the list).
+  Json update = {{"jobQueue", "q1"}, {"computeEnvironmentOrder", J(R"([{"order": 1}])")}};
+  EXPECT_TRUE(Refused("updatejobqueue", update, "computeEnvironmentOrder"));
+  update["computeEnvironmentOrder"] = Json::array();
+  EXPECT_TRUE(Accepted("updatejobqueue", update));
   queue["serviceEnvironmentOrder"] = Json::array();
   EXPECT_TRUE(Refused("createjobqueue", queue, "serviceEnvironmentOrder"));
   Json policy = {{"name", "p1"}, {"fairsharePolicy", Json::object()}};

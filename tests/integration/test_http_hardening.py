@@ -562,11 +562,25 @@ class HttpFlagsTest(SlowClientsTest):
 class WireShapeTest(ServerTestCase):
     """What the HTTP layer answers by itself stays as it was."""
 
-    def test_body_over_64_kib_is_413(self):
+    def test_body_over_64_kib_is_413_as_a_client_exception(self):
+        # An SDK reads the error type from x-amzn-ErrorType: before, a bare 413 that botocore
+        # raised as an error with code "413".
         raw = raw_exchange(self.server.port,
                            b"POST /v1/listschedulingpolicies HTTP/1.1\r\nHost: x\r\n"
                            b"Content-Length: 70000\r\n\r\n" + b"a" * 70000)
-        self.assertEqual(parse_response(raw)[0], 413, raw[:200])
+        status, headers, body = parse_response(raw)
+        self.assertEqual(status, 413, raw[:200])
+        self.assertEqual(headers.get("x-amzn-errortype"), b"ClientException", raw[:300])
+        doc = json.loads(body.decode("utf-8"))
+        self.assertEqual(doc["__type"], "ClientException")
+        self.assertIn("65536 bytes", doc["message"])
+
+    def test_a_request_that_is_not_http_is_400_as_a_client_exception(self):
+        raw = raw_exchange(self.server.port, b"POST /v1/x HTTP/1.1\r\nHost x\r\n\r\n")
+        status, headers, body = parse_response(raw)
+        self.assertEqual(status, 400, raw[:300])
+        self.assertEqual(headers.get("x-amzn-errortype"), b"ClientException", raw[:300])
+        self.assertEqual(json.loads(body.decode("utf-8"))["__type"], "ClientException")
 
     def test_unknown_path_is_404_and_unsigned_call_403(self):
         raw = raw_exchange(self.server.port,
