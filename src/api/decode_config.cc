@@ -58,6 +58,16 @@ std::vector<NameOrArn> ReadNameList(const Json& r, const char* field, std::strin
   return out;
 }
 
+// The SDK sends an empty computeEnvironmentOrder beside serviceEnvironmentOrder; a queue has one
+// or the other, as the model says, and every queue here is SAGEMAKER_TRAINING.
+void RefuseComputeEnvironments(const Json& r) {
+  if (const Json* ce = OptionalArray(r, "computeEnvironmentOrder"); ce && !ce->empty()) {
+    Refuse(
+        "computeEnvironmentOrder must be empty: SAGEMAKER_TRAINING job queues use "
+        "serviceEnvironmentOrder");
+  }
+}
+
 // serviceEnvironmentOrder, if the request has one: exactly one service environment.
 std::optional<EnvironmentOrder> ReadEnvironmentOrder(const Json& r) {
   const Json* order = OptionalArray(r, "serviceEnvironmentOrder");
@@ -216,20 +226,6 @@ DeleteSchedulingPolicyRequest DeleteSchedulingPolicy(const Json& r) {
 }
 
 // --- job queues ---
-
-namespace {
-
-// The SDK sends an empty computeEnvironmentOrder beside serviceEnvironmentOrder; a queue has one
-// or the other, as the model says, and every queue here is SAGEMAKER_TRAINING.
-void RefuseComputeEnvironments(const Json& r) {
-  if (const Json* ce = OptionalArray(r, "computeEnvironmentOrder"); ce && !ce->empty()) {
-    Refuse(
-        "computeEnvironmentOrder must be empty: SAGEMAKER_TRAINING job queues use "
-        "serviceEnvironmentOrder");
-  }
-}
-
-}  // namespace
 
 CreateJobQueueRequest CreateJobQueue(const Json& r) {
   CreateJobQueueRequest out;

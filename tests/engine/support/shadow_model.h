@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -118,6 +119,10 @@ class ShadowModel {
   std::string CheckThrash(const model::Preemption& d);
   std::vector<const Job*> Owed(std::size_t q, std::size_t except, Tally t) const;
   static void Add(const Job& job, Tally* t);
+  // `t` with `jobs` added.
+  static Tally Beside(Tally t, const std::vector<const Job*>& jobs);
+  // Waiting order (docs/design/engine.md): priority descending, creation, id.
+  static std::tuple<std::int32_t, Timestamp, model::JobId> WaitKey(const Job& j);
   std::string CheckNoRestartAtOnce(const Job& preemptor, const model::Preemption& d, Tally after,
                                    const std::vector<const Job*>& owed) const;
   bool WillRequeue(const Job& job) const;

@@ -45,7 +45,7 @@ ShadowModel::Tally ShadowModel::View(std::size_t q, bool projected) const {
         projected ? (job.state == JobState::kDispatched || job.state == JobState::kNominated)
                   : (job.state == JobState::kDispatched || job.state == JobState::kStopping);
     if (!counts) continue;
-    for (const auto& [u, n] : job.need) t.At(job.share, u) += n;
+    Add(job, &t);
   }
   return t;
 }
@@ -236,9 +236,7 @@ std::string ShadowModel::CheckVictimSet(const Job& preemptor, const model::Preem
   auto fits = [&](const Tally& t) -> std::string {
     std::string why = Fit(preemptor.queue, t, preemptor, FitMode::kWithinQuota);
     if (why.empty() || !borrowing) return why;
-    Tally beside_owed = t;
-    for (const Job* job : owed) Add(*job, &beside_owed);
-    return Fit(preemptor.queue, beside_owed, preemptor, FitMode::kBorrowing);
+    return Fit(preemptor.queue, Beside(t, owed), preemptor, FitMode::kBorrowing);
   };
   std::string err = fits(after);
   if (!err.empty()) return "preemptor does not fit once its victims are gone: " + err;
@@ -267,10 +265,8 @@ std::vector<const ShadowModel::Job*> ShadowModel::Owed(std::size_t qi, std::size
         waiting.push_back(&job);
       }
     }
-    std::sort(waiting.begin(), waiting.end(), [](const Job* a, const Job* b) {
-      return std::make_tuple(-a->spec.priority, a->spec.created_at, a->spec.id) <
-             std::make_tuple(-b->spec.priority, b->spec.created_at, b->spec.id);
-    });
+    std::sort(waiting.begin(), waiting.end(),
+              [](const Job* a, const Job* b) { return WaitKey(*a) < WaitKey(*b); });
     for (const Job* job : waiting) {
       if (!Fit(qi, t, *job, FitMode::kWithinQuota).empty()) continue;
       Add(*job, &t);
@@ -284,6 +280,15 @@ void ShadowModel::Add(const Job& job, Tally* t) {
   for (const auto& [u, n] : job.need) t->At(job.share, u) += n;
 }
 
+ShadowModel::Tally ShadowModel::Beside(Tally t, const std::vector<const Job*>& jobs) {
+  for (const Job* job : jobs) Add(*job, &t);
+  return t;
+}
+
+std::tuple<std::int32_t, Timestamp, model::JobId> ShadowModel::WaitKey(const Job& j) {
+  return {-j.spec.priority, j.spec.created_at, j.spec.id};
+}
+
 // Once the preemptor holds its need, no in-share victim fits its share again (within quota, or
 // by borrowing beside what `owed` holds where the share may borrow): it would restart at once,
 // and its stop bought nothing.
@@ -294,8 +299,7 @@ std::string ShadowModel::CheckNoRestartAtOnce(const Job& preemptor, const model:
   Add(preemptor, &after);
   const bool borrowing =
       q.shares[preemptor.share].config.strategy == model::SharingStrategy::kLendAndBorrow;
-  Tally beside_owed = after;
-  for (const Job* job : owed) Add(*job, &beside_owed);
+  const Tally beside_owed = Beside(after, owed);
   for (const model::VictimRecord& v : d.victims) {
     if (v.rule != model::PreemptionRule::kInShare) continue;
     const Job& victim = jobs_.at(v.victim);
@@ -322,13 +326,10 @@ bool ShadowModel::WillRequeue(const Job& job) const {
 std::string ShadowModel::CheckPlaceKept(const Job& job, FitMode mode) const {
   const Tally projected = View(job.queue, true);
   Tally with_job = projected;
-  for (const auto& [u, n] : job.need) with_job.At(job.share, u) += n;
-  auto key = [](const Job& j) {
-    return std::make_tuple(-j.spec.priority, j.spec.created_at, j.spec.id);
-  };
+  Add(job, &with_job);
   for (const auto& [id, other] : jobs_) {
     if (other.queue != job.queue || other.share != job.share || !WillRequeue(other)) continue;
-    if (key(other) < key(job) && Fit(job.queue, projected, other, mode).empty() &&
+    if (WaitKey(other) < WaitKey(job) && Fit(job.queue, projected, other, mode).empty() &&
         !Fit(job.queue, with_job, other, mode).empty()) {
       return JobName(job.spec.id) + " dispatched ahead of " + JobName(id) +
              ", a preempted job of its share still stopping that comes first and would fit";
@@ -401,7 +402,7 @@ std::string ShadowModel::CrossCheckUsage(std::size_t qi, const engine::Engine& e
                : job.state == JobState::kNominated ? &reserved
                                                    : nullptr;
     if (t == nullptr) continue;
-    for (const auto& [u, n] : job.need) t->At(job.share, u) += n;
+    Add(job, t);
   }
   auto unit_of = [&q](const std::string& name) -> std::optional<std::size_t> {
     auto it = std::find(q.units.begin(), q.units.end(), name);
